@@ -1,0 +1,80 @@
+"""The project file, mcpgen.yaml: named connections and defaults.
+
+>>> expand_env("postgresql://u@${MCPGEN_DOC_HOST:-localhost}/db", {})
+'postgresql://u@localhost/db'
+"""
+from __future__ import annotations
+
+import os
+import re
+from typing import Annotated, Any
+
+from pydantic import Discriminator, Field, StrictInt, Tag, field_validator
+
+from .spec import Strict, parse_duration
+
+CONFIG_NAME = "mcpgen.yaml"
+DEFAULT_MAX_ROWS = 1000
+DEFAULT_TIMEOUT = 30.0
+_ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def expand_env(text: str, environ=None) -> str:
+    """Replace ${VAR} and ${VAR:-default} with values from the environment."""
+    environ = os.environ if environ is None else environ
+
+    def value(match: re.Match) -> str:
+        name, default = match[1], match[2]
+        if name in environ:
+            return environ[name]
+        if default is not None:
+            return default
+        raise ValueError(f"environment variable {name} is not set")
+
+    return _ENV_RE.sub(value, text)
+
+
+class DuckDBConnection(Strict):
+    """An embedded DuckDB: a database file opened read-only, or ":memory:"."""
+
+    duckdb: str = ":memory:"
+    init: list[str] = []
+    threads: StrictInt | None = Field(None, ge=1)
+
+
+class URLConnection(Strict):
+    """Any database SQLAlchemy reaches, by URL."""
+
+    url: str
+    password: str | None = None
+    pool_size: StrictInt = Field(5, ge=1)
+    max_overflow: StrictInt = Field(5, ge=0)
+    pool_timeout: float | str = 10.0
+    connect_args: dict[str, Any] = {}
+
+    @field_validator("pool_timeout", mode="before")
+    @classmethod
+    def _duration(cls, value):
+        return parse_duration(value)
+
+
+# The model is chosen by key, so that errors name the fields of the right kind.
+Connection = Annotated[
+    Annotated[DuckDBConnection, Tag("duckdb")] | Annotated[URLConnection, Tag("url")],
+    Discriminator(lambda v: "url" if isinstance(v, dict) and "url" in v else "duckdb"),
+]
+
+
+class Defaults(Strict):
+    max_rows: StrictInt = Field(DEFAULT_MAX_ROWS, ge=1)
+    timeout: float | str = DEFAULT_TIMEOUT
+
+    @field_validator("timeout", mode="before")
+    @classmethod
+    def _duration(cls, value):
+        return parse_duration(value)
+
+
+class ProjectConfig(Strict):
+    connections: dict[str, Connection] = {"default": DuckDBConnection()}
+    defaults: Defaults = Defaults()

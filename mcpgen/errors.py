@@ -1,0 +1,64 @@
+"""Small named exceptions. Each carries one sentence meant for a person.
+
+>>> str(Problem("specs/a.yaml", 3, 5, "unknown key 'titel'"))
+"specs/a.yaml:3:5: unknown key 'titel'"
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class MCPGenError(Exception):
+    """Base class: the message is one clear sentence, safe to show a user."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One finding in a spec or project file: an error, or a warning with severity="warning"."""
+
+    path: str
+    line: int | None
+    col: int | None
+    message: str
+    severity: str = "error"
+
+    def __str__(self) -> str:
+        where = self.path
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.col is not None:
+                where += f":{self.col}"
+        prefix = "warning: " if self.severity == "warning" else ""
+        return f"{where}: {prefix}{self.message}"
+
+
+class SpecError(MCPGenError):
+    """One or more errors in spec or project files."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+class ArgumentError(MCPGenError):
+    """A tool argument broke the tool's input schema."""
+
+
+class QueryError(MCPGenError):
+    """The query failed on the database."""
+
+
+class QueryTimeout(QueryError):
+    """The query ran past its time limit and was cancelled."""
+
+
+class RenderError(MCPGenError):
+    """A template failed while rendering a result."""
+
+
+class UnsafeSQL(MCPGenError):
+    """A statement is not exactly one read-only query."""
+
+    def __init__(self, message: str, line: int | None = None, col: int | None = None):
+        super().__init__(message)
+        self.line, self.col = line, col

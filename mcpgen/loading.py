@@ -1,0 +1,278 @@
+"""Reading a project: mcpgen.yaml and every spec in a folder, with every problem found at once.
+
+Loading is static: nothing connects to a database. Each problem is a `Problem`
+with file:line:col; a folder reports all of its problems, not the first.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jinja2 import TemplateSyntaxError
+from pydantic import ValidationError
+
+from .config import CONFIG_NAME, ProjectConfig
+from .errors import ArgumentError, Problem, SpecError, UnsafeSQL
+from .params import Arguments
+from .render import Template
+from .spec import NAME_RE, TEMPLATE_VARIABLES, Spec
+from .sql import DIALECTS, check_read_only, find_placeholders
+from .yamlload import Located, load_yaml
+
+
+@dataclass
+class LoadedSpec:
+    """A spec that passed the static checks, with what compiling it needs."""
+
+    path: Path
+    spec: Spec
+    name: str
+    sql: str
+    data: Located  # the raw mapping, for line numbers
+    templates: dict[str, Template] = field(default_factory=dict)
+
+    def where(self, key: str) -> tuple[int | None, int | None]:
+        return self.data.where(key)
+
+
+@dataclass
+class LoadedProject:
+    specs_dir: Path
+    root: Path  # paths in SQL are relative to this folder
+    config: ProjectConfig
+    config_path: Path | None
+    specs: list[LoadedSpec]
+    python_files: list[Path]
+    problems: list[Problem]
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "warning"]
+
+    def raise_errors(self) -> None:
+        if self.errors:
+            raise SpecError(self.errors)
+
+
+def find_config(specs_dir: Path) -> Path | None:
+    """mcpgen.yaml in the specs folder, else in its parent."""
+    for folder in (specs_dir, specs_dir.parent):
+        if (folder / CONFIG_NAME).is_file():
+            return folder / CONFIG_NAME
+    return None
+
+
+def load_project(specs_dir: str | Path) -> LoadedProject:
+    """Read and check every spec under `specs_dir` (no database is touched)."""
+    specs_dir = Path(specs_dir)
+    problems: list[Problem] = []
+    if not specs_dir.is_dir():
+        raise SpecError([Problem(str(specs_dir), None, None, "no such folder")])
+    config_path = find_config(specs_dir)
+    root = (config_path.parent if config_path else specs_dir.parent).resolve()
+    config = _load_config(config_path, problems) if config_path else ProjectConfig()
+    specs = []
+    for path in sorted(specs_dir.glob("*.y*ml")):
+        if path.name == CONFIG_NAME or path.suffix not in (".yaml", ".yml"):
+            continue
+        loaded = load_spec(path, config, problems)
+        if loaded is not None:
+            specs.append(loaded)
+    _check_unique_names(specs, problems)
+    python_files = sorted(p for p in specs_dir.glob("*.py") if not p.name.startswith("_"))
+    return LoadedProject(specs_dir, root, config, config_path, specs, python_files, problems)
+
+
+def _load_config(path: Path, problems: list[Problem]) -> ProjectConfig:
+    try:
+        data = load_yaml(path.read_text(encoding="utf-8"), str(path), problems)
+        return ProjectConfig.model_validate(data if data is not None else {})
+    except SpecError as exc:
+        problems.extend(exc.problems)
+    except ValidationError as exc:
+        problems.extend(_validation_problems(exc, data, path))
+    except UnicodeDecodeError:
+        problems.append(Problem(str(path), None, None, "the file is not UTF-8 text"))
+    return ProjectConfig()
+
+
+def load_spec(path: Path, config: ProjectConfig, problems: list[Problem]) -> LoadedSpec | None:
+    """Load and statically check one spec file; add what is wrong to `problems`."""
+    shown = str(path)
+    try:
+        if path.stat().st_size > 1024 * 1024:
+            problems.append(Problem(shown, None, None, "the file is larger than 1024 KiB"))
+            return None
+        data = load_yaml(path.read_text(encoding="utf-8"), shown, problems)
+    except SpecError as exc:
+        problems.extend(exc.problems)
+        return None
+    except UnicodeDecodeError:
+        problems.append(Problem(shown, None, None, "the file is not UTF-8 text"))
+        return None
+    if not isinstance(data, Located):
+        problems.append(Problem(shown, 1, 1, "a spec must be a YAML mapping of fields (name, description, sql, ...)"))
+        return None
+    try:
+        spec = Spec.model_validate(data)
+    except ValidationError as exc:
+        problems.extend(_validation_problems(exc, data, path))
+        return None
+    loaded = LoadedSpec(path, spec, spec.name or path.stem, "", data)
+    before = len(problems)
+    _check_name(loaded, problems)
+    _check_sql(loaded, config, problems)
+    _check_parameters(loaded, problems)
+    _check_templates(loaded, problems)
+    return loaded if len([p for p in problems[before:] if p.severity == "error"]) == 0 else None
+
+
+def _problem(loaded: LoadedSpec, key: str, message: str, severity: str = "error",
+             offset: tuple[int, int] | None = None) -> Problem:
+    line, col = loaded.data.where(("value", key)) if offset else loaded.data.where(key)
+    if offset and line is not None:
+        line, col = line + offset[0] - 1, (offset[1] if offset[0] > 1 else (col or 1) + offset[1] - 1)
+    return Problem(str(loaded.path), line, col, message, severity)
+
+
+def _check_name(loaded: LoadedSpec, problems: list[Problem]) -> None:
+    if loaded.spec.name is None and not re.match(NAME_RE, loaded.name):
+        problems.append(Problem(str(loaded.path), None, None,
+                                f"the file name gives the tool name '{loaded.name}', which is not a valid tool name; "
+                                "rename the file or set name:"))
+
+
+def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem]) -> None:
+    spec = loaded.spec
+    connection = config.connections.get(spec.connection)
+    if connection is None:
+        problems.append(_problem(loaded, "connection", f"connection '{spec.connection}' is not defined in "
+                                 f"{CONFIG_NAME} (defined: {', '.join(config.connections) or 'none'})"))
+        return
+    key = "sql" if spec.sql is not None else "sql_file"
+    if spec.sql_file is not None:
+        sql_path = (loaded.path.parent / spec.sql_file)
+        if not sql_path.is_file():
+            problems.append(_problem(loaded, "sql_file", f"sql_file {spec.sql_file} does not exist"))
+            return
+        loaded.sql = sql_path.read_text(encoding="utf-8")
+    else:
+        loaded.sql = spec.sql
+    dialect = _dialect(connection)
+    try:
+        check_read_only(loaded.sql, dialect)
+        used = {p.name: p for p in find_placeholders(loaded.sql, dialect)}
+    except UnsafeSQL as exc:
+        offset = (exc.line, exc.col) if exc.line and key == "sql" else None
+        problems.append(_problem(loaded, key, f"{exc}", offset=offset))
+        return
+    for name, p in used.items():
+        if name not in spec.parameters:
+            problems.append(_problem(loaded, key, f"the SQL uses :{name}, which is not a declared parameter",
+                                     offset=(p.line, p.col) if key == "sql" else None))
+        elif p.after_in and spec.parameters[name].type != "array":
+            problems.append(_problem(loaded, key, f"IN :{name} needs an array parameter, but {name} is "
+                                     f"{spec.parameters[name].type}", offset=(p.line, p.col) if key == "sql" else None))
+    for name in spec.parameters:
+        if name not in used:
+            problems.append(Problem(str(loaded.path), *loaded.data["parameters"].where(name),
+                                    f"parameter '{name}' is declared but the SQL never uses :{name}", "warning"))
+
+
+def _dialect(connection: Any) -> str | None:
+    if not hasattr(connection, "url"):
+        return "duckdb"
+    backend = connection.url.split(":", 1)[0].split("+", 1)[0].lower()
+    return DIALECTS.get(backend)
+
+
+def _check_parameters(loaded: LoadedSpec, problems: list[Problem]) -> None:
+    """Each default must satisfy its own parameter's constraints."""
+    for name, param in loaded.spec.parameters.items():
+        if "default" in param.model_fields_set and param.default is not None:
+            try:
+                Arguments({name: param}).validate({name: param.default})
+            except ArgumentError as exc:
+                reason = str(exc).split(": ", 1)[-1]
+                problems.append(Problem(str(loaded.path), *loaded.data["parameters"].where(name),
+                                        f"the default of '{name}' is invalid: {reason}"))
+
+
+def _check_templates(loaded: LoadedSpec, problems: list[Problem]) -> None:
+    spec = loaded.spec
+    allowed = set(spec.parameters) | set(TEMPLATE_VARIABLES)
+    fields = {"content": spec.content, "empty": spec.empty, "force": spec.force}
+    for key, source in fields.items():
+        if source is not None:
+            _compile(loaded, key, source, False, allowed, problems)
+    for i, source in enumerate(spec.sources):
+        _compile(loaded, f"sources[{i}]", source, True, set(spec.parameters), problems)
+
+
+def _compile(loaded: LoadedSpec, key: str, source: str, url: bool, allowed: set[str],
+             problems: list[Problem]) -> None:
+    field_key = key.split("[")[0]
+    try:
+        template = Template(source, url=url)
+    except TemplateSyntaxError as exc:
+        problems.append(_problem(loaded, field_key, f"{key}: template syntax error: {exc.message}",
+                                 offset=(exc.lineno, 1)))
+        return
+    unknown = sorted(template.names() - allowed - {"range", "loop", "lipsum", "cycler", "joiner", "namespace", "dict"})
+    if unknown:
+        problems.append(_problem(loaded, field_key, f"{key}: the template uses {', '.join(unknown)}, which "
+                                 f"{'is' if len(unknown) == 1 else 'are'} neither a parameter nor one of "
+                                 f"{', '.join(sorted(allowed))}"))
+        return
+    loaded.templates[key] = template
+
+
+def _check_unique_names(specs: list[LoadedSpec], problems: list[Problem]) -> None:
+    seen: dict[str, LoadedSpec] = {}
+    for loaded in specs:
+        if loaded.name in seen:
+            problems.append(Problem(str(loaded.path), *loaded.where("name"),
+                                    f"tool name '{loaded.name}' is already used by {seen[loaded.name].path}"))
+        else:
+            seen[loaded.name] = loaded
+
+
+def _validation_problems(exc: ValidationError, data: Any, path: Path) -> list[Problem]:
+    out = []
+    for err in exc.errors():
+        loc = [p for p in err["loc"]]
+        line, col, node, shown = None, None, data, []
+        for part in loc:
+            if isinstance(node, Located) and part in node:
+                line, col = node.where(part)
+                node = node[part]
+                shown.append(str(part))
+            elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+                line, col = getattr(node, "lines", [(line, col)] * (part + 1))[part]
+                node = node[part]
+                shown.append(f"[{part}]")
+            elif isinstance(node, Located) and err["type"] == "extra_forbidden":
+                line, col = node.where(part) if part in node.lines else (line, col)
+                shown.append(str(part))
+        where = ".".join(shown).replace(".[", "[") or "spec"
+        if line is None and isinstance(data, Located):
+            line, col = data.line, data.col
+        out.append(Problem(str(path), line, col, _message(err, where)))
+    return out
+
+
+def _message(err: dict, where: str) -> str:
+    kind, msg = err["type"], err["msg"]
+    if kind == "extra_forbidden":
+        return f"unknown key '{where.rsplit('.', 1)[-1]}'" + (f" in {where.rsplit('.', 1)[0]}" if "." in where else "")
+    if kind == "missing":
+        return f"missing required field '{where}'"
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, "):]
+    return f"{where}: {msg}"

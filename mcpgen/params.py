@@ -1,0 +1,187 @@
+"""Parameters: the tool's JSON Schema `inputSchema`, and checking arguments against it.
+
+>>> from mcpgen.spec import Parameter
+>>> args = Arguments({"n": Parameter(type="integer", description="How many", default=3, maximum=10)})
+>>> args.schema["properties"]["n"]
+{'type': 'integer', 'description': 'How many', 'default': 3, 'maximum': 10}
+>>> args.validate({})
+{'n': 3}
+>>> args.validate({"n": 11})
+Traceback (most recent call last):
+...
+mcpgen.errors.ArgumentError: Invalid argument 'n': 11 is greater than the maximum of 10.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import math
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from .errors import ArgumentError
+from .spec import Constraints, Parameter
+
+INT64 = (-(2**63), 2**63 - 1)
+MAX_STRING = 65536  # characters, for strings without max_length
+_JSON_TYPES = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean",
+               "date": "string", "datetime": "string", "array": "array"}
+_FORMATS = {"date": "date", "datetime": "date-time"}
+_KEYWORDS = {"minimum": "minimum", "maximum": "maximum", "min_length": "minLength", "max_length": "maxLength",
+             "pattern": "pattern", "min_items": "minItems", "max_items": "maxItems"}
+
+
+def _value_schema(type_: str, c: Constraints) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": _JSON_TYPES[type_]}
+    if type_ in _FORMATS:
+        schema["format"] = _FORMATS[type_]
+    if c.enum is not None:
+        schema["enum"] = list(c.enum)
+    for key, keyword in _KEYWORDS.items():
+        value = getattr(c, key, None)
+        if value is None:
+            continue
+        if type_ in _FORMATS and key in ("minimum", "maximum"):
+            # JSON Schema has no date bounds: shown to the model, checked by us.
+            schema["formatMinimum" if key == "minimum" else "formatMaximum"] = value
+        else:
+            schema[keyword] = value
+    return schema
+
+
+def parameter_schema(param: Parameter) -> dict[str, Any]:
+    schema = _value_schema(param.type, param)
+    schema["description"] = param.description
+    if param.type == "array":
+        schema["items"] = _value_schema(param.items.type, param.items)
+    if "default" in param.model_fields_set:
+        schema["default"] = param.default
+    if param.examples:
+        schema["examples"] = list(param.examples)
+    # Keep the declaration's key order readable: type, format, description, then constraints.
+    order = ["type", "format", "description", "default"]
+    return {k: schema[k] for k in sorted(schema, key=lambda k: order.index(k) if k in order else len(order))}
+
+
+class Arguments:
+    """The input schema of a tool, and the check that turns JSON arguments into bound values."""
+
+    def __init__(self, parameters: dict[str, Parameter]):
+        self.parameters = parameters
+        self.schema = {
+            "type": "object",
+            "properties": {name: parameter_schema(p) for name, p in parameters.items()},
+            "required": [name for name, p in parameters.items() if p.is_required],
+            "additionalProperties": False,
+        }
+        if not self.schema["required"]:
+            del self.schema["required"]
+        self._validator = Draft202012Validator(self.schema)
+
+    def validate(self, arguments: dict[str, Any] | None) -> dict[str, Any]:
+        """Check arguments and return every parameter's value, typed for binding."""
+        arguments = {} if arguments is None else arguments
+        if not isinstance(arguments, dict):
+            raise ArgumentError("Arguments must be a JSON object.")
+        for name in arguments:
+            if name not in self.parameters:
+                known = ", ".join(self.parameters) or "no arguments"
+                raise ArgumentError(f"Unknown argument {_short(name)}: this tool takes {known}.")
+        error = next(iter(sorted(self._validator.iter_errors(arguments), key=lambda e: e.path)), None)
+        if error is not None:
+            raise ArgumentError(_sentence(error))
+        values = {}
+        for name, param in self.parameters.items():
+            if name in arguments:
+                values[name] = _convert(name, param.type, arguments[name], param)
+            elif "default" in param.model_fields_set:
+                values[name] = None if param.default is None else _convert(name, param.type, param.default, param)
+            else:
+                values[name] = None
+        return values
+
+
+def _convert(name: str, type_: str, value: Any, c: Constraints) -> Any:
+    if value is None:
+        return None
+    if type_ == "array":
+        return [_convert(f"{name}[{i}]", c.items.type, v, c.items) for i, v in enumerate(value)]
+    if type_ == "integer":
+        if isinstance(value, float):
+            value = int(value)
+        if not INT64[0] <= value <= INT64[1]:
+            raise ArgumentError(f"Invalid argument '{name}': {_short(value)} is outside the 64-bit integer range.")
+    if type_ == "string":
+        if len(value) > MAX_STRING and c.max_length is None:
+            raise ArgumentError(f"Invalid argument '{name}': a string of {len(value)} characters is longer than "
+                                f"the limit of {MAX_STRING}.")
+        if "\x00" in value:
+            raise ArgumentError(f"Invalid argument '{name}': the string contains a NUL character.")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ArgumentError(f"Invalid argument '{name}': the string is not valid Unicode.") from None
+    if type_ == "number" and not math.isfinite(value):
+        raise ArgumentError(f"Invalid argument '{name}': {value} is not a finite number.")
+    if type_ in ("date", "datetime"):
+        value = _parse_date(name, type_, value)
+        if c.minimum is not None and _utc(value) < _utc(_parse_date(name, type_, c.minimum)):
+            raise ArgumentError(f"Invalid argument '{name}': {value.isoformat()} is before the minimum of {c.minimum}.")
+        if c.maximum is not None and _utc(value) > _utc(_parse_date(name, type_, c.maximum)):
+            raise ArgumentError(f"Invalid argument '{name}': {value.isoformat()} is after the maximum of {c.maximum}.")
+    return value
+
+
+def _utc(value):
+    # Naive datetimes compare as UTC, so naive and zoned bounds can meet.
+    if isinstance(value, dt.datetime) and value.tzinfo is None:
+        return value.replace(tzinfo=dt.timezone.utc)
+    return value
+
+
+def _parse_date(name: str, type_: str, value: str):
+    try:
+        if type_ == "date":
+            return dt.date.fromisoformat(value)
+        return dt.datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
+    except ValueError:
+        shape = "date (YYYY-MM-DD)" if type_ == "date" else "date-time (YYYY-MM-DDTHH:MM:SS, optional zone)"
+        raise ArgumentError(f"Invalid argument '{name}': {_short(value)} is not an ISO 8601 {shape}.") from None
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _sentence(error) -> str:
+    """One sentence naming the parameter and the broken constraint, from a jsonschema error."""
+    path = list(error.absolute_path)
+    value, keyword, limit = error.instance, error.validator, error.validator_value
+    if not path:
+        if keyword == "required":
+            missing = error.message.split("'")[1] if "'" in error.message else "?"
+            return f"Missing required argument '{missing}'."
+        return "Arguments must be a JSON object."
+    name = str(path[0]) + "".join(f"[{p}]" for p in path[1:])
+    shown = _short(value)
+    size = len(value) if isinstance(value, (str, list)) else 0
+    what = {
+        "type": lambda: f"expected {'an' if str(limit)[0] in 'aeiou' else 'a'} {limit}, got {_type_name(value)} {shown}",
+        "enum": lambda: f"{shown} is not one of {', '.join(_short(v, 30) for v in limit)}",
+        "minimum": lambda: f"{shown} is less than the minimum of {limit}",
+        "maximum": lambda: f"{shown} is greater than the maximum of {limit}",
+        "minLength": lambda: f"{shown} is shorter than the minimum length of {limit}",
+        "maxLength": lambda: f"a string of {size} characters is longer than the maximum length of {limit}",
+        "pattern": lambda: f"{shown} does not match the pattern {limit}",
+        "minItems": lambda: f"{size} items are fewer than the minimum of {limit}",
+        "maxItems": lambda: f"{size} items are more than the maximum of {limit}",
+        "format": lambda: f"{shown} is not an ISO 8601 {limit}",
+    }.get(keyword, lambda: f"{shown} breaks the {keyword} constraint")()
+    return f"Invalid argument '{name}': {what}."
+
+
+def _type_name(value: Any) -> str:
+    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object",
+            type(None): "null"}.get(type(value), type(value).__name__)

@@ -1,0 +1,96 @@
+"""A served project: engines for its connections, and a Registry of compiled tools.
+
+    project = open_project("specs")      # raises SpecError listing every problem
+    result = project.registry.call_sync("top_cities", {"n": 3})
+    project.close()
+
+DuckDB resolves relative file paths against the working directory, so callers run
+with the project root as the working directory (the CLI does this for you).
+"""
+from __future__ import annotations
+
+import logging
+import runpy
+from dataclasses import dataclass
+from pathlib import Path
+
+from .compile import compile_spec
+from .engines import Engine, create_engine
+from .errors import MCPGenError, Problem, SpecError, UnsafeSQL
+from .loading import LoadedProject, load_project
+from .tools import Registry, default_registry
+
+logger = logging.getLogger("mcpgen")
+
+
+@dataclass
+class Project:
+    loaded: LoadedProject
+    registry: Registry
+    engines: dict[str, Engine]
+
+    def close(self) -> None:
+        for engine in self.engines.values():
+            engine.close()
+
+
+def open_project(specs_dir: str | Path) -> Project:
+    """Load, check and compile every tool under `specs_dir`; raise SpecError if anything is wrong."""
+    loaded = load_project(specs_dir)
+    loaded.raise_errors()
+    problems: list[Problem] = []
+    engines: dict[str, Engine] = {}
+    used = {s.spec.connection for s in loaded.specs}
+    for name in used:
+        try:
+            engines[name] = create_engine(name, loaded.config.connections[name], loaded.root)
+        except MCPGenError as exc:
+            problems.append(Problem(str(loaded.config_path or specs_dir), None, None, str(exc)))
+    registry = Registry()
+    defaults = loaded.config.defaults
+    for spec in loaded.specs:
+        engine = engines.get(spec.spec.connection)
+        if engine is None:
+            continue
+        try:
+            registry.add(compile_spec(spec, engine, defaults.max_rows, defaults.timeout))
+        except UnsafeSQL as exc:
+            problems.append(Problem(str(spec.path), *spec.where("sql"), str(exc)))
+        except ValueError as exc:
+            problems.append(Problem(str(spec.path), *spec.where("name"), str(exc)))
+    for path in loaded.python_files:
+        problems.extend(_import_tools(path, registry))
+    if problems:
+        for engine in engines.values():
+            engine.close()
+        raise SpecError(problems)
+    return Project(loaded, registry, engines)
+
+
+def _import_tools(path: Path, registry: Registry) -> list[Problem]:
+    """Run a specs/*.py file and move the tools it registered into `registry`."""
+    default_registry.take_all()
+    try:
+        runpy.run_path(str(path), run_name=f"mcpgen_specs_{path.stem}")
+    except SyntaxError as exc:
+        return [Problem(str(path), exc.lineno, exc.offset, f"syntax error: {exc.msg}")]
+    except Exception as exc:
+        logger.exception("importing %s failed", path)
+        return [Problem(str(path), _line_in(exc, path), None, f"importing the file failed: "
+                        f"{type(exc).__name__}: {exc}")]
+    problems = []
+    for tool in default_registry.take_all():
+        try:
+            registry.add(tool)
+        except ValueError as exc:
+            problems.append(Problem(str(path), None, None, str(exc)))
+    return problems
+
+
+def _line_in(exc: BaseException, path: Path) -> int | None:
+    tb, line = exc.__traceback__, None
+    while tb is not None:
+        if Path(tb.tb_frame.f_code.co_filename) == path:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line

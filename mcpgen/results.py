@@ -1,0 +1,84 @@
+"""The result shape: the strict `structuredContent` model, JSON cells and the table.
+
+>>> to_cell(2**60), to_cell(float("nan")), to_cell(Decimal("1.50"))
+('1152921504606846976', None, 1.5)
+"""
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+import math
+import uuid
+from decimal import Decimal
+from typing import Annotated, Any
+
+from mcp.types import CallToolResult
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
+
+from .spec import TableSpec
+
+MAX_SAFE_INT = 2**53
+Cell = StrictStr | StrictInt | StrictFloat | StrictBool | None
+SourceURL = Annotated[StrictStr, Field(pattern=r"^https?://[^\s/?#]+[^\s]*$")]
+
+
+class DataToolPayload(BaseModel):
+    """What the gateway renders: sources always, table, charts and force text when given."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+    sources: list[SourceURL] = Field(min_length=1, description="Links to the original data.")
+    table: list[list[Cell]] | None = Field(None, description="Rows of JSON scalars; the first row is the header.")
+    charts: list[dict[str, Any]] | None = Field(None, description="Chart.js 4 configurations.")
+    force: StrictStr | None = Field(None, description="Text shown to the user exactly as-is.")
+
+
+DataToolOutput = Annotated[CallToolResult, DataToolPayload]
+OUTPUT_SCHEMA = DataToolPayload.model_json_schema()
+
+
+def to_cell(value: Any) -> Any:
+    """One database value as a JSON scalar, without losing precision."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value if -MAX_SAFE_INT <= value <= MAX_SAFE_INT else str(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            return None
+        as_float = float(value)
+        return as_float if Decimal(repr(as_float)) == value else str(value)
+    if isinstance(value, (dt.date, dt.time)):
+        return value.isoformat()
+    if isinstance(value, dt.timedelta):
+        return str(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, (list, tuple, dict)):
+        return json.dumps(_jsonable(value), ensure_ascii=False)
+    return str(value)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return to_cell(value)
+
+
+def build_table(columns: list[str], rows: list[tuple], spec: bool | TableSpec) -> list[list[Any]] | None:
+    """The header row, then one row of cells per result row; None when the spec says `table: false`."""
+    if spec is False:
+        return None
+    if spec is True:
+        header, picks = list(columns), range(len(columns))
+    else:
+        chosen = spec.columns or columns
+        picks = [columns.index(c) for c in chosen]
+        header = [spec.headers.get(c, c) for c in chosen]
+    return [header, *([to_cell(row[i]) for i in picks] for row in rows)]

@@ -1,0 +1,187 @@
+"""The registry: tools by name, and the seed's rule that every tool declares its sources.
+
+>>> from mcp.types import CallToolResult, TextContent
+>>> reg = Registry()
+>>> @reg.tool()
+... def hello() -> DataToolOutput:
+...     '''Say hello.'''
+...     return CallToolResult(content=[TextContent(type="text", text="hi")],
+...                           structured_content={"sources": ["https://example.org/"]})
+>>> reg.names()
+['hello']
+"""
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import anyio.to_thread
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import Tool as MCPTool
+from pydantic import ConfigDict, ValidationError, create_model
+
+from .errors import ArgumentError
+from .results import OUTPUT_SCHEMA, DataToolOutput, DataToolPayload
+
+logger = logging.getLogger("mcpgen")
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+
+
+def error_result(message: str) -> CallToolResult:
+    """An `isError` result carrying one sentence for the model."""
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+
+@dataclass
+class Tool:
+    """One registered tool. `handler(arguments)` returns a CallToolResult; it may be async."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    handler: Callable[[dict[str, Any]], Any]
+    title: str | None = None
+    annotations: ToolAnnotations | None = None
+    source: str | None = None  # the file that defined it
+    is_async: bool = field(default=False)
+
+    def to_mcp(self) -> MCPTool:
+        return MCPTool(name=self.name, title=self.title, description=self.description,
+                       input_schema=self.input_schema, output_schema=OUTPUT_SCHEMA, annotations=self.annotations)
+
+
+class Registry:
+    """Tools by name. `tool()` registers a Python function only if it returns `DataToolOutput`."""
+
+    def __init__(self) -> None:
+        self._tools: dict[str, Tool] = {}
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._tools
+
+    def __iter__(self):
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def get(self, name: str) -> Tool:
+        return self._tools[name]
+
+    def add(self, tool: Tool) -> Tool:
+        if tool.name in self._tools:
+            first = self._tools[tool.name].source or "another tool"
+            raise ValueError(f"tool name '{tool.name}' is already used by {first}")
+        self._tools[tool.name] = tool
+        return tool
+
+    def take_all(self) -> list[Tool]:
+        """Remove and return every tool (used to move tools a specs/*.py file registered)."""
+        tools, self._tools = list(self._tools.values()), {}
+        return tools
+
+    def tool(self, name: str | None = None, title: str | None = None, description: str | None = None,
+             annotations: ToolAnnotations | None = None) -> Callable:
+        """Decorator: register `fn` if it is annotated `-> DataToolOutput`; otherwise warn and leave it out."""
+
+        def decorator(fn: Callable) -> Callable:
+            returns = inspect.signature(fn, eval_str=True).return_annotation
+            if returns != DataToolOutput:
+                logger.warning("%s is not registered: its return annotation must be DataToolOutput, "
+                               "so that every result declares its sources", fn.__qualname__)
+                return fn
+            self.add(_function_tool(fn, name, title, description, annotations))
+            return fn
+
+        return decorator
+
+    async def call(self, name: str, arguments: dict[str, Any] | None) -> CallToolResult:
+        """Run a tool. Every failure comes back as an `isError` result with one sentence."""
+        tool = self._tools.get(name)
+        if tool is None:
+            return error_result(f"Unknown tool '{name}'.")
+        try:
+            if tool.is_async:
+                result = await tool.handler(arguments or {})
+            else:
+                result = await anyio.to_thread.run_sync(tool.handler, arguments or {})
+        except ArgumentError as exc:
+            return error_result(str(exc))
+        except Exception as exc:
+            logger.exception("tool %s raised", name)
+            return error_result(f"Tool '{name}' failed ({type(exc).__name__}); the details are in the server log.")
+        return check_result(name, result)
+
+    def call_sync(self, name: str, arguments: dict[str, Any] | None = None) -> CallToolResult:
+        """`call` for code that is not async (the CLI, tests)."""
+        return anyio.run(self.call, name, arguments)
+
+
+def check_result(name: str, result: Any) -> CallToolResult:
+    """Hold a result to the output schema; a broken one becomes a clear `isError`."""
+    if not isinstance(result, CallToolResult):
+        return error_result(f"Tool '{name}' returned {type(result).__name__}, not a CallToolResult.")
+    if result.is_error:
+        return result
+    try:
+        DataToolPayload.model_validate(result.structured_content)
+        json.dumps(result.structured_content, allow_nan=False)
+    except (ValidationError, ValueError, TypeError) as exc:
+        detail = _first_error(exc)
+        logger.error("tool %s broke the output schema: %s", name, detail)
+        return error_result(f"Tool '{name}' returned a result that breaks its output schema ({detail}).")
+    return result
+
+
+def _first_error(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "structuredContent"
+        return f"{where}: {err['msg']}"
+    return str(exc)
+
+
+def _function_tool(fn: Callable, name: str | None, title: str | None, description: str | None,
+                   annotations: ToolAnnotations | None) -> Tool:
+    params = inspect.signature(fn, eval_str=True).parameters
+    fields = {p.name: (p.annotation if p.annotation is not inspect.Parameter.empty else Any,
+                       ... if p.default is inspect.Parameter.empty else p.default) for p in params.values()}
+    model = create_model(f"{fn.__name__}_arguments", __config__=ConfigDict(extra="forbid", strict=True), **fields)
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    is_async = inspect.iscoroutinefunction(fn)
+
+    def validated(arguments: dict[str, Any]) -> dict[str, Any]:
+        try:
+            args = model.model_validate_json(json.dumps(arguments))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err["loc"])
+            if err["type"] == "extra_forbidden":
+                raise ArgumentError(f"Unknown argument '{where}'.") from None
+            if err["type"] == "missing":
+                raise ArgumentError(f"Missing required argument '{where}'.") from None
+            raise ArgumentError(f"Invalid argument '{where}': {err['msg']}.") from None
+        return {k: getattr(args, k) for k in fields}
+
+    if is_async:
+        async def handler(arguments):
+            return await fn(**validated(arguments))
+    else:
+        def handler(arguments):
+            return fn(**validated(arguments))
+
+    return Tool(name=name or fn.__name__, description=description or inspect.getdoc(fn) or fn.__name__,
+                input_schema=schema, handler=handler, title=title, annotations=annotations or READ_ONLY,
+                source=inspect.getsourcefile(fn), is_async=is_async)
+
+
+default_registry = Registry()
+"""The registry that `from mcpgen import registry` gives to hand-written tools."""

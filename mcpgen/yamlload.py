@@ -1,0 +1,154 @@
+"""Safe YAML loading that remembers where every key came from.
+
+YAML 1.2 core scalars only: `yes`, `on`, `1:20`, `012` and dates stay strings, so
+nothing changes meaning behind the analyst's back. Duplicate keys, aliases and
+tags are errors with a line and column.
+
+>>> data = load_yaml("n: 3\\non: yes\\n", "x.yaml")
+>>> data, data.where("on")
+({'n': 3, 'on': 'yes'}, (2, 1))
+"""
+from __future__ import annotations
+
+import re
+
+import yaml
+
+from .errors import Problem, SpecError
+
+MAX_BYTES = 1024 * 1024
+
+_Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+YAML11_WORDS = {"yes", "no", "on", "off"}
+
+
+class Located(dict):
+    """A mapping that knows the (line, col) of itself and of each key, 1-based."""
+
+    line: int | None = None
+    col: int | None = None
+    lines: dict
+
+    def where(self, key=None) -> tuple[int | None, int | None]:
+        if key is not None and key in self.lines:
+            return self.lines[key]
+        return self.line, self.col
+
+
+class LocatedList(list):
+    line: int | None = None
+    col: int | None = None
+    lines: list
+
+
+class _Loader(_Base):
+    yaml_implicit_resolvers: dict = {}
+
+    def __init__(self, stream):
+        super().__init__(stream)
+        self.warnings: list[tuple[int, int, str]] = []
+
+
+def _construct_child(loader, node):
+    # A node met twice is an alias (*name): refused, so no alias bomb can expand.
+    if node in loader.constructed_objects or node in loader.recursive_objects:
+        raise yaml.MarkedYAMLError(None, None, "YAML aliases (*name) are not allowed in specs", node.start_mark)
+    return loader.construct_object(node, deep=True)
+
+
+# YAML 1.2 core schema: true/false, null, decimal/octal/hex ints, floats.
+for tag, regexp, first in [
+    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", list("tTfF")),
+    ("tag:yaml.org,2002:int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", list("-+0123456789")),
+    ("tag:yaml.org,2002:float",
+     r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+     list("-+0123456789.")),
+    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+]:
+    _Loader.add_implicit_resolver(tag, re.compile(regexp), first)
+
+
+def _construct_int(loader, node):
+    text = loader.construct_scalar(node)
+    if text.startswith("0o"):
+        return int(text[2:], 8)
+    return int(text, 0) if text.startswith("0x") else int(text)
+
+
+def _construct_mapping(loader, node):
+    out = Located()
+    out.line, out.col = node.start_mark.line + 1, node.start_mark.column + 1
+    out.lines = {}
+    for key_node, value_node in node.value:
+        key = _construct_child(loader, key_node)
+        if not isinstance(key, (str, int, float, bool)) and key is not None:
+            raise yaml.MarkedYAMLError(None, None, "mapping keys must be plain scalars", key_node.start_mark)
+        where = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+        if key in out:
+            first = out.lines[key][0]
+            raise yaml.MarkedYAMLError(None, None, f"duplicate key {key!r} (first defined on line {first})",
+                                       key_node.start_mark)
+        _warn_yaml11(loader, key_node)
+        _warn_yaml11(loader, value_node)
+        out[key] = _construct_child(loader, value_node)
+        out.lines[key] = where
+        if value_node.tag == "tag:yaml.org,2002:str" and value_node.style in ("|", ">"):
+            # A block scalar's text starts on the line after the indicator.
+            out.lines[("value", key)] = (value_node.start_mark.line + 2, 1)
+        else:
+            out.lines[("value", key)] = (value_node.start_mark.line + 1, value_node.start_mark.column + 1)
+    return out
+
+
+def _construct_sequence(loader, node):
+    out = LocatedList(_construct_child(loader, child) for child in node.value)
+    out.line, out.col = node.start_mark.line + 1, node.start_mark.column + 1
+    out.lines = [(c.start_mark.line + 1, c.start_mark.column + 1) for c in node.value]
+    for child in node.value:
+        _warn_yaml11(loader, child)
+    return out
+
+
+def _warn_yaml11(loader, node):
+    if isinstance(node, yaml.ScalarNode) and not node.style and node.value.lower() in YAML11_WORDS:
+        loader.warnings.append((node.start_mark.line + 1, node.start_mark.column + 1,
+                                f"'{node.value}' is read as the string {node.value!r} (YAML 1.2), "
+                                "not a boolean; write true/false, or quote it"))
+
+
+def _reject_tag(loader, suffix, node):
+    raise yaml.MarkedYAMLError(None, None, f"YAML tag '{node.tag}' is not allowed", node.start_mark)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+_Loader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+_Loader.add_constructor("tag:yaml.org,2002:seq", _construct_sequence)
+for _tag in ("timestamp", "binary", "omap", "pairs", "set"):
+    _Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", lambda loader, node: _reject_tag(loader, None, node))
+_Loader.add_multi_constructor("", _reject_tag)
+
+
+def load_yaml(text: str, path: str, warnings: list[Problem] | None = None):
+    """Parse one YAML document; raise SpecError with path:line:col on any problem."""
+    if len(text) > MAX_BYTES:
+        raise SpecError([Problem(path, None, None, f"file is larger than {MAX_BYTES // 1024} KiB")])
+    loader = _Loader(text)
+    try:
+        data = loader.get_single_data()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        message = exc.problem or exc.context or "invalid YAML"
+        if mark and "\t" in text.splitlines()[mark.line:mark.line + 1][0][: mark.column + 1]:
+            message = "tab characters are not allowed for indentation in YAML; use spaces"
+        elif exc.context and exc.problem and "tag" not in exc.problem:
+            message = f"{exc.context}, {exc.problem}"
+        line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
+        raise SpecError([Problem(path, line, col, message)]) from None
+    except yaml.YAMLError as exc:
+        raise SpecError([Problem(path, None, None, f"invalid YAML: {exc}")]) from None
+    finally:
+        loader.dispose()
+    if warnings is not None:
+        warnings.extend(Problem(path, line, col, msg, "warning") for line, col, msg in loader.warnings)
+    return data
