@@ -85,7 +85,7 @@ def load_project(specs_dir: str | Path) -> LoadedProject:
         if loaded is not None:
             specs.append(loaded)
     _check_unique_names(specs, problems)
-    python_files = sorted(p for p in specs_dir.glob("*.py") if not p.name.startswith("_"))
+    python_files = sorted(p.resolve() for p in specs_dir.glob("*.py") if not p.name.startswith("_"))
     return LoadedProject(specs_dir, root, config, config_path, specs, python_files, problems)
 
 

@@ -4,12 +4,14 @@
     result = project.registry.call_sync("top_cities", {"n": 3})
     project.close()
 
-DuckDB resolves relative file paths against the working directory, so callers run
-with the project root as the working directory (the CLI does this for you).
+DuckDB resolves relative file paths against the working directory, so opening a
+project makes its root (the folder of mcpgen.yaml, else the specs folder's parent)
+the working directory.
 """
 from __future__ import annotations
 
 import logging
+import os
 import runpy
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +40,7 @@ def open_project(specs_dir: str | Path) -> Project:
     """Load, check and compile every tool under `specs_dir`; raise SpecError if anything is wrong."""
     loaded = load_project(specs_dir)
     loaded.raise_errors()
+    os.chdir(loaded.root)  # DuckDB reads relative paths from the working directory
     problems: list[Problem] = []
     engines: dict[str, Engine] = {}
     used = {s.spec.connection for s in loaded.specs}

@@ -1,0 +1,174 @@
+"""The command line: a thin layer over mcpgen's Python API.
+
+    mcpgen serve specs/             serve every tool over stdio
+    mcpgen call top_cities -a n=3   run one tool and print its answer
+    mcpgen list specs/              the tools, their parameters and connections
+    mcpgen validate specs/          static checks, exit 1 with file:line on errors
+"""
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+SPECS_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
+
+
+def _setup_logging(verbose: bool = False) -> None:
+    logging.basicConfig(stream=sys.stderr, level=logging.DEBUG if verbose else logging.INFO,
+                        format="mcpgen: %(message)s")
+    for noisy in ("mcp", "httpx", "uvicorn.access"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def _open(specs_dir: Path):
+    from .errors import SpecError
+    from .project import open_project
+
+    try:
+        return open_project(specs_dir)
+    except SpecError as exc:
+        for problem in exc.problems:
+            click.echo(str(problem), err=True)
+        raise click.exceptions.Exit(1) from None
+
+
+@click.group()
+@click.version_option(package_name="mcpgen")
+def main() -> None:
+    """Turn YAML specs (parameters, one SQL query, sources, a prose template) into MCP tools."""
+
+
+@main.command()
+@click.argument("specs_dir", type=SPECS_DIR)
+@click.option("-v", "--verbose", is_flag=True, help="Log debug detail on stderr.")
+def serve(specs_dir: Path, verbose: bool) -> None:
+    """Serve the tools in SPECS_DIR over stdio (stdout carries only the protocol)."""
+    import anyio
+
+    from .server import ToolServer
+
+    _setup_logging(verbose)
+    project = _open(specs_dir)
+    click.echo(f"mcpgen: serving {len(project.registry)} tools from {specs_dir} over stdio", err=True)
+    try:
+        anyio.run(ToolServer(project.registry).run_stdio)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        project.close()
+
+
+@main.command()
+@click.argument("tool")
+@click.option("-a", "--arg", "args", multiple=True, metavar="KEY=VALUE", help="An argument; repeat for more.")
+@click.option("-s", "--specs", "specs_dir", type=SPECS_DIR, default="specs", show_default=True,
+              help="The specs folder.")
+@click.option("--json", "as_json", is_flag=True, help="Print the raw result as JSON.")
+def call(tool: str, args: tuple[str, ...], specs_dir: Path, as_json: bool) -> None:
+    """Run TOOL once, without a client, and print its answer."""
+    _setup_logging()
+    project = _open(specs_dir)
+    try:
+        if tool not in project.registry:
+            raise click.UsageError(f"no tool named '{tool}' in {specs_dir} (tools: {', '.join(project.registry.names())})")
+        arguments = _parse_args(args, project.registry.get(tool).input_schema)
+        result = project.registry.call_sync(tool, arguments)
+    finally:
+        project.close()
+    if as_json:
+        click.echo(json.dumps(result.model_dump(mode="json", by_alias=True, exclude_none=True), indent=2,
+                              ensure_ascii=False))
+    else:
+        _print_result(result)
+    if result.is_error:
+        raise click.exceptions.Exit(1)
+
+
+def _parse_args(pairs: tuple[str, ...], schema: dict) -> dict:
+    """KEY=VALUE pairs; values of non-string parameters are read as JSON (3, true, ["a","b"])."""
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise click.BadParameter(f"'{pair}' is not KEY=VALUE", param_hint="-a")
+        kind = schema.get("properties", {}).get(key, {}).get("type")
+        if kind == "string":
+            out[key] = value
+            continue
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+def _print_result(result) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    text = "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+    if result.is_error:
+        Console(stderr=True).print(f"[bold red]error:[/] {text}", markup=True, highlight=False)
+        return
+    data = result.structured_content or {}
+    if data.get("force"):
+        console.print(data["force"], markup=False, highlight=False)
+        console.print()
+    console.print(text, markup=False, highlight=False)
+    if data.get("table"):
+        header, *rows = data["table"]
+        table = Table(*[str(h) for h in header])
+        for row in rows:
+            table.add_row(*["" if v is None else str(v) for v in row])
+        console.print(table)
+    for chart in data.get("charts") or []:
+        sets = ", ".join(str(d.get("label")) for d in chart["data"]["datasets"])
+        console.print(f"chart: {chart['type']} ({sets})", markup=False, highlight=False)
+    for url in data.get("sources", []):
+        console.print(f"source: {url}", markup=False, highlight=False)
+
+
+@main.command(name="list")
+@click.argument("specs_dir", type=SPECS_DIR)
+def list_tools(specs_dir: Path) -> None:
+    """List the tools in SPECS_DIR with their parameters."""
+    from rich.console import Console
+    from rich.table import Table
+
+    _setup_logging()
+    project = _open(specs_dir)
+    table = Table("tool", "title", "parameters", "from")
+    for tool in project.registry:
+        props = tool.input_schema.get("properties", {})
+        required = set(tool.input_schema.get("required", []))
+        params = ", ".join(f"{n}{'' if n in required else '?'}: {p.get('format') or p.get('type', 'any')}"
+                           for n, p in props.items())
+        table.add_row(tool.name, tool.title or "", params, Path(tool.source or "").name)
+    project.close()
+    Console().print(table)
+
+
+@main.command()
+@click.argument("specs_dir", type=SPECS_DIR)
+def validate(specs_dir: Path) -> None:
+    """Check every spec in SPECS_DIR without touching a database; exit 1 on any error."""
+    from .errors import SpecError
+    from .loading import load_project
+
+    try:
+        loaded = load_project(specs_dir)
+    except SpecError as exc:
+        for problem in exc.problems:
+            click.echo(str(problem), err=True)
+        raise click.exceptions.Exit(2) from None
+    for problem in loaded.problems:
+        click.echo(str(problem))
+    errors, warnings = len(loaded.errors), len(loaded.warnings)
+    click.echo(f"{len(loaded.specs)} specs checked: {errors} errors, {warnings} warnings", err=True)
+    if errors:
+        raise click.exceptions.Exit(1)
