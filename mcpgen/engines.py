@@ -11,7 +11,6 @@ statement) and then runs it per call with bound values, a row cap and a time lim
 from __future__ import annotations
 
 import os
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ import duckdb
 
 from .errors import QueryError, QueryTimeout, UnsafeSQL
 from .sql import check_read_only, find_placeholders, rewrite
+from .watchdog import WATCHDOG
 
 
 @dataclass
@@ -94,8 +94,7 @@ class DuckDBEngine(Engine):
 
     def run(self, query: Prepared, params: dict[str, Any], max_rows: int, timeout: float) -> QueryResult:
         cursor = self._con.cursor()  # one cursor per call: no state shared between calls
-        timer = threading.Timer(timeout, cursor.interrupt)
-        timer.start()
+        alarm = WATCHDOG.watch(timeout, cursor.interrupt)
         try:
             cursor.execute(query.sql, {k: params[k] for k in query.names})
             columns = [d[0] for d in cursor.description]
@@ -105,7 +104,7 @@ class DuckDBEngine(Engine):
         except duckdb.Error as exc:
             raise QueryError(f"the query failed: {_first_line(exc)}") from None
         finally:
-            timer.cancel()
+            WATCHDOG.cancel(alarm)
             cursor.close()
         return QueryResult(columns, rows[:max_rows], len(rows) > max_rows)
 

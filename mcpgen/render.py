@@ -2,7 +2,7 @@
 
 Templates come from analysts and values from the database, so: an immutable
 sandbox, StrictUndefined, `*` and `**` bounded, output size and render time
-bounded, and values never evaluated. Markdown image links in values are broken
+bounded (every loop checks the clock), and values never evaluated. Markdown image links in values are broken
 up so that a row cannot put a live image in front of the user.
 
 >>> t = Template("{{ n | thousands }} people in {{ names | join_names }}")
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import sys
+import threading
 import time
 from decimal import Decimal
 from typing import Any
@@ -84,6 +84,24 @@ def _bounded_pow(a, b):
     return a ** b
 
 
+_deadline = threading.local()
+
+
+def _bounded(iterable):
+    """Every `{% for %}` iterates through this, so no loop outlives the render's deadline."""
+    deadline = _deadline.value
+    for item in iterable:
+        if time.monotonic() > deadline:
+            raise _Overtime
+        yield item
+
+
+def _bound_loops(ast: nodes.Template) -> nodes.Template:
+    for loop in ast.find_all(nodes.For):
+        loop.iter = nodes.Filter(loop.iter, "_bounded", [], [], None, None, lineno=loop.lineno)
+    return ast
+
+
 class _Environment(ImmutableSandboxedEnvironment):
     intercepted_binops = frozenset({"*", "**"})
 
@@ -102,7 +120,8 @@ def _finalize(value: Any) -> Any:
 def _make_env(url: bool) -> _Environment:
     env = _Environment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False,
                        finalize=(lambda v: quote(str(v), safe="")) if url else _finalize)
-    env.filters.update(thousands=thousands, round=round_, percent=percent, date=date, join_names=join_names)
+    env.filters.update(thousands=thousands, round=round_, percent=percent, date=date, join_names=join_names,
+                       _bounded=_bounded)
     return env
 
 
@@ -117,7 +136,10 @@ class Template:
         self.source = source
         self.env = URL if url else PROSE
         self.ast = self.env.parse(source)  # raises TemplateSyntaxError
-        self._template = self.env.from_string(source)
+        self._template = self.env.from_string(_bound_loops(self.env.parse(source)))
+        # Plain text needs no rendering: it is its own output.
+        self.constant = source if len(self.ast.body) == 1 and isinstance(self.ast.body[0], nodes.Output) and all(
+            isinstance(n, nodes.TemplateData) for n in self.ast.body[0].nodes) else None
 
     def names(self) -> set[str]:
         """Variables the template reads from its context (not ones it sets itself)."""
@@ -127,20 +149,11 @@ class Template:
 
     def render(self, context: dict[str, Any], seconds: float = RENDER_SECONDS, limit: int = MAX_OUTPUT) -> str:
         """Render within a time and size budget; raise RenderError with one sentence."""
-        deadline = time.monotonic() + seconds
+        if self.constant is not None:
+            return self.constant.strip()
+        _deadline.value = time.monotonic() + seconds
         out: list[str] = []
         size = 0
-
-        def tracer(frame, event, arg):
-            # Only template code is traced line by line; filters and the sandbox run untraced.
-            if frame.f_code.co_filename != "<template>":
-                return None
-            if time.monotonic() > deadline:
-                raise _Overtime
-            return tracer
-
-        previous = sys.gettrace()
-        sys.settrace(tracer)
         try:
             for chunk in self._template.generate(context):
                 size += len(chunk)
@@ -159,11 +172,9 @@ class Template:
             raise RenderError(f"the template failed: {exc}") from None
         except (ArithmeticError, TypeError, ValueError, LookupError) as exc:
             raise RenderError(f"the template failed: {type(exc).__name__}: {exc}") from None
-        finally:
-            sys.settrace(previous)
         return "".join(out).strip()
 
 
 class _Overtime(BaseException):
-    """Raised by the tracer; a BaseException so template code cannot swallow it."""
+    """Raised when a loop runs past the deadline; a BaseException so nothing in between swallows it."""
 
