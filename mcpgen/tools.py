@@ -15,6 +15,7 @@ from __future__ import annotations
 import inspect
 import json
 import logging
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -23,6 +24,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from mcp.types import Tool as MCPTool
 from pydantic import ConfigDict, ValidationError, create_model
 
+from . import logs
 from .errors import ArgumentError
 from .results import OUTPUT_SCHEMA, DataToolOutput, DataToolPayload
 
@@ -32,7 +34,11 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_worl
 
 
 def error_result(message: str) -> CallToolResult:
-    """An `isError` result carrying one sentence for the model."""
+    """An `isError` result carrying one sentence for the model.
+
+    Called inside an `except` block, it notes the exception's class for the call log."""
+    handled = sys.exc_info()[1]
+    logs.note_error(type(handled).__name__ if handled is not None else "ToolError")
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
@@ -59,6 +65,7 @@ class Registry:
 
     def __init__(self) -> None:
         self._tools: dict[str, Tool] = {}
+        self.active = 0  # calls in flight (reload waits for them before closing engines)
 
     def __contains__(self, name: str) -> bool:
         return name in self._tools
@@ -103,7 +110,24 @@ class Registry:
         return decorator
 
     async def call(self, name: str, arguments: dict[str, Any] | None) -> CallToolResult:
-        """Run a tool. Every failure comes back as an `isError` result with one sentence."""
+        """Run a tool. Every failure comes back as an `isError` result with one sentence.
+
+        Each call is logged as one line on stderr (see mcpgen.logs)."""
+        with logs.call_stats() as stats:
+            self.active += 1
+            try:
+                result = await self._call(name, arguments)
+            finally:
+                self.active -= 1
+            if result.is_error:
+                logs.note_error("ToolError")
+            elif stats.rows is None and isinstance(result.structured_content, dict):
+                table = result.structured_content.get("table")
+                stats.rows = len(table) - 1 if isinstance(table, list) and table else None
+            logs.log_call(name, stats)
+        return result
+
+    async def _call(self, name: str, arguments: dict[str, Any] | None) -> CallToolResult:
         tool = self._tools.get(name)
         if tool is None:
             return error_result(f"Unknown tool '{name}'.")

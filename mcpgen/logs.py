@@ -1,0 +1,143 @@
+"""Logging on stderr: one structured line per tool call, and secrets redacted everywhere.
+
+    logs.setup("json")                 # or "text"; only ever writes to stderr
+    with logs.call_stats() as stats:   # Registry.call does this around every call
+        ...                            # engines call note_rows(); error_result() notes the error
+    logs.log_call("top_cities", stats)
+
+A text line reads `mcpgen: call tool=top_cities ms=3.1 rows=3 truncated=false error=-`;
+a JSON line `{"ts": ..., "level": "info", "event": "call", "tool": "top_cities",
+"duration_ms": 3.1, "rows": 3, "truncated": false, "error": null}`.
+
+Per-call lines are off until `setup()` switches them on, so library users and
+`mcpgen call` are not flooded. stdout is never touched: under stdio it carries the protocol.
+
+>>> redact("postgresql+psycopg://reader:s3cret@db:5432/x failed")
+'postgresql+psycopg://reader:***@db:5432/x failed'
+>>> redact("password=hunter2 sslmode=require")
+'password=*** sslmode=require'
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import json
+import logging
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+
+CALLS = logging.getLogger("mcpgen.calls")
+CALLS.setLevel(logging.WARNING)  # switched on by setup()
+
+# scheme://user:password@host  ->  scheme://user:***@host
+_URL_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*:)[^@\s]+(@)")
+# password=..., pwd: ..., "password": "..."  (libpq DSNs, connect_args, JSON)
+_KEY_VALUE = re.compile(r"""((?:password|passwd|pwd|secret|token|api_key)["']?\s*[=:]\s*["']?)[^\s"',;&)}]+""",
+                        re.IGNORECASE)
+# Authorization: Bearer xyz
+_BEARER = re.compile(r"(Bearer\s+)[A-Za-z0-9._~+/=-]+", re.IGNORECASE)
+
+
+def redact(text: str) -> str:
+    """Replace passwords in URLs, key=value pairs and bearer tokens with ***."""
+    text = _URL_PASSWORD.sub(r"\1***\2", text)
+    text = _KEY_VALUE.sub(r"\1***", text)
+    return _BEARER.sub(r"\1***", text)
+
+
+@dataclass
+class CallStats:
+    """What one call did; filled in by whoever knows (engine, error_result)."""
+
+    started: float = field(default_factory=time.perf_counter)
+    rows: int | None = None
+    truncated: bool | None = None
+    error: str | None = None  # exception class name, for failed calls
+
+
+_current: contextvars.ContextVar[CallStats | None] = contextvars.ContextVar("mcpgen_call_stats", default=None)
+
+
+@contextlib.contextmanager
+def call_stats():
+    """Collect stats for one call. Worker threads see the same object (anyio copies the context)."""
+    stats = CallStats()
+    token = _current.set(stats)
+    try:
+        yield stats
+    finally:
+        _current.reset(token)
+
+
+def note_rows(rows: int, truncated: bool) -> None:
+    """Called by an engine once it has fetched a result."""
+    stats = _current.get()
+    if stats is not None:
+        stats.rows, stats.truncated = rows, truncated
+
+
+def note_error(error_class: str) -> None:
+    stats = _current.get()
+    if stats is not None and stats.error is None:
+        stats.error = error_class
+
+
+def log_call(tool: str, stats: CallStats) -> None:
+    if not CALLS.isEnabledFor(logging.INFO):
+        return
+    ms = round((time.perf_counter() - stats.started) * 1000, 1)
+    fields = {"event": "call", "tool": tool, "duration_ms": ms, "rows": stats.rows,
+              "truncated": stats.truncated, "error": stats.error}
+    CALLS.info("call tool=%s ms=%s rows=%s truncated=%s error=%s", tool, ms,
+               "-" if stats.rows is None else stats.rows,
+               "-" if stats.truncated is None else str(stats.truncated).lower(),
+               stats.error or "-", extra={"fields": fields})
+
+
+class RedactingFilter(logging.Filter):
+    """Redact secrets from the final message (arguments included) and any traceback text."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a bad format string: keep the raw text
+            message = str(record.msg)
+        record.msg, record.args = redact(message), ()
+        if record.exc_info and record.exc_info[1] is not None:
+            record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
+            record.exc_info = None
+        return True
+
+
+class JSONFormatter(logging.Formatter):
+    """One JSON object per line: ts, level, logger, then the call's fields or `message`."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        out = {"ts": round(record.created, 3), "level": record.levelname.lower(), "logger": record.name}
+        fields = getattr(record, "fields", None)
+        if fields:
+            out.update(fields)
+        else:
+            out["message"] = record.getMessage()
+        if record.exc_text:
+            out["exception"] = record.exc_text
+        return json.dumps(out, ensure_ascii=False, default=str)
+
+
+def setup(fmt: str = "text", verbose: bool = False) -> None:
+    """Log to stderr in `fmt` ("text" or "json"), with per-call lines on and secrets redacted."""
+    if fmt not in ("text", "json"):
+        raise ValueError(f"log format must be text or json, not {fmt!r}")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(RedactingFilter())
+    handler.setFormatter(JSONFormatter() if fmt == "json" else logging.Formatter("mcpgen: %(message)s"))
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    CALLS.setLevel(logging.INFO)
+    for noisy in ("mcp", "httpx", "httpx2", "httpcore", "uvicorn.access", "watchfiles"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
