@@ -135,11 +135,20 @@ class Template:
     def __init__(self, source: str, url: bool = False):
         self.source = source
         self.env = URL if url else PROSE
-        self.ast = self.env.parse(source)  # raises TemplateSyntaxError
-        self._template = self.env.from_string(_bound_loops(self.env.parse(source)))
+        if "{" not in source:  # no Jinja syntax at all: skip the parser (most source URLs)
+            self.ast = nodes.Template([nodes.Output([nodes.TemplateData(source)])])
+        else:
+            self.ast = self.env.parse(source)  # raises TemplateSyntaxError
+        self._compiled = None  # compiled on first render: `validate` never pays for code generation
         # Plain text needs no rendering: it is its own output.
         self.constant = source if len(self.ast.body) == 1 and isinstance(self.ast.body[0], nodes.Output) and all(
             isinstance(n, nodes.TemplateData) for n in self.ast.body[0].nodes) else None
+
+    @property
+    def _template(self):
+        if self._compiled is None:
+            self._compiled = self.env.from_string(_bound_loops(self.env.parse(self.source)))
+        return self._compiled
 
     def names(self) -> set[str]:
         """Variables the template reads from its context (not ones it sets itself)."""
