@@ -40,6 +40,13 @@ class DuckDBConnection(Strict):
     duckdb: str = ":memory:"
     init: list[str] = []
     threads: StrictInt | None = Field(None, ge=1)
+    max_concurrent: StrictInt = Field(8, ge=1)  # queries at once; more wait up to queue_timeout
+    queue_timeout: float | str = 10.0
+
+    @field_validator("queue_timeout", mode="before")
+    @classmethod
+    def _duration(cls, value):
+        return parse_duration(value)
 
 
 class URLConnection(Strict):
@@ -75,6 +82,15 @@ class Defaults(Strict):
         return parse_duration(value)
 
 
+class HTTPSettings(Strict):
+    """`serve --http` settings: token values are read from these environment variables."""
+
+    tokens_env: list[str] = []
+    allowed_hosts: list[str] = []
+    allowed_origins: list[str] = []
+
+
 class ProjectConfig(Strict):
     connections: dict[str, Connection] = {"default": DuckDBConnection()}
     defaults: Defaults = Defaults()
+    http: HTTPSettings = HTTPSettings()

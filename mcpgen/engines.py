@@ -11,6 +11,7 @@ statement) and then runs it per call with bound values, a row cap and a time lim
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 import duckdb
 
 from .errors import QueryError, QueryTimeout, UnsafeSQL
+from .logs import note_rows
 from .sql import check_read_only, find_placeholders, rewrite
 from .watchdog import WATCHDOG
 
@@ -59,8 +61,11 @@ class DuckDBEngine(Engine):
     dialect = "duckdb"
 
     def __init__(self, name: str, database: str, init: list[str], root: str | os.PathLike,
-                 threads: int | None = None):
+                 threads: int | None = None, max_concurrent: int = 8, queue_timeout: float = 10.0):
         self.name = name
+        # At most max_concurrent queries at once; a call past that waits up to queue_timeout.
+        self._slots = threading.BoundedSemaphore(max_concurrent)
+        self.max_concurrent, self.queue_timeout = max_concurrent, queue_timeout
         root = Path(root).resolve()
         config: dict[str, Any] = {} if threads is None else {"threads": threads}
         if database == ":memory:":
@@ -93,6 +98,17 @@ class DuckDBEngine(Engine):
         return Prepared(text, frozenset(p.name for p in find_placeholders(sql, self.dialect)))
 
     def run(self, query: Prepared, params: dict[str, Any], max_rows: int, timeout: float) -> QueryResult:
+        if not self._slots.acquire(timeout=self.queue_timeout):
+            raise QueryError(f"connection '{self.name}' is busy: {self.max_concurrent} queries are already "
+                             f"running and none finished within {self.queue_timeout:g} s; try again shortly")
+        try:
+            result = self._run(query, params, max_rows, timeout)
+        finally:
+            self._slots.release()
+        note_rows(len(result.rows), result.truncated)
+        return result
+
+    def _run(self, query: Prepared, params: dict[str, Any], max_rows: int, timeout: float) -> QueryResult:
         cursor = self._con.cursor()  # one cursor per call: no state shared between calls
         alarm = WATCHDOG.watch(timeout, cursor.interrupt)
         try:
@@ -118,7 +134,8 @@ def create_engine(name: str, connection, root: str | os.PathLike) -> Engine:
         from .sqlalchemy_engine import SQLAlchemyEngine  # imported only when a project uses one
 
         return SQLAlchemyEngine(name, connection)
-    return DuckDBEngine(name, connection.duckdb, connection.init, root, connection.threads)
+    return DuckDBEngine(name, connection.duckdb, connection.init, root, connection.threads,
+                        connection.max_concurrent, connection.queue_timeout)
 
 
 def _first_line(exc: Exception) -> str:
