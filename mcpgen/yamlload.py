@@ -139,7 +139,8 @@ def load_yaml(text: str, path: str, warnings: list[Problem] | None = None):
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         message = exc.problem or exc.context or "invalid YAML"
-        if mark and "\t" in text.splitlines()[mark.line:mark.line + 1][0][: mark.column + 1]:
+        line_text = (text.splitlines()[mark.line:mark.line + 1] or [""])[0] if mark else ""
+        if "\t" in line_text[: mark.column + 1 if mark else 0]:
             message = "tab characters are not allowed for indentation in YAML; use spaces"
         elif exc.context and exc.problem and "tag" not in exc.problem:
             message = f"{exc.context}, {exc.problem}"
