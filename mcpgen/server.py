@@ -9,8 +9,14 @@ mistyped arguments are refused rather than dropped or coerced.
 """
 from __future__ import annotations
 
+import logging
+import weakref
+
+import anyio.to_thread
 from mcp.server import Server
+from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolRequestParams, CallToolResult, ListToolsResult
 
@@ -18,22 +24,71 @@ from . import __version__
 from .tools import Registry
 
 
+logger = logging.getLogger("mcpgen")
+
+# Sync tools run in anyio worker threads. A call waiting for a busy connection holds a thread for up
+# to its queue_timeout, so allow more than anyio's default 40: waiters on one connection must not
+# starve calls to another.
+WORKER_THREADS = 100
+
+
 class ToolServer:
     """Serves whatever `self.registry` holds; swapping it changes the tool set (reload)."""
 
     def __init__(self, registry: Registry, name: str = "mcpgen", instructions: str | None = None):
         self.registry = registry
+        # tools/list_changed: 2026-07-28 clients get it on a subscriptions/listen stream (the bus);
+        # handshake-era sessions get a plain notification (the sessions seen so far).
+        self.bus = InMemorySubscriptionBus()
+        self.listen = ListenHandler(self.bus)
+        self._sessions: weakref.WeakSet = weakref.WeakSet()
         self.server = Server(name, version=__version__, instructions=instructions,
-                             on_list_tools=self._list_tools, on_call_tool=self._call_tool)
+                             on_list_tools=self._list_tools, on_call_tool=self._call_tool,
+                             on_subscriptions_listen=self.listen)
+
+    def initialization_options(self):
+        return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
 
     async def _list_tools(self, ctx, params) -> ListToolsResult:
+        self._remember(ctx)
         return ListToolsResult(tools=[tool.to_mcp() for tool in self.registry])
 
     async def _call_tool(self, ctx, params: CallToolRequestParams) -> CallToolResult:
-        if params.name not in self.registry:
+        self._remember(ctx)
+        registry = self.registry  # one registry per call, even if a reload swaps it meanwhile
+        if params.name not in registry:
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {params.name}")
-        return await self.registry.call(params.name, params.arguments)
+        return await registry.call(params.name, params.arguments)
 
-    async def run_stdio(self) -> None:
-        async with stdio_server() as (read, write):
-            await self.server.run(read, write, self.server.create_initialization_options())
+    def _remember(self, ctx) -> None:
+        session = getattr(ctx, "session", None)
+        if session is not None:
+            try:
+                self._sessions.add(session)
+            except TypeError:  # not weak-referenceable: no legacy notification for it
+                pass
+
+    async def tools_changed(self) -> None:
+        """Tell connected clients that tools/list has changed."""
+        await self.bus.publish(ToolsListChanged())
+        for session in list(self._sessions):
+            try:
+                await session.send_tool_list_changed()
+            except Exception as exc:  # a closed session: nothing to tell
+                logger.debug("tools/list_changed not sent to a session: %s", exc)
+
+    @staticmethod
+    def raise_thread_limit() -> None:
+        limiter = anyio.to_thread.current_default_thread_limiter()
+        limiter.total_tokens = max(limiter.total_tokens, WORKER_THREADS)
+
+    async def run_stdio(self, reloader=None) -> None:
+        self.raise_thread_limit()
+        async with stdio_server() as (read, write), anyio.create_task_group() as tg:
+            if reloader is not None:
+                tg.start_soon(reloader.run)
+            try:
+                await self.server.run(read, write, self.initialization_options())
+            finally:
+                self.listen.close()
+                tg.cancel_scope.cancel()
