@@ -4,6 +4,7 @@
     mcpgen call top_cities -a n=3   run one tool and print its answer
     mcpgen list specs/              the tools, their parameters and connections
     mcpgen validate specs/          static checks, exit 1 with file:line on errors
+    mcpgen preview specs/           a local web page showing each answer as the gateway would
 """
 from __future__ import annotations
 
@@ -172,3 +173,26 @@ def validate(specs_dir: Path) -> None:
     click.echo(f"{len(loaded.specs)} specs checked: {errors} errors, {warnings} warnings", err=True)
     if errors:
         raise click.exceptions.Exit(1)
+
+
+@main.command()
+@click.argument("specs_dir", type=SPECS_DIR)
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
+              help="Port on 127.0.0.1 (0: any free port).")
+@click.option("--chartjs", metavar="URL_OR_PATH", default=None,
+              help="Where the page loads Chart.js 4 from: a URL, or a local file for offline use "
+                   "[default: the jsDelivr CDN].")
+@click.option("-v", "--verbose", is_flag=True, help="Log debug detail on stderr.")
+def preview(specs_dir: Path, port: int, chartjs: str | None, verbose: bool) -> None:
+    """Preview the tools in SPECS_DIR in a browser, as the gateway shows them (loopback only; reloads on change)."""
+    from .preview import chartjs_source, run
+
+    _setup_logging(verbose)
+    try:
+        chartjs_source(chartjs)
+    except FileNotFoundError as exc:
+        raise click.BadParameter(str(exc).removeprefix("--chartjs: "), param_hint="--chartjs") from None
+    try:
+        run(specs_dir, port=port, chartjs=chartjs, announce=lambda line: click.echo(line, err=True))
+    except KeyboardInterrupt:
+        pass

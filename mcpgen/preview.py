@@ -1,0 +1,324 @@
+"""The gateway preview: a local web page that shows each tool's answer the way the gateway renders it.
+
+    mcpgen preview specs/ [--port 8765] [--chartjs URL_OR_PATH]
+
+A Starlette app served by uvicorn on 127.0.0.1 only:
+
+    GET  /                 the page (mcpgen/static/index.html, app.js, style.css)
+    GET  /api/version      {"version": n}; n grows each time the specs are reloaded
+    GET  /api/tools        the tools as tools/list gives them, plus errors/warnings with file:line
+    POST /api/call/{name}  JSON arguments -> {"result": CallToolResult JSON, "elapsed_ms": ...}
+    GET  /chart.js         the local Chart.js file given with --chartjs PATH
+
+Calls go through `Registry.call`, the code path `mcpgen serve` uses, so arguments
+are checked by the server again whatever the browser let through. The specs
+folder (and mcpgen.yaml) are watched: every change re-runs `open_project`. When
+the new specs are broken the page shows the problems and keeps the last tool set
+that loaded, marked as stale.
+"""
+from __future__ import annotations
+
+import contextlib
+import html
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import anyio
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from .config import CONFIG_NAME
+from .errors import Problem, SpecError
+from .project import Project, open_project
+
+logger = logging.getLogger("mcpgen")
+
+HOST = "127.0.0.1"  # loopback only: the preview has no authentication
+DEFAULT_PORT = 8765
+DEFAULT_CHARTJS = "https://cdn.jsdelivr.net/npm/chart.js@4/dist/chart.umd.min.js"
+STATIC = Path(__file__).parent / "static"
+MAX_BODY = 1024 * 1024
+
+
+def chartjs_source(value: str | None) -> tuple[str, Path | None]:
+    """`--chartjs` as (the page's <script src>, the local file to serve at /chart.js or None)."""
+    if not value:
+        return DEFAULT_CHARTJS, None
+    if value.startswith(("http://", "https://")):
+        return value, None
+    path = Path(value).expanduser().resolve()
+    if not path.is_file():
+        raise FileNotFoundError(f"--chartjs: no such file: {value}")
+    return "/chart.js", path
+
+
+class _Collect(logging.Handler):
+    """Keeps the warnings logged while a project loads (e.g. a Python tool left unregistered)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@dataclass
+class PreviewState:
+    """The current project, the problems of the last load, and a version that grows on each reload."""
+
+    specs_dir: Path
+    shown_from: Path = field(default_factory=Path.cwd)  # problem paths are shown relative to this folder
+    project: Project | None = None
+    version: int = 0
+    errors: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    loaded_at: float | None = None  # when `project` was loaded
+    checked_at: float | None = None  # when the specs were last read
+    _lock: anyio.Lock | None = None
+    _busy: dict[int, int] = field(default_factory=dict)  # id(project) -> calls in flight
+    _retired: dict[int, Project] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.specs_dir = Path(self.specs_dir).resolve()  # open_project changes the working directory
+
+    def _load(self) -> tuple[Project | None, list[Problem], list[Problem]]:
+        collect = _Collect()
+        logger.addHandler(collect)
+        try:
+            project = open_project(self.specs_dir)
+        except SpecError as exc:
+            return None, list(exc.problems), []
+        except Exception as exc:  # a broken project must show on the page, not kill the preview
+            logger.exception("loading %s failed", self.specs_dir)
+            return None, [Problem(str(self.specs_dir), None, None,
+                                  f"loading the project failed: {type(exc).__name__}: {exc}")], []
+        finally:
+            logger.removeHandler(collect)
+        warnings = list(project.loaded.warnings)
+        warnings += [Problem(str(self.specs_dir), None, None, m, "warning") for m in collect.messages]
+        return project, [], warnings
+
+    async def reload(self) -> None:
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        async with self._lock:
+            project, errors, warnings = await anyio.to_thread.run_sync(self._load)
+            self.errors, self.warnings, self.checked_at = errors, warnings, time.time()
+            if project is not None:
+                old, self.project, self.loaded_at = self.project, project, self.checked_at
+                if old is not None:
+                    self._retire(old)
+            self.version += 1
+        if errors:
+            logger.warning("the specs have %d error(s):\n%s", len(errors),
+                           "\n".join(self.shown(p) for p in errors))
+        else:
+            logger.info("loaded %d tools (version %d)", len(self.project.registry), self.version)
+
+    def _retire(self, project: Project) -> None:
+        if self._busy.get(id(project)):
+            self._retired[id(project)] = project  # closed when its last call returns
+        else:
+            project.close()
+
+    @contextlib.asynccontextmanager
+    async def using(self):
+        """The current project, kept open until the block ends even if a reload replaces it."""
+        project = self.project
+        if project is None:
+            yield None
+            return
+        key = id(project)
+        self._busy[key] = self._busy.get(key, 0) + 1
+        try:
+            yield project
+        finally:
+            self._busy[key] -= 1
+            if not self._busy[key]:
+                del self._busy[key]
+                retired = self._retired.pop(key, None)
+                if retired is not None:
+                    retired.close()
+
+    def close(self) -> None:
+        if self.project is not None:
+            self.project.close()
+            self.project = None
+        for project in self._retired.values():
+            project.close()
+        self._retired.clear()
+
+    def relative(self, path: str) -> str:
+        with contextlib.suppress(ValueError):
+            return str(Path(path).resolve().relative_to(self.shown_from))
+        return path
+
+    def shown(self, problem: Problem) -> str:
+        return str(Problem(self.relative(problem.path), problem.line, problem.col, problem.message,
+                           problem.severity))
+
+    def problem_json(self, problem: Problem) -> dict[str, Any]:
+        return {"path": self.relative(problem.path), "line": problem.line, "col": problem.col,
+                "message": problem.message, "severity": problem.severity, "text": self.shown(problem)}
+
+    def tools_json(self) -> dict[str, Any]:
+        tools = []
+        if self.project is not None:
+            for tool in self.project.registry:
+                item = tool.to_mcp().model_dump(mode="json", by_alias=True, exclude_none=True)
+                item.pop("outputSchema", None)  # the same for every tool
+                item["source"] = self.relative(tool.source) if tool.source else None
+                tools.append(item)
+        return {
+            "version": self.version,
+            "specs_dir": self.relative(str(self.specs_dir)),
+            "tools": tools,
+            "errors": [self.problem_json(p) for p in self.errors],
+            "warnings": [self.problem_json(p) for p in self.warnings],
+            "stale": bool(self.errors) and self.project is not None,
+            "loaded_at": self.loaded_at,
+            "checked_at": self.checked_at,
+        }
+
+    async def watch(self, stop: anyio.Event, on_change: Callable[[], Any] | None = None) -> None:
+        """Reload whenever a file in the specs folder, or the project's mcpgen.yaml, changes."""
+        from watchfiles import DefaultFilter, awatch
+
+        specs_filter = DefaultFilter()
+
+        async def watch_one(path: Path, recursive: bool, accept) -> None:
+            async for _ in awatch(path, watch_filter=accept, recursive=recursive, stop_event=stop):
+                await self.reload()
+                if on_change is not None:
+                    on_change()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(watch_one, self.specs_dir, True, specs_filter)
+            # mcpgen.yaml may sit in the specs folder's parent: watch that one file name there.
+            tg.start_soon(watch_one, self.specs_dir.parent, False,
+                          lambda change, path: Path(path).name == CONFIG_NAME)
+
+
+def create_app(specs_dir: str | Path, chartjs: str | None = None, watch: bool = True,
+               state: PreviewState | None = None) -> Starlette:
+    """The preview app. `chartjs`: a URL or a local file path (default: the jsDelivr CDN)."""
+    script_src, chartjs_file = chartjs_source(chartjs)
+    state = state or PreviewState(Path(specs_dir))
+    page = (STATIC / "index.html").read_text(encoding="utf-8").replace(
+        "{{CHARTJS_SRC}}", html.escape(script_src, quote=True))
+    csp = ("default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
+           f"script-src 'self' {_origin(script_src)}; connect-src 'self'; base-uri 'none'; form-action 'none'; "
+           "frame-ancestors 'none'")
+    no_store = {"Cache-Control": "no-store"}
+
+    async def index(request: Request) -> Response:
+        return HTMLResponse(page, headers={**no_store, "Content-Security-Policy": csp,
+                                           "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"})
+
+    async def chart_js(request: Request) -> Response:
+        if chartjs_file is None:
+            return JSONResponse({"error": "Chart.js is loaded from " + script_src}, status_code=404)
+        return FileResponse(chartjs_file, media_type="text/javascript")
+
+    async def version(request: Request) -> Response:
+        return JSONResponse({"version": state.version}, headers=no_store)
+
+    async def tools(request: Request) -> Response:
+        return JSONResponse(state.tools_json(), headers=no_store)
+
+    async def call(request: Request) -> Response:
+        name = request.path_params["name"]
+        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+            # Also keeps other web sites out: a cross-site JSON POST needs a CORS preflight we never answer.
+            return JSONResponse({"error": "send the arguments as application/json"}, status_code=415)
+        body = await request.body()
+        if len(body) > MAX_BODY:
+            return JSONResponse({"error": "the arguments are larger than 1 MiB"}, status_code=413)
+        try:
+            arguments = json.loads(body or b"{}")
+        except ValueError:
+            return JSONResponse({"error": "the body is not valid JSON"}, status_code=400)
+        if not isinstance(arguments, dict):
+            return JSONResponse({"error": "the arguments must be a JSON object"}, status_code=400)
+        async with state.using() as project:
+            if project is None or name not in project.registry:
+                return JSONResponse({"error": f"no tool named '{name}'"}, status_code=404)
+            started = time.perf_counter()
+            result = await project.registry.call(name, arguments)
+            elapsed = (time.perf_counter() - started) * 1000
+        return JSONResponse({"tool": name, "arguments": arguments, "elapsed_ms": round(elapsed, 1),
+                             "version": state.version,
+                             "result": result.model_dump(mode="json", by_alias=True, exclude_none=True)},
+                            headers=no_store)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette):
+        await state.reload()
+        stop = anyio.Event()
+        async with anyio.create_task_group() as tg:
+            if watch:
+                tg.start_soon(state.watch, stop)
+            try:
+                yield
+            finally:
+                stop.set()
+                tg.cancel_scope.cancel()
+        state.close()
+
+    routes = [
+        Route("/", index),
+        Route("/chart.js", chart_js),
+        Route("/api/version", version),
+        Route("/api/tools", tools),
+        Route("/api/call/{name:path}", call, methods=["POST"]),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+    # Refuse other Host names, so a web page cannot reach the preview by DNS rebinding.
+    middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=["127.0.0.1", "localhost"])]
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app.state.preview = state
+    return app
+
+
+def _origin(url: str) -> str:
+    if not url.startswith(("http://", "https://")):
+        return ""
+    scheme, _, rest = url.partition("://")
+    return f"{scheme}://{rest.split('/')[0]}"
+
+
+def run(specs_dir: str | Path, port: int = DEFAULT_PORT, chartjs: str | None = None,
+        announce: Callable[[str], Any] = print) -> None:
+    """Serve the preview on 127.0.0.1:`port` (0: any free port) until interrupted."""
+    import asyncio
+
+    import uvicorn
+
+    app = create_app(specs_dir, chartjs)
+    server = uvicorn.Server(uvicorn.Config(app, host=HOST, port=port, log_level="warning", lifespan="on"))
+
+    async def main() -> None:
+        task = asyncio.create_task(server.serve())
+        while not server.started and not task.done():
+            await asyncio.sleep(0.05)
+        if server.started:
+            bound = server.servers[0].sockets[0].getsockname()[1]
+            state: PreviewState = app.state.preview
+            count = len(state.project.registry) if state.project else 0
+            announce(f"mcpgen: previewing {count} tools from {state.relative(str(state.specs_dir))} "
+                     f"at http://{HOST}:{bound}/ (Ctrl-C to stop)")
+        await task
+
+    asyncio.run(main())
+    if not server.started:
+        raise SystemExit(1)

@@ -1,0 +1,383 @@
+// mcpgen preview: forms from each tool's inputSchema, answers drawn the way the gateway shows them.
+// Every value from a tool is untrusted: it only ever reaches the page as text (textContent), never as HTML.
+"use strict";
+
+const state = { version: null, tools: [], current: null, toolJson: null };
+const $ = (sel) => document.querySelector(sel);
+
+// h("div", {class: "x"}, "text", child): an element; strings become text nodes.
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") el.className = v;
+    else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else el.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+const show = (v) => (typeof v === "string" ? v : JSON.stringify(v));
+const clock = (t) => (t ? new Date(t * 1000).toLocaleTimeString() : "");
+
+async function getJson(url) {
+  const r = await fetch(url, { cache: "no-store" });
+  if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+  return r.json();
+}
+
+// ---- tool list, problems, reload ---------------------------------------------------------------
+
+async function loadTools() {
+  const data = await getJson("/api/tools");
+  state.version = data.version;
+  state.tools = data.tools;
+  renderProblems(data);
+  renderToolList();
+  const n = data.tools.length;
+  $("#status").textContent = `${n} tool${n === 1 ? "" : "s"} from ${data.specs_dir}` +
+    (data.checked_at ? ` · specs read at ${clock(data.checked_at)}` : "");
+  const wanted = decodeURIComponent(location.hash.slice(1)) || (state.current ? state.current : "");
+  const tool = data.tools.find((t) => t.name === wanted) || data.tools[0];
+  if (!tool) { $("#tool").replaceChildren(h("p", { class: "hint" }, "No tools are loaded.")); state.current = null; return; }
+  const json = JSON.stringify(tool);
+  if (tool.name === state.current && json === state.toolJson) {
+    const old = $("#result .answer");
+    if (old && Number(old.dataset.version) !== data.version) old.classList.add("outdated");
+    return; // same tool, same schema: keep what the user typed and the last answer
+  }
+  selectTool(tool);
+}
+
+function renderProblems(data) {
+  const box = $("#problems");
+  box.replaceChildren();
+  if (data.errors.length) {
+    box.append(h("h2", {}, `The specs have ${data.errors.length} error${data.errors.length === 1 ? "" : "s"}; ` +
+      "mcpgen serve would refuse to start."));
+    box.append(h("ul", { class: "errors" }, data.errors.map((p) => h("li", {}, h("code", {}, p.text)))));
+    if (data.stale) box.append(h("p", {}, `The tools below are the last set that loaded (at ${clock(data.loaded_at)}); ` +
+      "fix the files and the page reloads by itself."));
+  }
+  if (data.warnings.length) {
+    box.append(h("details", { class: "warnings" },
+      h("summary", {}, `${data.warnings.length} warning${data.warnings.length === 1 ? "" : "s"}`),
+      h("ul", {}, data.warnings.map((p) => h("li", {}, h("code", {}, p.text))))));
+  }
+  box.hidden = !box.childElementCount;
+  box.className = data.errors.length ? "bad" : "";
+}
+
+function renderToolList() {
+  const nav = $("#tools");
+  nav.replaceChildren(h("ul", {}, state.tools.map((t) =>
+    h("li", {}, h("a", {
+      href: "#" + encodeURIComponent(t.name), "data-tool": t.name,
+      class: t.name === state.current ? "current" : null,
+    }, h("strong", {}, t.title || t.name), t.title ? h("code", {}, t.name) : null)))));
+}
+
+async function poll() {
+  try {
+    const { version } = await getJson("/api/version");
+    $("body").classList.remove("offline");
+    if (version !== state.version) await loadTools();
+  } catch (e) {
+    $("body").classList.add("offline");
+    $("#status").textContent = "the preview server is not answering";
+  }
+}
+
+window.addEventListener("hashchange", () => {
+  const tool = state.tools.find((t) => t.name === decodeURIComponent(location.hash.slice(1)));
+  if (tool && tool.name !== state.current) selectTool(tool);
+});
+
+// ---- one tool: header, form, result ------------------------------------------------------------
+
+function selectTool(tool) {
+  state.current = tool.name;
+  state.toolJson = JSON.stringify(tool);
+  for (const a of document.querySelectorAll("#tools a")) a.classList.toggle("current", a.dataset.tool === tool.name);
+  const schema = tool.inputSchema || {};
+  const required = new Set(schema.required || []);
+  const fields = Object.entries(schema.properties || {}).map(([name, prop]) => field(name, prop, required.has(name)));
+  const browserCheck = h("input", { type: "checkbox", checked: true, name: "__check" });
+  const form = h("form", { id: "form", "data-tool": tool.name },
+    fields.map((f) => f.el),
+    fields.length ? null : h("p", { class: "hint" }, "This tool takes no arguments."),
+    h("div", { class: "actions" },
+      h("button", { type: "submit" }, "Call " + tool.name),
+      h("button", { type: "reset" }, "Defaults"),
+      h("label", { class: "check" }, browserCheck, " check arguments in the browser")));
+  browserCheck.addEventListener("change", () => { form.noValidate = !browserCheck.checked; });
+  form.addEventListener("reset", () => setTimeout(() => fields.forEach((f) => f.sync && f.sync()), 0));
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const args = {};
+    for (const f of fields) {
+      const v = f.get();
+      if (v !== undefined) args[f.name] = v;
+    }
+    callTool(tool.name, args);
+  });
+  $("#tool").replaceChildren(
+    h("h2", {}, tool.title || tool.name),
+    h("p", { class: "meta" }, h("code", {}, tool.name), tool.source ? ` · ${tool.source}` : ""),
+    h("p", { class: "description" }, tool.description || ""),
+    form,
+    h("div", { id: "result" }));
+}
+
+function label(name, prop, required) {
+  return h("span", { class: "name" }, name, required ? h("abbr", { title: "required" }, " *") : null,
+    h("span", { class: "type" }, " " + (prop.format || prop.type || "json") +
+      (prop.type === "array" && prop.items ? ` of ${prop.items.format || prop.items.type}` : "")));
+}
+
+function hints(prop) {
+  const bits = [];
+  for (const [k, word] of [["minimum", "min"], ["maximum", "max"], ["formatMinimum", "from"], ["formatMaximum", "to"],
+    ["minLength", "min length"], ["maxLength", "max length"], ["minItems", "min items"], ["maxItems", "max items"],
+    ["pattern", "pattern"]]) {
+    if (prop[k] !== undefined) bits.push(`${word} ${prop[k]}`);
+  }
+  if (prop.default !== undefined) bits.push(`default ${show(prop.default)}`);
+  return bits.join(" · ");
+}
+
+// The JSON Schema keyword checks the browser has no attribute for (pattern is a search, not a full match).
+function customCheck(input, check) {
+  const run = () => input.setCustomValidity(input.value === "" ? "" : (check(input.value) || ""));
+  input.addEventListener("input", run);
+  return run;
+}
+
+function stringCheck(prop) {
+  return (s) => {
+    if (prop.pattern !== undefined) {
+      let re = null;
+      try { re = new RegExp(prop.pattern, "u"); } catch (e) { return ""; }
+      if (!re.test(s)) return `Must match the pattern ${prop.pattern}`;
+    }
+    if (prop.minLength !== undefined && [...s].length < prop.minLength) return `At least ${prop.minLength} characters`;
+    if (prop.maxLength !== undefined && [...s].length > prop.maxLength) return `At most ${prop.maxLength} characters`;
+    return "";
+  };
+}
+
+// One item of an array typed in a text box: value and problem.
+function parseItem(text, items) {
+  const t = items.type;
+  if (t === "integer" || t === "number") {
+    const n = Number(text);
+    if (text === "" || !Number.isFinite(n)) return [text, `"${text}" is not a number`];
+    if (t === "integer" && !Number.isInteger(n)) return [n, `${text} is not a whole number`];
+    if (items.minimum !== undefined && n < items.minimum) return [n, `${text} is less than ${items.minimum}`];
+    if (items.maximum !== undefined && n > items.maximum) return [n, `${text} is more than ${items.maximum}`];
+    return [n, ""];
+  }
+  if (t === "boolean") return text === "true" || text === "false" ? [text === "true", ""] : [text, `"${text}" is not true or false`];
+  if (items.enum && !items.enum.map(String).includes(text)) return [text, `"${text}" is not one of ${items.enum.join(", ")}`];
+  if (items.format === "date" && !/^\d{4}-\d{2}-\d{2}$/.test(text)) return [text, `"${text}" is not a date (YYYY-MM-DD)`];
+  return [text, stringCheck(items)(text)];
+}
+
+function field(name, prop, required) {
+  if (!prop.type && Array.isArray(prop.anyOf)) { // pydantic's Optional[X]: the first non-null branch
+    const branch = prop.anyOf.find((b) => b.type && b.type !== "null");
+    if (branch) prop = { ...branch, ...prop, type: branch.type };
+  }
+  const id = "arg-" + name;
+  const t = prop.type;
+  const common = { id, name, required: required && t !== "boolean" && t !== "array" };
+  const hasDefault = prop.default !== undefined;
+  let control, get, sync = null;
+
+  if (t === "array" && prop.items && Array.isArray(prop.items.enum)) {
+    // A set of choices: one checkbox each.
+    const chosen = new Set((prop.default || []).map(show));
+    const boxes = prop.items.enum.map((v) => h("input", { type: "checkbox", value: JSON.stringify(v), checked: chosen.has(show(v)) }));
+    const first = boxes[0];
+    const check = () => {
+      const n = boxes.filter((b) => b.checked).length;
+      let msg = "";
+      if (prop.minItems !== undefined && n < prop.minItems) msg = `Pick at least ${prop.minItems}`;
+      if (prop.maxItems !== undefined && n > prop.maxItems) msg = `Pick at most ${prop.maxItems}`;
+      if (first) first.setCustomValidity(msg);
+    };
+    boxes.forEach((b) => b.addEventListener("change", check));
+    check();
+    sync = check;
+    control = h("span", { class: "choices", id, "data-name": name },
+      boxes.map((b, i) => h("label", { class: "check" }, b, " " + String(prop.items.enum[i]))));
+    get = () => {
+      const v = boxes.filter((b) => b.checked).map((b) => JSON.parse(b.value));
+      return v.length || required || hasDefault ? v : undefined;
+    };
+  } else if (t === "array") {
+    // Free items: comma-separated in one text box.
+    const items = prop.items || { type: "string" };
+    control = h("input", { ...common, type: "text", placeholder: "comma-separated values",
+      value: hasDefault ? (prop.default || []).join(", ") : null });
+    const parse = (s) => (s.trim() === "" ? [] : s.split(",").map((x) => x.trim()).map((x) => parseItem(x, items)));
+    sync = customCheck(control, (s) => {
+      const parsed = parse(s);
+      const bad = parsed.find((p) => p[1]);
+      if (bad) return bad[1];
+      if (prop.minItems !== undefined && parsed.length < prop.minItems) return `At least ${prop.minItems} items`;
+      if (prop.maxItems !== undefined && parsed.length > prop.maxItems) return `At most ${prop.maxItems} items`;
+      return "";
+    });
+    get = () => {
+      const v = parse(control.value).map((p) => p[0]);
+      return v.length || required || hasDefault ? v : undefined;
+    };
+  } else if (Array.isArray(prop.enum)) {
+    control = h("select", common,
+      required ? null : h("option", { value: "" }, "(leave out)"),
+      prop.enum.map((v) => h("option", { value: JSON.stringify(v), selected: hasDefault && show(v) === show(prop.default) }, String(v))));
+    if (required && !hasDefault) control.prepend(h("option", { value: "", selected: true, disabled: true }, "(choose)"));
+    get = () => (control.value === "" ? undefined : JSON.parse(control.value));
+  } else if (t === "boolean") {
+    if (hasDefault || required) {
+      control = h("input", { id, name, type: "checkbox", checked: prop.default === true });
+      get = () => control.checked;
+    } else {
+      control = h("select", common, h("option", { value: "" }, "(leave out)"),
+        h("option", { value: "true" }, "true"), h("option", { value: "false" }, "false"));
+      get = () => (control.value === "" ? undefined : control.value === "true");
+    }
+  } else if (t === "integer" || t === "number") {
+    control = h("input", { ...common, type: "number", step: t === "integer" ? "1" : "any",
+      min: prop.minimum, max: prop.maximum, value: hasDefault ? prop.default : null });
+    get = () => (control.value === "" ? undefined : Number(control.value));
+  } else if (t === "string" && (prop.format === "date" || prop.format === "date-time")) {
+    const dt = prop.format === "date-time";
+    const fit = (v) => (v === undefined ? null : dt ? String(v).slice(0, 19) : String(v));
+    control = h("input", { ...common, type: dt ? "datetime-local" : "date", step: dt ? "1" : null,
+      min: fit(prop.formatMinimum), max: fit(prop.formatMaximum), value: hasDefault ? fit(prop.default) : null });
+    get = () => {
+      if (control.value === "") return undefined;
+      return dt && /T\d\d:\d\d$/.test(control.value) ? control.value + ":00" : control.value;
+    };
+  } else if (t === "string") {
+    const list = Array.isArray(prop.examples) && prop.examples.length ? id + "-examples" : null;
+    control = h("input", { ...common, type: "text", minlength: prop.minLength, maxlength: prop.maxLength,
+      list, placeholder: list ? "e.g. " + prop.examples.join(", ") : null, value: hasDefault ? prop.default : null });
+    sync = customCheck(control, stringCheck(prop));
+    if (list) control = h("span", {}, control, h("datalist", { id: list }, prop.examples.map((v) => h("option", { value: String(v) }))));
+    get = () => {
+      const input = control.tagName === "INPUT" ? control : control.querySelector("input");
+      return input.value === "" && !required ? undefined : input.value;
+    };
+  } else {
+    // Anything else: JSON text.
+    control = h("textarea", { ...common, rows: 2, placeholder: "JSON" }, hasDefault ? JSON.stringify(prop.default) : "");
+    get = () => {
+      if (control.value.trim() === "") return undefined;
+      try { return JSON.parse(control.value); } catch (e) { return control.value; }
+    };
+  }
+  if (sync) sync();
+  const el = h("div", { class: "field" },
+    h("label", { for: id }, label(name, prop, required)),
+    control,
+    h("small", { class: "help" }, prop.description || "", h("span", { class: "limits" }, hints(prop))));
+  return { name, el, get, sync };
+}
+
+// ---- calling and drawing the answer ------------------------------------------------------------
+
+async function callTool(name, args) {
+  const box = $("#result");
+  const button = $("#form button[type=submit]");
+  button.disabled = true;
+  box.classList.add("busy");
+  let out;
+  try {
+    const r = await fetch("/api/call/" + encodeURIComponent(name), {
+      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(args),
+    });
+    out = await r.json();
+    if (!r.ok) throw new Error(out.error || `HTTP ${r.status}`);
+  } catch (e) {
+    box.replaceChildren(h("div", { class: "answer error" }, h("h3", {}, "The preview could not call the tool"), h("p", {}, String(e.message || e))));
+    return;
+  } finally {
+    button.disabled = false;
+    box.classList.remove("busy");
+  }
+  renderResult(box, out);
+}
+
+function renderResult(box, out) {
+  for (const c of box.querySelectorAll("canvas")) { const ch = window.Chart && Chart.getChart(c); if (ch) ch.destroy(); }
+  const r = out.result || {};
+  const sc = r.structuredContent || {};
+  const prose = (r.content || []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
+  const table = Array.isArray(sc.table) ? sc.table : null;
+  const rows = table ? Math.max(table.length - 1, 0) : null;
+  const answer = h("div", { class: "answer" + (r.isError ? " error" : ""), "data-version": out.version });
+  if (r.isError) {
+    answer.append(h("h3", {}, "Error (isError: true)"), h("p", { class: "error-text" }, prose || "(no message)"));
+  } else {
+    if (sc.force !== undefined && sc.force !== null) {
+      answer.append(h("section", { class: "force" }, h("h3", {}, "Shown to the user verbatim (force)"), h("div", { class: "text" }, String(sc.force))));
+    }
+    answer.append(h("section", { class: "prose" }, h("h3", {}, "What the model reads (content)"), h("div", { class: "text" }, prose)));
+    if (table) answer.append(h("section", { class: "table" }, renderTable(table)));
+    for (const [i, cfg] of (sc.charts || []).entries()) answer.append(renderChart(cfg, i));
+    if (Array.isArray(sc.sources) && sc.sources.length) {
+      answer.append(h("section", { class: "sources" }, h("h3", {}, "Sources"),
+        h("ul", {}, sc.sources.map((u) => h("li", {}, /^https?:\/\//i.test(String(u))
+          ? h("a", { href: String(u), target: "_blank", rel: "noopener noreferrer" }, String(u)) : String(u))))));
+    }
+  }
+  const charts = (sc.charts || []).length;
+  answer.append(h("p", { class: "stats" },
+    h("span", { class: "elapsed" }, `${out.elapsed_ms} ms`), " · ",
+    h("span", { class: "rows" }, rows === null ? "no table" : `${rows} row${rows === 1 ? "" : "s"}`), " · ",
+    `${charts} chart${charts === 1 ? "" : "s"}`, " · arguments ", h("code", {}, JSON.stringify(out.arguments))));
+  answer.append(h("details", { class: "raw" }, h("summary", {}, "Raw result JSON"), h("pre", {}, JSON.stringify(r, null, 2))));
+  box.replaceChildren(answer);
+  // Draw after the canvases are in the page, so Chart.js can size them.
+  for (const c of answer.querySelectorAll("canvas")) drawChart(c, sc.charts[Number(c.dataset.index)]);
+}
+
+function renderTable(table) {
+  const [header, ...rows] = table;
+  const cell = (tag, v) => h(tag, {
+    class: v === null ? "null" : typeof v === "number" ? "num" : null,
+  }, v === null || v === undefined ? "" : show(v));
+  return h("table", {},
+    h("thead", {}, h("tr", {}, (header || []).map((v) => cell("th", v)))),
+    h("tbody", {}, rows.map((row) => h("tr", {}, (Array.isArray(row) ? row : [row]).map((v) => cell("td", v))))));
+}
+
+function renderChart(cfg, i) {
+  return h("section", { class: "chart" }, h("div", { class: "canvas-box" }, h("canvas", { "data-index": i })));
+}
+
+function drawChart(canvas, cfg) {
+  if (typeof window.Chart === "undefined") {
+    canvas.parentElement.replaceWith(h("p", { class: "warn" },
+      `Chart.js did not load from ${document.body.dataset.chartjs}; start the preview with --chartjs PATH_OR_URL ` +
+      "to draw charts offline. The chart's config is in the raw result JSON."));
+    return;
+  }
+  try {
+    const config = structuredClone(cfg);
+    config.options = { responsive: true, maintainAspectRatio: false, ...(config.options || {}) };
+    new Chart(canvas, config);
+  } catch (e) {
+    canvas.parentElement.replaceWith(h("p", { class: "warn" }, "Chart.js could not draw this chart: " + String(e.message || e)));
+  }
+}
+
+loadTools().catch((e) => { $("#status").textContent = "could not load the tools: " + e.message; });
+setInterval(poll, 1000);
