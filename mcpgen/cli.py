@@ -196,3 +196,7 @@ def preview(specs_dir: Path, port: int, chartjs: str | None, verbose: bool) -> N
         run(specs_dir, port=port, chartjs=chartjs, announce=lambda line: click.echo(line, err=True))
     except KeyboardInterrupt:
         pass
+
+
+if __name__ == "__main__":
+    main()

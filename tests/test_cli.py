@@ -1,0 +1,55 @@
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from mcpgen.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def runner(monkeypatch):
+    monkeypatch.chdir(REPO)  # open_project changes directory; restore it after each test
+    return CliRunner()
+
+
+def test_call_prints_prose_table_and_sources(runner):
+    result = runner.invoke(main, ["call", "top_cities", "-a", "top_n=2"])
+    assert result.exit_code == 0, result.output
+    assert "Shanghai" in result.output and "Beijing" in result.output
+    assert "source: https://www.geonames.org/" in result.output
+
+
+def test_call_json_is_the_raw_result(runner):
+    result = runner.invoke(main, ["call", "country_profile", "-a", "country=NO", "--json"])
+    data = json.loads(result.output)
+    assert data["structuredContent"]["sources"][0] == "https://www.geonames.org/countries/NO/"
+    assert "force" in data["structuredContent"]
+
+
+def test_call_with_a_bad_argument_exits_1_with_the_sentence(runner):
+    result = runner.invoke(main, ["call", "top_cities", "-a", "top_n=0"])
+    assert result.exit_code == 1
+    assert "Invalid argument 'top_n': 0 is less than the minimum of 1." in result.output
+
+
+def test_list_and_validate(runner):
+    listed = runner.invoke(main, ["list", "specs"])
+    assert listed.exit_code == 0 and "top_cities" in listed.output
+    checked = runner.invoke(main, ["validate", "specs"])
+    assert checked.exit_code == 0, checked.output
+
+
+def test_serve_refuses_an_invalid_spec_and_names_it(tmp_path):
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "bad.yaml").write_text("description: d\nsql: DROP TABLE t\nsources: [https://x.org/]\ncontent: x\n")
+    proc = subprocess.run([sys.executable, "-m", "mcpgen.cli", "serve", str(specs)], capture_output=True, text=True,
+                          timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 1
+    assert f"{specs / 'bad.yaml'}:2:1:" in proc.stderr and "DROP" in proc.stderr
+    assert proc.stdout == ""

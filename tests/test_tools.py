@@ -1,0 +1,74 @@
+import logging
+
+from mcp.types import CallToolResult, TextContent
+
+from mcpgen import DataToolOutput, Registry
+
+
+def test_the_seed_example_runs_with_only_its_import_changed():
+    registry = Registry()
+
+    @registry.tool()
+    def list_cities() -> DataToolOutput:
+        """Return the top 3 cities by population."""
+        return CallToolResult(
+            content=[TextContent(type="text", text=(
+                "The 3 most populated cities are Tokyo (37,400,068), "
+                "Delhi (30,290,936) and Shanghai (27,058,479)."
+            ))],
+            structuredContent={
+                "sources": ["https://example.org/cities-data"],
+                "table": [
+                    ["City", "Population"],
+                    ["Tokyo", "37400068"],
+                    ["Delhi", "30290936"],
+                    ["Shanghai", "27058479"],
+                ],
+            },
+        )
+
+    tool = registry.get("list_cities").to_mcp()
+    assert tool.description == "Return the top 3 cities by population."
+    assert tool.output_schema["required"] == ["sources"]
+    result = registry.call_sync("list_cities")
+    assert not result.is_error
+    assert result.structured_content["table"][1] == ["Tokyo", "37400068"]
+
+
+def test_a_function_without_data_tool_output_is_warned_about_and_not_registered(caplog):
+    registry = Registry()
+    with caplog.at_level(logging.WARNING, logger="mcpgen"):
+        @registry.tool()
+        def no_sources() -> CallToolResult:
+            return CallToolResult(content=[])
+    assert "no_sources" not in registry
+    assert callable(no_sources)
+    assert "no_sources is not registered" in caplog.text
+
+
+def test_a_result_that_breaks_the_schema_is_an_error_not_a_success():
+    registry = Registry()
+
+    @registry.tool()
+    def bad(kind: str = "ftp") -> DataToolOutput:
+        data = {"ftp": {"sources": ["ftp://x"]}, "none": {"table": []}, "nan": {"sources": ["https://x.org"],
+                "table": [["a"], [float("nan")]]}}[kind]
+        return CallToolResult(content=[TextContent(type="text", text="x")], structured_content=data)
+
+    for kind, words in [("ftp", "sources.0"), ("none", "sources"), ("nan", "breaks its output schema")]:
+        result = registry.call_sync("bad", {"kind": kind})
+        assert result.is_error and words in result.content[0].text
+    assert "Unknown argument 'other'" in registry.call_sync("bad", {"other": 1}).content[0].text
+    assert "Invalid argument 'kind'" in registry.call_sync("bad", {"kind": 3}).content[0].text
+
+
+def test_an_exception_in_a_python_tool_is_a_clear_error_without_a_trace():
+    registry = Registry()
+
+    @registry.tool()
+    def boom() -> DataToolOutput:
+        raise RuntimeError("secret detail")
+
+    result = registry.call_sync("boom")
+    assert result.is_error
+    assert result.content[0].text == "Tool 'boom' failed (RuntimeError); the details are in the server log."
