@@ -46,21 +46,78 @@ def main() -> None:
 @main.command()
 @click.argument("specs_dir", type=SPECS_DIR)
 @click.option("-v", "--verbose", is_flag=True, help="Log debug detail on stderr.")
-def serve(specs_dir: Path, verbose: bool) -> None:
-    """Serve the tools in SPECS_DIR over stdio (stdout carries only the protocol)."""
+@click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="One line per call on stderr, as text or JSON.")
+@click.option("--reload", "reload_", is_flag=True, help="Watch SPECS_DIR and mcpgen.yaml; serve valid changes.")
+@click.option("--http", "http_", is_flag=True, help="Serve streamable HTTP (stateless) instead of stdio.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: address to bind.")
+@click.option("--port", default=8000, show_default=True, type=int, help="HTTP: port to bind.")
+@click.option("--auth-token-env", "token_envs", multiple=True, metavar="VAR",
+              help="HTTP: require the bearer token held in environment variable VAR (repeatable).")
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="HOST[:PORT]",
+              help="HTTP: another Host header value to accept (repeatable).")
+@click.option("--allow-origin", "allow_origins", multiple=True, metavar="ORIGIN",
+              help="HTTP: another browser Origin to accept, e.g. https://app.example.com (repeatable).")
+@click.option("--max-body-bytes", default=1024 * 1024, show_default=True, type=int,
+              help="HTTP: largest request body accepted (413 above it).")
+@click.option("--insecure-no-auth", is_flag=True, help="HTTP: allow a non-loopback bind without a token.")
+def serve(specs_dir: Path, verbose: bool, log_format: str, reload_: bool, http_: bool, host: str, port: int,
+          token_envs: tuple[str, ...], allow_hosts: tuple[str, ...], allow_origins: tuple[str, ...],
+          max_body_bytes: int, insecure_no_auth: bool) -> None:
+    """Serve the tools in SPECS_DIR over stdio (stdout carries only the protocol), or HTTP with --http."""
     import anyio
 
+    from . import logs
     from .server import ToolServer
 
-    _setup_logging(verbose)
+    logs.setup(log_format, verbose)
+    specs_dir = specs_dir.resolve()  # opening the project changes the working directory
+    options = None
+    if http_:
+        options = _http_options(specs_dir, host, port, token_envs, allow_hosts, allow_origins, max_body_bytes,
+                                insecure_no_auth)
     project = _open(specs_dir)
-    click.echo(f"mcpgen: serving {len(project.registry)} tools from {specs_dir} over stdio", err=True)
+    server = ToolServer(project.registry)
+    reloader = None
+    if reload_:
+        from .reload import Reloader
+
+        reloader = Reloader(server, project, specs_dir)
     try:
-        anyio.run(ToolServer(project.registry).run_stdio)
+        if options is not None:
+            from .http import serve_http
+
+            anyio.run(serve_http, server, options, reloader)
+        else:
+            click.echo(f"mcpgen: serving {len(project.registry)} tools from {specs_dir} over stdio", err=True)
+            anyio.run(server.run_stdio, reloader)
     except KeyboardInterrupt:
         pass
     finally:
-        project.close()
+        (reloader or project).close()
+
+
+def _http_options(specs_dir, host, port, token_envs, allow_hosts, allow_origins, max_body, insecure):
+    """HTTP options from the flags plus mcpgen.yaml's `http:` section; exit 2 when unsafe."""
+    from .config import HTTPSettings
+    from .errors import MCPGenError, SpecError
+    from .http import HTTPOptions, check_options, read_tokens
+    from .loading import load_project
+
+    try:
+        settings = load_project(specs_dir).config.http
+    except SpecError:
+        settings = HTTPSettings()  # opening the project reports the problems
+    try:
+        options = HTTPOptions(host=host, port=port, tokens=read_tokens([*token_envs, *settings.tokens_env]),
+                              allow_hosts=[*allow_hosts, *settings.allowed_hosts],
+                              allow_origins=[*allow_origins, *settings.allowed_origins],
+                              insecure_no_auth=insecure, max_body=max_body)
+        check_options(options)
+    except MCPGenError as exc:
+        click.echo(f"mcpgen: error: {exc}", err=True)
+        raise click.exceptions.Exit(2) from None
+    return options
 
 
 @main.command()

@@ -1,0 +1,100 @@
+"""`serve --reload`: watch the specs folder and mcpgen.yaml, and serve the new tools when they are valid.
+
+On a change the whole project is opened again in a worker thread (`open_project`:
+load, check, compile, connect). Valid: the ToolServer's registry is swapped, clients
+are told `tools/list_changed`, and the old project's engines are closed once its
+in-flight calls have returned. Invalid: the last good tools keep serving and every
+problem is logged on stderr as `file:line:col: message`.
+
+    reloader = Reloader(tool_server, project, specs_dir)
+    await reloader.run()          # until cancelled
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import anyio
+import anyio.to_thread
+
+from .config import CONFIG_NAME
+from .errors import SpecError
+from .project import Project, open_project
+
+logger = logging.getLogger("mcpgen")
+
+DRAIN_SECONDS = 600.0  # longest wait for the old tools' calls before their engines close anyway
+
+
+class Reloader:
+    def __init__(self, tool_server, project: Project, specs_dir: str | Path, debounce_ms: int = 200):
+        self.tool_server = tool_server
+        self.project = project
+        self.specs_dir = Path(specs_dir).resolve()  # open_project changes the working directory
+        self.debounce_ms = debounce_ms
+        self.generation = 0  # grows on every successful reload
+        self._lock = anyio.Lock()
+        self._task_group = None
+
+    def config_dirs(self) -> list[Path]:
+        """Folders where mcpgen.yaml may live besides the specs folder: its parent."""
+        return [self.specs_dir.parent]
+
+    async def run(self) -> None:
+        """Watch until cancelled; each batch of changes triggers one reload."""
+        from watchfiles import DefaultFilter, awatch
+
+        specs_filter = DefaultFilter()
+
+        async def watch(path: Path, recursive: bool, accept) -> None:
+            async for changes in awatch(path, watch_filter=accept, recursive=recursive,
+                                        debounce=self.debounce_ms, step=50):
+                logger.debug("changed: %s", ", ".join(sorted(p for _, p in changes)))
+                await self.reload()
+
+        logger.info("watching %s for changes", self.specs_dir)
+        async with anyio.create_task_group() as tg:
+            self._task_group = tg
+            tg.start_soon(watch, self.specs_dir, True, specs_filter)
+            for folder in self.config_dirs():
+                tg.start_soon(watch, folder, False, lambda change, path: Path(path).name == CONFIG_NAME)
+
+    async def reload(self) -> bool:
+        """Open the project again; serve it if valid. Returns whether the tools were replaced."""
+        async with self._lock:
+            try:
+                new = await anyio.to_thread.run_sync(open_project, self.specs_dir)
+            except SpecError as exc:
+                logger.error("reload failed; still serving the last good %d tools. Problems:\n%s",
+                             len(self.tool_server.registry), "\n".join(str(p) for p in exc.problems))
+                return False
+            except Exception as exc:  # e.g. a database that is down: same rule, keep serving
+                logger.error("reload failed (%s: %s); still serving the last good %d tools",
+                             type(exc).__name__, exc, len(self.tool_server.registry))
+                return False
+            old = self.project
+            before = set(self.tool_server.registry.names())
+            self.project = new
+            self.tool_server.registry = new.registry
+            self.generation += 1
+            after = set(new.registry.names())
+        added, removed = sorted(after - before), sorted(before - after)
+        logger.info("reloaded: %d tools%s%s", len(after), f"; added {', '.join(added)}" if added else "",
+                    f"; removed {', '.join(removed)}" if removed else "")
+        await self.tool_server.tools_changed()
+        if self._task_group is not None:
+            self._task_group.start_soon(self._close_when_idle, old)
+        else:
+            await self._close_when_idle(old)
+        return True
+
+    @staticmethod
+    async def _close_when_idle(project: Project) -> None:
+        """Close a replaced project's engines once no call is running on its tools."""
+        with anyio.move_on_after(DRAIN_SECONDS):
+            while project.registry.active:
+                await anyio.sleep(0.05)
+        project.close()
+
+    def close(self) -> None:
+        self.project.close()
