@@ -324,7 +324,7 @@ function renderResult(box, out) {
   const rows = table ? Math.max(table.length - 1, 0) : null;
   const answer = h("div", { class: "answer" + (r.isError ? " error" : ""), "data-version": out.version });
   if (r.isError) {
-    answer.append(h("h3", {}, "Error (isError: true)"), h("p", { class: "error-text" }, prose || "(no message)"));
+    answer.append(h("h3", {}, "The tool answered with an error (isError: true)"), h("p", { class: "error-text" }, prose || "(no message)"));
   } else {
     if (sc.force !== undefined && sc.force !== null) {
       answer.append(h("section", { class: "force" }, h("h3", {}, "Shown to the user verbatim (force)"), h("div", { class: "text" }, String(sc.force))));

@@ -1,0 +1,278 @@
+"""`mcpgen preview` in a real browser: Playwright driving Debian's headless Chromium.
+
+Needs (installed by .ci/run):
+    apt-get install -y chromium chromium-driver
+    npm install --prefix tests/.artifacts/node chart.js@4
+Without them these tests skip, unless MCPGEN_REQUIRE_SERVICES=1 (then they fail).
+Screenshots go to tests/.artifacts/.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "tests" / ".artifacts"
+CHARTJS = ARTIFACTS / "node" / "node_modules" / "chart.js" / "dist" / "chart.umd.js"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+MCPGEN = [sys.executable, "-c", "from mcpgen.cli import main; main()"]
+
+
+def _require(ok: bool, reason: str) -> None:
+    if ok:
+        return
+    if os.environ.get("MCPGEN_REQUIRE_SERVICES") == "1":
+        pytest.fail(reason + " (MCPGEN_REQUIRE_SERVICES=1)")
+    pytest.skip(reason)
+
+
+@contextlib.contextmanager
+def preview(specs_dir: Path, cwd: Path, log: Path):
+    """Run the real `mcpgen preview` on a free port; yield its base URL."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w") as err:
+        proc = subprocess.Popen([*MCPGEN, "preview", str(specs_dir), "--port", "0", "--chartjs", str(CHARTJS)],
+                                cwd=cwd, stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            match = re.search(r"http://127\.0\.0\.1:\d+/", log.read_text())
+            if match:
+                break
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"mcpgen preview did not start:\n{log.read_text()}")
+            time.sleep(0.1)
+        yield match.group(0)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def mcpgen_call(tool: str, *args: str) -> dict:
+    """The tool's answer from `mcpgen call --json`, independently of the preview."""
+    out = subprocess.run([*MCPGEN, "call", tool, *[f"-a{a}" for a in args], "--json", "-s", "specs"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    return json.loads(out.stdout)
+
+
+def post(url: str, body: dict) -> dict:
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        return json.load(resp)
+
+
+def cell(value) -> str:
+    """A cell as the page shows it (JavaScript's String())."""
+    return "" if value is None else value if isinstance(value, str) else json.dumps(value)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    _require(CHROMIUM.exists(), f"{CHROMIUM} is missing: apt-get install -y chromium chromium-driver")
+    _require(CHARTJS.is_file(), f"{CHARTJS.relative_to(ROOT)} is missing: "
+                                "npm install --prefix tests/.artifacts/node chart.js@4")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _require(False, "the playwright Python package is not installed")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def shipped(browser):
+    """The preview of the shipped specs/."""
+    with preview(ROOT / "specs", ROOT, ARTIFACTS / "preview-shipped.log") as url:
+        yield url
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.errors = errors
+    yield page
+    context.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+def open_tool(page, url: str, name: str):
+    page.goto(f"{url}#{name}")
+    page.wait_for_selector(f"form[data-tool='{name}']")
+    assert page.evaluate("typeof Chart") == "function", "Chart.js did not load from /chart.js"
+
+
+def submit(page):
+    page.click("#form button[type=submit]")
+    page.wait_for_selector("#result .answer")
+
+
+def table_rows(page) -> list[list[str]]:
+    return page.eval_on_selector_all(
+        "#result table tr", "trs => trs.map(tr => [...tr.cells].map(c => c.textContent))")
+
+
+def chart_labels(page) -> list[list]:
+    return page.evaluate("""() => [...document.querySelectorAll('#result canvas')].map(c => {
+        const chart = Chart.getChart(c);
+        return chart ? {labels: chart.data.labels, drawn: chart.chartArea.right > chart.chartArea.left} : null;
+    })""")
+
+
+def test_top_cities_form_table_and_chart(shipped, page):
+    expected = mcpgen_call("top_cities", "top_n=5", "country=JP")["structuredContent"]
+    open_tool(page, shipped, "top_cities")
+    assert page.title() == "mcpgen preview"
+    assert "Most populated cities" in page.inner_text("#tools")
+    assert page.input_value("#arg-top_n") == "10"  # the default is filled in
+    page.fill("#arg-top_n", "5")
+    page.fill("#arg-country", "JP")
+    submit(page)
+
+    rows = table_rows(page)
+    assert rows == [[cell(v) for v in row] for row in expected["table"]]
+    assert rows[1][0] == "Tokyo"
+    charts = chart_labels(page)
+    assert charts == [{"labels": [row[0] for row in expected["table"][1:]], "drawn": True}]
+    assert "1. Tokyo: 9,733,276 people" in page.inner_text("#result .prose")
+    assert page.text_content("#result .prose h3") == "What the model reads (content)"
+    assert page.get_attribute("#result .sources a", "href") == expected["sources"][0]
+    assert page.inner_text("#result .rows") == "5 rows"
+    assert re.fullmatch(r"[\d.]+ ms", page.inner_text("#result .elapsed"))
+    raw = json.loads(page.text_content("#result .raw pre"))
+    assert raw["structuredContent"] == expected
+    page.wait_for_timeout(1100)  # let Chart.js finish its animation before the screenshot
+    page.screenshot(path=str(ARTIFACTS / "preview-top_cities.png"), full_page=True)
+
+
+def test_out_of_range_argument(shipped, page):
+    open_tool(page, shipped, "top_cities")
+    assert page.get_attribute("#arg-top_n", "max") == "50"
+    page.fill("#arg-top_n", "500")
+    page.click("#form button[type=submit]")
+    # The browser refuses to submit: no answer appears.
+    assert page.evaluate("document.querySelector('#arg-top_n').validity.rangeOverflow")
+    page.wait_for_timeout(300)
+    assert page.query_selector("#result .answer") is None
+
+    # Past the browser's check, the server checks again and the page shows its sentence.
+    page.evaluate("document.querySelector('#arg-top_n').removeAttribute('max')")
+    submit(page)
+    assert page.query_selector("#result .answer.error") is not None
+    assert page.inner_text("#result .error-text") == "Invalid argument 'top_n': 500 is greater than the maximum of 50."
+    assert page.query_selector("#result table") is None
+    page.screenshot(path=str(ARTIFACTS / "preview-error.png"), full_page=True)
+
+    # The API gives the same isError result to any client.
+    out = post(shipped + "api/call/top_cities", {"top_n": 500})
+    assert out["result"]["isError"] is True
+    assert "top_n" in out["result"]["content"][0]["text"]
+
+
+def _argument_for(prop: dict):
+    for key in ("examples", "enum"):
+        if prop.get(key):
+            return prop[key][0]
+    for key in ("minimum", "formatMinimum"):
+        if key in prop:
+            return prop[key]
+    return None
+
+
+def test_every_shipped_tool_renders(shipped, page):
+    with urllib.request.urlopen(shipped + "api/tools", timeout=30) as resp:
+        listing = json.load(resp)
+    assert listing["errors"] == []
+    assert len(listing["tools"]) >= 10
+    for tool in listing["tools"]:
+        name, schema = tool["name"], tool["inputSchema"]
+        open_tool(page, shipped, name)
+        for arg in schema.get("required", []):
+            prop = schema["properties"][arg]
+            value = _argument_for(prop)
+            assert value is not None, f"{name}: no example value for the required argument {arg}"
+            selector = f"#arg-{arg}"
+            if page.evaluate(f"document.querySelector('{selector}').tagName") == "SELECT":
+                page.select_option(selector, json.dumps(value))
+            else:
+                page.fill(selector, str(value)[:19])
+        page.evaluate("Chart.defaults.animation = false")  # whole charts in the screenshots, without waiting
+        submit(page)
+        assert page.query_selector("#result .answer.error") is None, \
+            f"{name}: {page.inner_text('#result .answer')}"
+        raw = json.loads(page.text_content("#result .raw pre"))
+        data = raw["structuredContent"]
+        if "table" in data:
+            assert len(table_rows(page)) == len(data["table"]), name
+        charts = chart_labels(page)
+        assert len(charts) == len(data.get("charts", [])), name
+        for drawn, config in zip(charts, data.get("charts", [])):
+            assert drawn is not None and drawn["drawn"], f"{name}: a chart was not drawn"
+            if "labels" in config["data"]:
+                assert drawn["labels"] == config["data"]["labels"], name
+        page.screenshot(path=str(ARTIFACTS / f"preview-tool-{name}.png"), full_page=True)
+
+
+HELLO = """\
+title: Hello
+description: Say hello with some untrusted text.
+sql: |
+  SELECT 'a<b>&"c"' AS name, '<img src=x onerror="window.pwned=1">' AS html, 1 AS n
+sources:
+  - https://example.org/hello
+content: "Hello {{ rows[0].name }}"
+force: "Forced <b>text</b>"
+"""
+
+
+def test_reload_and_validation_errors(browser, page, tmp_path):
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "hello.yaml").write_text(HELLO)
+    with preview(specs, tmp_path, ARTIFACTS / "preview-reload.log") as url:
+        open_tool(page, url, "hello")
+        submit(page)
+        # Values are shown as text, never as HTML.
+        assert table_rows(page) == [["name", "html", "n"], ['a<b>&"c"', '<img src=x onerror="window.pwned=1">', "1"]]
+        assert page.query_selector("#result img, #result b") is None
+        assert page.evaluate("window.pwned") is None
+        assert page.inner_text("#result .force .text") == "Forced <b>text</b>"
+
+        # Break the spec: the page lists the problem with file:line instead of going blank.
+        (specs / "hello.yaml").write_text(HELLO.replace("title: Hello", "title: Hello\ntitel: oops"))
+        page.wait_for_selector("#problems.bad", timeout=15000)
+        problems = page.inner_text("#problems")
+        assert re.search(r"hello\.yaml:2(:\d+)?: .*titel", problems), problems
+        assert page.inner_text("#tools").strip(), "the last tools that loaded stay listed"
+        page.screenshot(path=str(ARTIFACTS / "preview-spec-error.png"), full_page=True)
+
+        # Fix it and add a tool: the page reloads the tool set by itself.
+        (specs / "hello.yaml").write_text(HELLO.replace("title: Hello", "title: Hello again"))
+        (specs / "second.yaml").write_text(HELLO.replace("title: Hello", "title: Second tool"))
+        page.wait_for_function("() => !document.querySelector('#problems').className", timeout=15000)
+        page.wait_for_function("() => document.querySelector('#tools').innerText.includes('Second tool')", timeout=15000)
+        assert "Hello again" in page.inner_text("#tools")
+        assert page.is_hidden("#problems")

@@ -1,0 +1,79 @@
+"""The preview's HTTP API, without a browser (the browser tests are in test_preview.py)."""
+from __future__ import annotations
+
+import pytest
+from starlette.testclient import TestClient
+
+from mcpgen.preview import DEFAULT_CHARTJS, create_app
+
+SPEC = """\
+title: Numbers
+description: Count up to n.
+parameters:
+  n:
+    type: integer
+    description: How many
+    default: 3
+    minimum: 1
+    maximum: 10
+sql: SELECT range AS i FROM range(:n)
+sources: [https://example.org/numbers]
+content: "{{ row_count }} numbers"
+chart: {type: bar, x: i, y: i}
+"""
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # open_project changes the working directory; get it back afterwards
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "numbers.yaml").write_text(SPEC)
+    return specs
+
+
+def client(specs, **kw):
+    return TestClient(create_app(specs, watch=False, **kw), base_url="http://127.0.0.1:8765")
+
+
+def test_tools_call_and_checks(project):
+    with client(project) as http:
+        page = http.get("/")
+        assert page.status_code == 200 and DEFAULT_CHARTJS in page.text
+        assert "script-src 'self' https://cdn.jsdelivr.net" in page.headers["content-security-policy"]
+        tools = http.get("/api/tools").json()
+        assert tools["errors"] == [] and tools["version"] == 1
+        assert [t["name"] for t in tools["tools"]] == ["numbers"]
+        assert tools["tools"][0]["inputSchema"]["properties"]["n"]["maximum"] == 10
+
+        out = http.post("/api/call/numbers", json={"n": 2}).json()
+        assert out["result"]["structuredContent"]["table"] == [["i"], [0], [1]]
+        assert out["result"]["isError"] is False and out["elapsed_ms"] >= 0
+        bad = http.post("/api/call/numbers", json={"n": 11}).json()["result"]
+        assert bad["isError"] is True
+        assert bad["content"][0]["text"] == "Invalid argument 'n': 11 is greater than the maximum of 10."
+
+        assert http.post("/api/call/nope", json={}).status_code == 404
+        assert http.post("/api/call/numbers", json=[1]).status_code == 400
+        assert http.post("/api/call/numbers", content=b"n=2",
+                         headers={"content-type": "application/x-www-form-urlencoded"}).status_code == 415
+        assert http.get("/api/version", headers={"host": "evil.example"}).status_code == 400
+        assert http.get("/chart.js").status_code == 404
+
+
+def test_broken_specs_are_listed_with_file_and_line(project):
+    (project / "numbers.yaml").write_text(SPEC.replace("title: Numbers", "title: Numbers\ntitel: x"))
+    with client(project) as http:
+        tools = http.get("/api/tools").json()
+    assert tools["tools"] == [] and tools["stale"] is False
+    assert [e["text"] for e in tools["errors"]] == ["specs/numbers.yaml:2:1: unknown key 'titel'"]
+
+
+def test_local_chartjs_is_served(project, tmp_path):
+    js = tmp_path / "chart.umd.js"
+    js.write_text("window.Chart = function () {};")
+    with client(project, chartjs=str(js)) as http:
+        assert '<script src="/chart.js"' in http.get("/").text
+        assert http.get("/chart.js").text == js.read_text()
+    with pytest.raises(FileNotFoundError):
+        create_app(project, chartjs=str(tmp_path / "missing.js"))
