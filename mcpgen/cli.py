@@ -242,7 +242,7 @@ def validate(specs_dir: Path) -> None:
 @click.option("-v", "--verbose", is_flag=True, help="Log debug detail on stderr.")
 def preview(specs_dir: Path, port: int, chartjs: str | None, verbose: bool) -> None:
     """Preview the tools in SPECS_DIR in a browser, as the gateway shows them (loopback only; reloads on change)."""
-    from .preview import chartjs_source, run
+    from .preview import PreviewError, chartjs_source, run
 
     _setup_logging(verbose)
     try:
@@ -251,6 +251,8 @@ def preview(specs_dir: Path, port: int, chartjs: str | None, verbose: bool) -> N
         raise click.BadParameter(str(exc).removeprefix("--chartjs: "), param_hint="--chartjs") from None
     try:
         run(specs_dir, port=port, chartjs=chartjs, announce=lambda line: click.echo(line, err=True))
+    except PreviewError as exc:
+        raise click.ClickException(str(exc)) from None
     except KeyboardInterrupt:
         pass
 

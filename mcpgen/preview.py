@@ -37,7 +37,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from .config import CONFIG_NAME
-from .errors import Problem, SpecError
+from .errors import MCPGenError, Problem, SpecError
 from .project import Project, open_project
 
 logger = logging.getLogger("mcpgen")
@@ -47,6 +47,10 @@ DEFAULT_PORT = 8765
 DEFAULT_CHARTJS = "https://cdn.jsdelivr.net/npm/chart.js@4/dist/chart.umd.min.js"
 STATIC = Path(__file__).parent / "static"
 MAX_BODY = 1024 * 1024
+
+
+class PreviewError(MCPGenError):
+    """The preview cannot start (e.g. its port is taken)."""
 
 
 def chartjs_source(value: str | None) -> tuple[str, Path | None]:
@@ -297,6 +301,21 @@ def _origin(url: str) -> str:
     return f"{scheme}://{rest.split('/')[0]}"
 
 
+def listen(port: int):
+    """A socket bound to 127.0.0.1:`port` (0: any free port), or a PreviewError saying why not."""
+    import socket
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((HOST, port))
+    except OSError as exc:
+        sock.close()
+        raise PreviewError(f"cannot listen on {HOST}:{port} ({exc.strerror or exc}); "
+                           "choose another --port, or --port 0 for any free one") from None
+    return sock
+
+
 def run(specs_dir: str | Path, port: int = DEFAULT_PORT, chartjs: str | None = None,
         announce: Callable[[str], Any] = print) -> None:
     """Serve the preview on 127.0.0.1:`port` (0: any free port) until interrupted."""
@@ -304,21 +323,26 @@ def run(specs_dir: str | Path, port: int = DEFAULT_PORT, chartjs: str | None = N
 
     import uvicorn
 
+    logging.getLogger("watchfiles").setLevel(logging.WARNING)  # "1 change detected": the reload line says it
+    sock = listen(port)
     app = create_app(specs_dir, chartjs)
-    server = uvicorn.Server(uvicorn.Config(app, host=HOST, port=port, log_level="warning", lifespan="on"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
 
     async def main() -> None:
-        task = asyncio.create_task(server.serve())
+        task = asyncio.create_task(server.serve(sockets=[sock]))
         while not server.started and not task.done():
             await asyncio.sleep(0.05)
         if server.started:
-            bound = server.servers[0].sockets[0].getsockname()[1]
             state: PreviewState = app.state.preview
             count = len(state.project.registry) if state.project else 0
-            announce(f"mcpgen: previewing {count} tools from {state.relative(str(state.specs_dir))} "
-                     f"at http://{HOST}:{bound}/ (Ctrl-C to stop)")
+            broken = f" (the specs have {len(state.errors)} error(s): see the page)" if state.errors else ""
+            announce(f"mcpgen: previewing {count} tools from {state.relative(str(state.specs_dir))}{broken} "
+                     f"at http://{HOST}:{sock.getsockname()[1]}/ (Ctrl-C to stop)")
         await task
 
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    finally:
+        sock.close()
     if not server.started:
-        raise SystemExit(1)
+        raise PreviewError("the preview server did not start")
