@@ -16,10 +16,10 @@ parameters:
     default: 3
     minimum: 1
     maximum: 10
-sql: SELECT range AS i FROM range(:n)
+sql: SELECT range AS i, range * 2 AS twice FROM range(:n)
 sources: [https://example.org/numbers]
 content: "{{ row_count }} numbers"
-chart: {type: bar, x: i, y: i}
+chart: {type: bar, x: i, y: twice}
 """
 
 
@@ -47,7 +47,7 @@ def test_tools_call_and_checks(project):
         assert tools["tools"][0]["inputSchema"]["properties"]["n"]["maximum"] == 10
 
         out = http.post("/api/call/numbers", json={"n": 2}).json()
-        assert out["result"]["structuredContent"]["table"] == [["i"], [0], [1]]
+        assert out["result"]["structuredContent"]["table"] == [["i", "twice"], [0, 0], [1, 2]]
         assert out["result"]["isError"] is False and out["elapsed_ms"] >= 0
         bad = http.post("/api/call/numbers", json={"n": 11}).json()["result"]
         assert bad["isError"] is True
