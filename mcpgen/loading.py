@@ -19,6 +19,7 @@ from .params import Arguments
 from .render import Template
 from .spec import NAME_RE, TEMPLATE_VARIABLES, Spec
 from .sql import DIALECTS, check_read_only, find_placeholders
+from .validate import chart_sense, literal_password, outside_paths, source_problem, template_hazards
 from .yamlload import Located, load_yaml
 
 
@@ -68,23 +69,32 @@ def find_config(specs_dir: Path) -> Path | None:
     return None
 
 
-def load_project(specs_dir: str | Path) -> LoadedProject:
-    """Read and check every spec under `specs_dir` (no database is touched)."""
+def spec_paths(specs_dir: str | Path) -> list[Path]:
+    """The spec files of a folder, in name order; SpecError if there is no such folder."""
     specs_dir = Path(specs_dir)
-    problems: list[Problem] = []
     if not specs_dir.is_dir():
         raise SpecError([Problem(str(specs_dir), None, None, "no such folder")])
+    return [p for p in sorted(specs_dir.glob("*.y*ml")) if p.name != CONFIG_NAME and p.suffix in (".yaml", ".yml")]
+
+
+def load_project(specs_dir: str | Path, paths: list[Path] | None = None, unique_names: bool = True) -> LoadedProject:
+    """Read and check every spec under `specs_dir` (no database is touched).
+
+    `paths` loads only those spec files, and `unique_names=False` leaves the check
+    across files to the caller (`validate` shares a big project between processes)."""
+    specs_dir = Path(specs_dir)
+    problems: list[Problem] = []
+    paths = spec_paths(specs_dir) if paths is None else paths
     config_path = find_config(specs_dir)
     root = (config_path.parent if config_path else specs_dir.parent).resolve()
     config = _load_config(config_path, problems) if config_path else ProjectConfig()
     specs = []
-    for path in sorted(specs_dir.glob("*.y*ml")):
-        if path.name == CONFIG_NAME or path.suffix not in (".yaml", ".yml"):
-            continue
+    for path in paths:
         loaded = load_spec(path, config, problems)
         if loaded is not None:
             specs.append(loaded)
-    _check_unique_names(specs, problems)
+    if unique_names:
+        check_unique_names(specs, problems)
     python_files = sorted(p.resolve() for p in specs_dir.glob("*.py") if not p.name.startswith("_"))
     return LoadedProject(specs_dir, root, config, config_path, specs, python_files, problems)
 
@@ -92,7 +102,9 @@ def load_project(specs_dir: str | Path) -> LoadedProject:
 def _load_config(path: Path, problems: list[Problem]) -> ProjectConfig:
     try:
         data = load_yaml(path.read_text(encoding="utf-8"), str(path), problems)
-        return ProjectConfig.model_validate(data if data is not None else {})
+        config = ProjectConfig.model_validate(data if data is not None else {})
+        _check_secrets(config, data, path, problems)
+        return config
     except SpecError as exc:
         problems.extend(exc.problems)
     except ValidationError as exc:
@@ -100,6 +112,18 @@ def _load_config(path: Path, problems: list[Problem]) -> ProjectConfig:
     except UnicodeDecodeError:
         problems.append(Problem(str(path), None, None, "the file is not UTF-8 text"))
     return ProjectConfig()
+
+
+def _check_secrets(config: ProjectConfig, data: Any, path: Path, problems: list[Problem]) -> None:
+    """A password written into mcpgen.yaml is a warning; the message never repeats it."""
+    for name, conn in config.connections.items():
+        node = data["connections"][name]
+        if getattr(conn, "url", None) and literal_password(conn.url):
+            problems.append(Problem(str(path), *node.where("url"), f"connection '{name}': the URL contains a "
+                                    "literal password; write password: ${ENV_VAR} instead", "warning"))
+        if getattr(conn, "password", None) and "${" not in conn.password:
+            problems.append(Problem(str(path), *node.where("password"), f"connection '{name}': the password is "
+                                    "written out; write password: ${ENV_VAR} instead", "warning"))
 
 
 def load_spec(path: Path, config: ProjectConfig, problems: list[Problem]) -> LoadedSpec | None:
@@ -130,6 +154,7 @@ def load_spec(path: Path, config: ProjectConfig, problems: list[Problem]) -> Loa
     _check_sql(loaded, config, problems)
     _check_parameters(loaded, problems)
     _check_templates(loaded, problems)
+    _check_charts(loaded, problems)
     return loaded if len([p for p in problems[before:] if p.severity == "error"]) == 0 else None
 
 
@@ -143,7 +168,7 @@ def _problem(loaded: LoadedSpec, key: str, message: str, severity: str = "error"
 
 def _check_name(loaded: LoadedSpec, problems: list[Problem]) -> None:
     if loaded.spec.name is None and not re.match(NAME_RE, loaded.name):
-        problems.append(Problem(str(loaded.path), None, None,
+        problems.append(Problem(str(loaded.path), 1, 1,
                                 f"the file name gives the tool name '{loaded.name}', which is not a valid tool name; "
                                 "rename the file or set name:"))
 
@@ -169,9 +194,13 @@ def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem
         check_read_only(loaded.sql, dialect)
         used = {p.name: p for p in find_placeholders(loaded.sql, dialect)}
     except UnsafeSQL as exc:
-        offset = (exc.line, exc.col) if exc.line and key == "sql" else None
+        line, col = (exc.line, exc.col) if exc.line else _locate(loaded.sql, str(exc))
+        offset = (line, col) if line and key == "sql" else None
         problems.append(_problem(loaded, key, f"{exc}", offset=offset))
         return
+    if dialect == "duckdb":
+        for line, col, reason in outside_paths(loaded.sql):
+            problems.append(_problem(loaded, key, f"the SQL {reason}", offset=(line, col) if key == "sql" else None))
     for name, p in used.items():
         if name not in spec.parameters:
             problems.append(_problem(loaded, key, f"the SQL uses :{name}, which is not a declared parameter",
@@ -183,6 +212,20 @@ def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem
         if name not in used:
             problems.append(Problem(str(loaded.path), *loaded.data["parameters"].where(name),
                                     f"parameter '{name}' is declared but the SQL never uses :{name}", "warning"))
+
+
+def _locate(sql: str, message: str) -> tuple[int | None, int | None]:
+    """Where in `sql` an UnsafeSQL message points: the second statement, or the word it names."""
+    if "exactly one statement" in message:
+        match = re.search(r";\s*(?=\S)", sql.rstrip().rstrip(";"))
+        index = match.end() if match else None
+    else:
+        word = re.search(r"(?:contains|not) ([A-Z]+)", message)
+        match = word and re.search(rf"\b{word[1]}\b", sql, re.IGNORECASE)
+        index = match.start() if match else None
+    if index is None:
+        return None, None
+    return sql.count("\n", 0, index) + 1, index - (sql.rfind("\n", 0, index) + 1) + 1
 
 
 def _dialect(connection: Any) -> str | None:
@@ -224,6 +267,17 @@ def _compile(loaded: LoadedSpec, key: str, source: str, url: bool, allowed: set[
         problems.append(_problem(loaded, field_key, f"{key}: template syntax error: {exc.message}",
                                  offset=(exc.lineno, 1)))
         return
+    hazards = template_hazards(template.ast)
+    for line, what in hazards:
+        problems.append(_problem(loaded, field_key, f"{key}: the template {what}", offset=(line, 1)))
+    if url:
+        reason = source_problem(source)
+        if reason:
+            where = loaded.data["sources"].lines[int(key[len("sources["):-1])]
+            problems.append(Problem(str(loaded.path), *where, f"{key}: {source!r} {reason}"))
+            return
+    if hazards:
+        return
     unknown = sorted(template.names() - allowed - {"range", "loop", "lipsum", "cycler", "joiner", "namespace", "dict"})
     if unknown:
         problems.append(_problem(loaded, field_key, f"{key}: the template uses {', '.join(unknown)}, which "
@@ -233,7 +287,17 @@ def _compile(loaded: LoadedSpec, key: str, source: str, url: bool, allowed: set[
     loaded.templates[key] = template
 
 
-def _check_unique_names(specs: list[LoadedSpec], problems: list[Problem]) -> None:
+def _check_charts(loaded: LoadedSpec, problems: list[Problem]) -> None:
+    node = loaded.data.get("chart")
+    for i, chart in enumerate(loaded.spec.charts):
+        item = node[i] if isinstance(node, list) else node
+        for severity, key, message in chart_sense(chart):
+            where = item.where(key) if key in item else item.where()
+            prefix = "chart" if not isinstance(node, list) else f"chart[{i}]"
+            problems.append(Problem(str(loaded.path), *where, f"{prefix}: {message}", severity))
+
+
+def check_unique_names(specs: list, problems: list[Problem]) -> None:
     seen: dict[str, LoadedSpec] = {}
     for loaded in specs:
         if loaded.name in seen:
@@ -245,10 +309,13 @@ def _check_unique_names(specs: list[LoadedSpec], problems: list[Problem]) -> Non
 
 def _validation_problems(exc: ValidationError, data: Any, path: Path) -> list[Problem]:
     out = []
-    for err in exc.errors():
+    for err in _relevant(exc.errors(), data):
         loc = [p for p in err["loc"]]
         line, col, node, shown = None, None, data, []
-        for part in loc:
+        for i, part in enumerate(loc):
+            last = i == len(loc) - 1
+            if isinstance(node, Located) and part in node and not last and not isinstance(node[part], (dict, list)):
+                continue  # a union tag spelled like a key (connections: duckdb/url), not a step down
             if isinstance(node, Located) and part in node:
                 line, col = node.where(part)
                 node = node[part]
@@ -257,7 +324,8 @@ def _validation_problems(exc: ValidationError, data: Any, path: Path) -> list[Pr
                 line, col = getattr(node, "lines", [(line, col)] * (part + 1))[part]
                 node = node[part]
                 shown.append(f"[{part}]")
-            elif isinstance(node, Located) and err["type"] == "extra_forbidden":
+            elif isinstance(node, Located) and (err["type"] == "extra_forbidden" or
+                                                (err["type"] == "missing" and last)):
                 line, col = node.where(part) if part in node.lines else (line, col)
                 shown.append(str(part))
         where = ".".join(shown).replace(".[", "[") or "spec"
@@ -265,6 +333,28 @@ def _validation_problems(exc: ValidationError, data: Any, path: Path) -> list[Pr
             line, col = data.line, data.col
         out.append(Problem(str(path), line, col, _message(err, where)))
     return out
+
+
+def _relevant(errors: list[dict], data: Any) -> list[dict]:
+    """Drop the errors of union branches that do not match what was written: for a
+    mapping, the list and scalar branches; for a list, the mapping branches."""
+    def fits(err: dict) -> bool:
+        node = data
+        for part in err["loc"]:
+            if isinstance(part, str) and isinstance(node, Located) and part in node:
+                node = node[part]
+            elif isinstance(part, int) and isinstance(node, list) and part < len(node):
+                node = node[part]
+            elif isinstance(part, str) and part not in ("",):  # a union branch tag: list[...], Chart, bool
+                kind = "list" if part.startswith("list[") else "map" if part.startswith("dict[") or re.search(
+                    r"\b[A-Z]\w*", part) else "scalar"
+                have = "map" if isinstance(node, dict) else "list" if isinstance(node, list) else "scalar"
+                if kind != have and err["type"] != "extra_forbidden":
+                    return False
+        return True
+
+    kept = [e for e in errors if fits(e)]
+    return kept or errors
 
 
 def _message(err: dict, where: str) -> str:
