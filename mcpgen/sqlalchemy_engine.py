@@ -449,6 +449,10 @@ def _sqlite_read_only(url):
 
 
 def _sqlite_query_only(dbapi_connection, _record):
+    """query_only on top of mode=ro, and no ATTACH at all: an ATTACH creates its file even then."""
+    import sqlite3
+
+    dbapi_connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA query_only = ON")
     cursor.close()

@@ -1,0 +1,631 @@
+"""SQLAlchemyEngine against real PostgreSQL, MariaDB and SQLite databases (no mocks).
+
+PostgreSQL and MariaDB come from tests/services.py (skipped when absent, failed under
+MCPGEN_REQUIRE_SERVICES=1); SQLite is a file in a temporary folder. Every database gets its
+own cities table loaded from examples/data/cities.csv, and results are compared with the same
+query run directly through the driver.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import logging
+import re
+import sqlite3
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import pytest
+
+import services
+from mcpgen.config import URLConnection
+from mcpgen.engines import Prepared
+from mcpgen.errors import QueryError, QueryTimeout, UnsafeSQL
+from mcpgen.sqlalchemy_engine import SQLAlchemyEngine, param_types, redact
+
+BACKENDS = ["postgresql", "mariadb", "sqlite"]
+SECRET = "Sup3r-S3cret_pw"
+
+
+@dataclass
+class DB:
+    kind: str
+    url: str
+    table: str
+    direct: Callable[[str, dict], list[tuple]]  # the same :name query, straight through the driver
+    engines: list = dataclasses.field(default_factory=list)
+
+    def engine(self, **options) -> SQLAlchemyEngine:
+        engine = SQLAlchemyEngine(self.kind, URLConnection(url=self.url, **options))
+        self.engines.append(engine)
+        return engine
+
+
+def _to_pyformat(sql: str, params: dict) -> tuple[str, dict]:
+    """`:name` -> `%(name)s`, lists expanded to `(%(name_0)s, ...)`, for psycopg and pymysql."""
+    out = dict(params)
+
+    def one(m: re.Match) -> str:
+        name = m[1]
+        value = params[name]
+        if isinstance(value, list):
+            del out[name]
+            out.update({f"{name}_{i}": v for i, v in enumerate(value)})
+            return "(" + ", ".join(f"%({name}_{i})s" for i in range(len(value))) + ")" if value else "(NULL)"
+        return f"%({name})s"
+
+    return re.sub(r"(?<![:\w]):(\w+)", one, sql), out
+
+
+def _direct_server(kind: str):
+    def run(sql: str, params: dict) -> list[tuple]:
+        text, values = _to_pyformat(sql, params)
+        with services.connect(kind) as con:
+            cur = con.cursor()
+            cur.execute(text, values)
+            return [tuple(r) for r in cur.fetchall()]
+    return run
+
+
+@pytest.fixture(scope="session")
+def sqlite_cities(tmp_path_factory, city_rows):
+    path = tmp_path_factory.mktemp("sqlite") / "cities.db"
+    services.load_cities("sqlite", "cities", city_rows, sqlite_path=path)
+    return path
+
+
+@pytest.fixture(params=BACKENDS)
+def db(request, city_rows):
+    kind = request.param
+    if kind == "sqlite":
+        path = request.getfixturevalue("sqlite_cities")
+
+        def direct(sql, params):
+            con = sqlite3.connect(path)
+            try:
+                expanded, values = sql, dict(params)
+                for name, value in params.items():
+                    if isinstance(value, list):
+                        del values[name]
+                        values.update({f"{name}_{i}": v for i, v in enumerate(value)})
+                        expanded = re.sub(rf":{name}\b", "(" + ", ".join(f":{name}_{i}" for i in range(len(value)))
+                                          + ")" if value else "(NULL)", expanded)
+                return [tuple(r) for r in con.execute(expanded, values).fetchall()]
+            finally:
+                con.close()
+
+        d = DB(kind, f"sqlite:///{path}", "cities", direct)
+    else:
+        url = request.getfixturevalue("postgres_url" if kind == "postgresql" else "mariadb_url")
+        table = request.getfixturevalue("postgres_cities" if kind == "postgresql" else "mariadb_cities")
+        d = DB(kind, url, table, _direct_server(kind))
+    yield d
+    for engine in d.engines:
+        engine.close()
+
+
+def run(engine, sql, params=None, max_rows=1000, timeout=10.0, types=None):
+    return engine.run(engine.prepare(sql, types=types), params or {}, max_rows, timeout)
+
+
+def row_count(db: DB) -> int:
+    return db.direct(f"SELECT count(*) FROM {db.table}", {})[0][0]
+
+
+# -- binding -----------------------------------------------------------------------------------
+
+
+TOP = ("SELECT name, country_code, population FROM {t} WHERE country_code = :country "
+       "ORDER BY population DESC, geonameid LIMIT :n")
+
+
+@pytest.mark.parametrize("country, n", [("JP", 5), ("FR", 3), ("CN", 10), ("ZZ", 5)])
+def test_rows_match_the_driver(db, country, n):
+    engine = db.engine()
+    sql = TOP.format(t=db.table)
+    result = run(engine, sql, {"country": country, "n": n}, types={"country": "string", "n": "integer"})
+    assert result.columns == ["name", "country_code", "population"]
+    assert result.rows == db.direct(sql, {"country": country, "n": n})
+    assert all(type(r) is tuple for r in result.rows)
+    assert not result.truncated
+
+
+def test_optional_parameter_null_and_undeclared_types(db):
+    engine = db.engine()
+    sql = ("SELECT name FROM {t} WHERE (:country IS NULL OR country_code = :country) "
+           "ORDER BY population DESC, geonameid LIMIT 3").format(t=db.table)
+    top3 = db.direct(f"SELECT name FROM {db.table} ORDER BY population DESC, geonameid LIMIT 3", {})
+    jp3 = db.direct(f"SELECT name FROM {db.table} WHERE country_code = 'JP' ORDER BY population DESC, geonameid "
+                    "LIMIT 3", {})
+    for types in ({"country": "string"}, None):  # declared, and read off the value
+        assert run(engine, sql, {"country": None}, types=types).rows == top3
+        assert run(engine, sql, {"country": "JP"}, types=types).rows == jp3
+
+
+@pytest.mark.parametrize("evil", [
+    "'; DROP TABLE {t}; --",
+    "a' OR '1'='1",
+    "JP' OR 1=1 --",
+    "\\'; DELETE FROM {t}; --",
+    "JP\x00",
+    "'); SELECT pg_sleep(5); --",
+])
+def test_sql_in_arguments_is_only_a_value(db, evil):
+    engine = db.engine()
+    before = row_count(db)
+    value = evil.format(t=db.table)
+    sql = f"SELECT name FROM {db.table} WHERE country_code = :country OR name = :country"
+    try:
+        result = run(engine, sql, {"country": value}, types={"country": "string"})
+        assert result.rows == []
+    except QueryError as exc:  # PostgreSQL refuses NUL bytes in text: a clear error, nothing run
+        assert "\x00" in value and "NUL" in str(exc).upper()
+    assert row_count(db) == before
+
+
+def test_arrays_expand_and_an_empty_list_matches_nothing(db):
+    engine = db.engine()
+    sql = f"SELECT name FROM {db.table} WHERE country_code IN :codes ORDER BY population DESC, geonameid LIMIT 20"
+    types = {"codes": "string[]"}
+    for codes in (["JP"], ["JP", "FR", "BR"], ["JP", "JP"], ["ZZ"]):
+        assert run(engine, sql, {"codes": codes}, types=types).rows == db.direct(sql, {"codes": codes})
+    assert run(engine, sql, {"codes": []}, types=types).rows == []
+    # integers, and an empty list under NOT IN keeps every row
+    ids = [r[0] for r in db.direct(f"SELECT geonameid FROM {db.table} ORDER BY geonameid LIMIT 4", {})]
+    by_id = f"SELECT geonameid FROM {db.table} WHERE geonameid IN :ids ORDER BY geonameid"
+    assert run(engine, by_id, {"ids": ids}, types={"ids": "integer[]"}).rows == [(i,) for i in ids]
+    assert run(engine, by_id, {"ids": ids}).rows == [(i,) for i in ids]  # item type read off the values
+    assert run(engine, by_id, {"ids": []}, types={"ids": "integer[]"}).rows == []
+    not_in = f"SELECT count(*) FROM {db.table} WHERE country_code NOT IN :codes"
+    assert run(engine, not_in, {"codes": []}, types=types).rows == [(row_count(db),)]
+    # an injection attempt inside a list is a value too
+    assert run(engine, sql, {"codes": ["JP') OR ('1'='1"]}, types=types).rows == []
+
+
+def _date(kind: str, text: str) -> str:
+    return f"'{text}'" if kind == "sqlite" else f"DATE '{text}'"
+
+
+def _timestamp(kind: str, text: str) -> str:
+    return f"'{text}'" if kind == "sqlite" else f"TIMESTAMP '{text}'"
+
+
+def test_dates_and_datetimes_bind_as_such(db):
+    engine = db.engine()
+    k = db.kind
+    days = (f"SELECT d FROM (SELECT {_date(k, '2024-01-15')} AS d UNION ALL SELECT {_date(k, '2024-03-01')} "
+            f"UNION ALL SELECT {_date(k, '2023-12-31')}) t WHERE d >= :since ORDER BY d")
+    got = run(engine, days, {"since": dt.date(2024, 1, 1)}, types={"since": "date"}).rows
+    assert [str(r[0]) for r in got] == ["2024-01-15", "2024-03-01"]
+    assert [str(r[0]) for r in run(engine, days, {"since": dt.date(2024, 1, 15)}).rows] == ["2024-01-15", "2024-03-01"]
+    stamps = (f"SELECT t FROM (SELECT {_timestamp(k, '2024-01-15 10:00:00')} AS t UNION ALL "
+              f"SELECT {_timestamp(k, '2024-01-15 08:30:00')}) x WHERE t > :after ORDER BY t")
+    got = run(engine, stamps, {"after": dt.datetime(2024, 1, 15, 9, 0)}, types={"after": "datetime"}).rows
+    assert [str(r[0]) for r in got] == ["2024-01-15 10:00:00"]
+    assert run(engine, days, {"since": None}, types={"since": "date"}).rows == []
+    if k == "postgresql":
+        typeof = "SELECT pg_typeof(:d)::text, pg_typeof(:t)::text, pg_typeof(:z)::text"
+        values = {"d": dt.date(2024, 1, 1), "t": dt.datetime(2024, 1, 1, 12),
+                  "z": dt.datetime(2024, 1, 1, 12, tzinfo=dt.timezone.utc)}
+        expected = [("date", "timestamp without time zone", "timestamp with time zone")]
+        assert run(engine, typeof, values).rows == expected
+        assert run(engine, typeof, values, types={"d": "date", "t": "datetime", "z": "datetime"}).rows == expected
+        assert run(engine, days, {"since": dt.date(2024, 1, 15)}).rows[0][0] == dt.date(2024, 1, 15)
+
+
+def test_colons_in_strings_comments_and_casts_are_not_parameters(db):
+    engine = db.engine()
+    sql = ("SELECT ':x' AS s, 'a%b' AS p, '\\:z' AS e -- :y is a comment\n"
+           f"FROM {db.table} WHERE country_code = :c /* :w */ LIMIT 1")
+    query = engine.prepare(sql)
+    assert query.names == frozenset({"c"})
+    [(s, p, e)] = engine.run(query, {"c": "JP", "unused": 1}, 10, 5).rows
+    assert (s, p) == (":x", "a%b")
+    if db.kind == "postgresql":
+        assert run(engine, "SELECT :n::int + 1 AS v, '1'::int AS w", {"n": "41"}).rows == [(42, 1)]
+
+
+def test_trailing_semicolon_and_comment(db):
+    engine = db.engine()
+    assert run(engine, f"SELECT count(*) FROM {db.table} -- done\n;\n").rows == [(row_count(db),)]
+    assert run(engine, f"SELECT count(*) FROM {db.table} -- no newline at the end").rows == [(row_count(db),)]
+
+
+# -- max_rows ----------------------------------------------------------------------------------
+
+
+def test_max_rows_truncates_and_says_so(db):
+    engine = db.engine()
+    sql = f"SELECT geonameid, name FROM {db.table} ORDER BY population DESC, geonameid"
+    everything = db.direct(sql, {})
+    result = engine.run(engine.prepare(sql), {}, 5, 10)
+    assert result.rows == everything[:5] and result.truncated
+    exact = engine.run(engine.prepare(sql + " LIMIT 7"), {}, 7, 10)
+    assert exact.rows == everything[:7] and not exact.truncated
+    one_more = engine.run(engine.prepare(sql + " LIMIT 8"), {}, 7, 10)
+    assert one_more.rows == everything[:7] and one_more.truncated
+    full = engine.run(engine.prepare(sql), {}, len(everything), 10)
+    assert full.rows == everything and not full.truncated
+
+
+# -- read-only ---------------------------------------------------------------------------------
+
+
+WRITES = [
+    "WITH gone AS (DELETE FROM {t} RETURNING *) SELECT count(*) FROM gone",
+    "SELECT * INTO {t}_copy FROM {t}",
+    "COMMIT; DROP TABLE {t}",
+    "SELECT 1; DROP TABLE {t}",
+    "DROP TABLE {t}; SELECT 1",
+    "INSERT INTO {t} (geonameid) VALUES (1)",
+    "UPDATE {t} SET population = 0",
+    "DELETE FROM {t}",
+    "CREATE TEMPORARY TABLE x AS SELECT * FROM {t}",
+    "SELECT * FROM {t} FOR UPDATE",
+    "SET statement_timeout = 0",
+    "BEGIN",
+]
+
+
+@pytest.mark.parametrize("sql", WRITES)
+def test_prepare_rejects_writes_before_any_driver(db, sql):
+    engine = db.engine()
+    before = row_count(db)
+    with pytest.raises(UnsafeSQL):
+        engine.prepare(sql.format(t=db.table))
+    assert row_count(db) == before
+
+
+def _bypass(engine: SQLAlchemyEngine, sql: str) -> Prepared:
+    """A Prepared for `sql` that skips prepare()'s checks: what a write that got through would look like."""
+    checked = engine.prepare("SELECT 1")
+    return Prepared(dataclasses.replace(checked.sql, text=sql), frozenset())
+
+
+def test_postgres_write_that_got_through_fails_in_the_read_only_session(postgres_url):
+    name = services.unique_name("mcpgen_ro")
+    with services.connect("postgresql") as con:
+        con.execute(f"CREATE SEQUENCE {name}_seq")
+        con.execute(f"CREATE TABLE {name}_t (x int)")
+        con.execute(f"CREATE FUNCTION {name}_f() RETURNS int VOLATILE LANGUAGE plpgsql AS "
+                    f"$$ BEGIN INSERT INTO {name}_t VALUES (1); RETURN 1; END $$")
+    engine = SQLAlchemyEngine("pg", URLConnection(url=postgres_url))
+    try:
+        # Both are plain SELECTs to a parser; the database refuses the write.
+        for sql in (f"SELECT nextval('{name}_seq')", f"SELECT {name}_f()"):
+            with pytest.raises(QueryError, match="read-only transaction"):
+                run(engine, sql)
+        # Stacked statements that slipped past prepare() cannot run either.
+        with pytest.raises(QueryError):
+            engine.run(_bypass(engine, f"SELECT 1; COMMIT; DROP TABLE {name}_t"), {}, 10, 5)
+        assert run(engine, "SELECT current_setting('transaction_read_only')").rows == [("on",)]
+    finally:
+        engine.close()
+        with services.connect("postgresql") as con:
+            assert con.execute(f"SELECT count(*) FROM {name}_t").fetchone() == (0,)
+            assert con.execute(f"SELECT is_called FROM {name}_seq").fetchone() == (False,)
+            con.execute(f"DROP FUNCTION {name}_f(); DROP TABLE {name}_t; DROP SEQUENCE {name}_seq")
+
+
+def test_mariadb_write_that_got_through_fails_in_the_read_only_transaction(mariadb_url):
+    name = services.unique_name("mcpgen_ro")
+    with services.connect("mariadb") as con:
+        cur = con.cursor()
+        cur.execute(f"CREATE TABLE {name}_t (x int)")
+        cur.execute(f"CREATE FUNCTION {name}_f() RETURNS INT MODIFIES SQL DATA "
+                    f"BEGIN INSERT INTO {name}_t VALUES (1); RETURN 1; END")
+    engine = SQLAlchemyEngine("maria", URLConnection(url=mariadb_url))
+    try:
+        with pytest.raises(QueryError, match="(?i)read only"):
+            run(engine, f"SELECT {name}_f()")
+        with pytest.raises(QueryError):
+            engine.run(_bypass(engine, f"DELETE FROM {name}_t"), {}, 10, 5)
+    finally:
+        engine.close()
+        with services.connect("mariadb") as con:
+            cur = con.cursor()
+            cur.execute(f"SELECT count(*) FROM {name}_t")
+            assert cur.fetchone() == (0,)
+            cur.execute(f"DROP FUNCTION {name}_f")
+            cur.execute(f"DROP TABLE {name}_t")
+
+
+def test_sqlite_is_opened_read_only(tmp_path, city_rows):
+    path = tmp_path / "ro.db"
+    services.load_cities("sqlite", "cities", city_rows[:10], sqlite_path=path)
+    before = path.read_bytes()
+    engine = SQLAlchemyEngine("lite", URLConnection(url=f"sqlite:///{path}"))
+    try:
+        for sql in ("DELETE FROM cities", "CREATE TABLE x (a)", f"ATTACH DATABASE '{tmp_path / 'new.db'}' AS n"):
+            with pytest.raises(QueryError):
+                engine.run(_bypass(engine, sql), {}, 10, 5)
+        assert run(engine, "SELECT query_only FROM pragma_query_only").rows == [(1,)]
+        assert run(engine, "SELECT count(*) FROM cities").rows == [(10,)]
+    finally:
+        engine.close()
+    assert path.read_bytes() == before
+    assert not (tmp_path / "new.db").exists()
+
+
+# -- timeouts ----------------------------------------------------------------------------------
+
+
+def test_postgres_timeout_cancels_the_query_on_the_server(postgres_url):
+    marker = services.unique_name("mcpgen_timeout")
+    engine = SQLAlchemyEngine("pg", URLConnection(url=postgres_url))
+    try:
+        start = time.monotonic()
+        with pytest.raises(QueryTimeout, match=r"^the query ran longer than 0.5 s and was cancelled$"):
+            run(engine, f"SELECT pg_sleep(10) /* {marker} */", timeout=0.5)
+        assert time.monotonic() - start < 2.0
+        with services.connect("postgresql") as con:
+            active = con.execute("SELECT count(*) FROM pg_stat_activity WHERE state = 'active' "
+                                 "AND query LIKE %s AND pid <> pg_backend_pid()", [f"%{marker}%"]).fetchone()[0]
+        assert active == 0
+        # the pooled connection is reusable, and a longer limit applies again on it
+        assert run(engine, "SELECT 1 FROM pg_sleep(0.6)", timeout=5).rows == [(1,)]
+    finally:
+        engine.close()
+
+
+def test_mariadb_timeout_cancels_the_query_on_the_server(mariadb_url):
+    marker = services.unique_name("mcpgen_timeout")
+    engine = SQLAlchemyEngine("maria", URLConnection(url=mariadb_url))
+    try:
+        start = time.monotonic()
+        with pytest.raises(QueryTimeout, match="longer than 0.5 s"):
+            run(engine, f"SELECT SLEEP(10) AS s /* {marker} */", timeout=0.5)
+        assert time.monotonic() - start < 2.0
+        with services.connect("mariadb") as con:
+            cur = con.cursor()
+            cur.execute("SELECT count(*) FROM information_schema.processlist WHERE info LIKE %s "
+                        "AND id <> connection_id() AND command <> 'Sleep'", [f"%{marker}%"])
+            assert cur.fetchone() == (0,)
+        assert run(engine, "SELECT SLEEP(0.6)", timeout=5).rows == [(0,)]
+    finally:
+        engine.close()
+
+
+def test_sqlite_timeout_interrupts_the_query(tmp_path):
+    engine = SQLAlchemyEngine("lite", URLConnection(url=f"sqlite:///{tmp_path / 'x.db'}"))
+    sqlite3.connect(tmp_path / "x.db").close()
+    try:
+        start = time.monotonic()
+        with pytest.raises(QueryTimeout):
+            run(engine, "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT count(*) FROM r",
+                timeout=0.3)
+        assert time.monotonic() - start < 1.5
+        assert run(engine, "SELECT 1").rows == [(1,)]
+    finally:
+        engine.close()
+
+
+# -- errors and redaction ----------------------------------------------------------------------
+
+
+def test_redact():
+    assert redact("postgresql+psycopg://reader:pa55word@db.example:5432/x") == \
+        "postgresql+psycopg://reader:***@db.example:5432/x"
+    assert redact("mysql+pymysql://root:@h/db") == "mysql+pymysql://root:***@h/db"
+    assert redact("host=db user=u password=pa55word dbname=x") == "host=db user=u password=*** dbname=x"
+    assert redact("PWD='a b';UID=x") == "PWD=***;UID=x"
+    assert redact("failed for p%40ss and p@ss", ["p@ss"]) == "failed for *** and ***"
+    assert redact("no secrets here") == "no secrets here"
+    assert redact("ab", ["ab"]) == "ab"  # too short to be a secret worth mangling text for
+
+
+@pytest.mark.parametrize("url", [
+    f"postgresql+psycopg://reader:{SECRET}@127.0.0.1:1/test",
+    f"mysql+pymysql://reader:{SECRET}@127.0.0.1:1/test",
+])
+def test_unreachable_database_error_has_no_secret(url, caplog):
+    caplog.set_level(logging.DEBUG)
+    engine = SQLAlchemyEngine("warehouse", URLConnection(url=url))
+    try:
+        with pytest.raises(QueryError) as info:
+            run(engine, "SELECT 1")
+        message = str(info.value)
+        assert message.startswith("connection 'warehouse' is unavailable: ")
+        assert SECRET not in message and "reader:" not in message
+        assert SECRET not in caplog.text and SECRET not in repr(engine)
+        with pytest.raises(QueryError) as info:
+            engine.describe(engine.prepare("SELECT 1"))
+        assert SECRET not in str(info.value)
+    finally:
+        engine.close()
+
+
+def test_password_from_the_environment(postgres_url, monkeypatch):
+    from sqlalchemy.engine import make_url
+
+    monkeypatch.setenv("MCPGEN_TEST_PW", SECRET)
+    monkeypatch.setenv("MCPGEN_TEST_PG_HOST", make_url(postgres_url).host)
+    url = postgres_url.replace(make_url(postgres_url).host, "${MCPGEN_TEST_PG_HOST}", 1)
+    # trust auth accepts any password: the call succeeds with the password set from the environment
+    engine = SQLAlchemyEngine("pg", URLConnection(url=url, password="${MCPGEN_TEST_PW}"))
+    try:
+        assert run(engine, "SELECT 1").rows == [(1,)]
+        assert engine._engine.url.password == SECRET and SECRET not in repr(engine._engine)
+    finally:
+        engine.close()
+    bad = SQLAlchemyEngine("pg", URLConnection(url="postgresql+psycopg://u@127.0.0.1:1/x",
+                                               password="${MCPGEN_TEST_PW}"))
+    try:
+        with pytest.raises(QueryError) as info:
+            run(bad, "SELECT 1")
+        assert SECRET not in str(info.value)
+    finally:
+        bad.close()
+
+
+def test_missing_variable_is_named_without_values(monkeypatch):
+    monkeypatch.setenv("MCPGEN_TEST_USER", "someone")
+    monkeypatch.delenv("MCPGEN_TEST_MISSING", raising=False)
+    with pytest.raises(QueryError) as info:
+        SQLAlchemyEngine("w", URLConnection(url="postgresql+psycopg://${MCPGEN_TEST_USER}@h/db",
+                                            password="${MCPGEN_TEST_MISSING}"))
+    assert "MCPGEN_TEST_MISSING" in str(info.value) and "someone" not in str(info.value)
+    engine = SQLAlchemyEngine("w", URLConnection(url="sqlite:///${MCPGEN_TEST_MISSING:-/nonexistent/x.db}"))
+    engine.close()
+
+
+def test_invalid_url_is_not_echoed():
+    with pytest.raises(QueryError) as info:
+        SQLAlchemyEngine("w", URLConnection(url=f"not a url with {SECRET}"))
+    assert SECRET not in str(info.value) and "not a valid SQLAlchemy URL" in str(info.value)
+
+
+def test_wrong_password_error_has_no_secret(mariadb_url):
+    from sqlalchemy.engine import make_url
+
+    url = make_url(mariadb_url).set(username="mcpgen_nobody", password=SECRET)
+    engine = SQLAlchemyEngine("maria", URLConnection(url=url.render_as_string(hide_password=False)))
+    try:
+        with pytest.raises(QueryError, match="unavailable") as info:
+            run(engine, "SELECT 1")
+        assert SECRET not in str(info.value)
+    finally:
+        engine.close()
+
+
+def test_database_error_is_one_clear_line(db):
+    engine = db.engine()
+    with pytest.raises(QueryError) as info:
+        run(engine, "SELECT no_such_column FROM no_such_table_here WHERE x = :secret_value",
+            {"secret_value": "do-not-echo-me"})
+    message = str(info.value)
+    assert message.startswith("the query failed: ") and "\n" not in message
+    assert "no_such" in message
+    assert "do-not-echo-me" not in message and "[SQL" not in message
+
+
+# -- pooling and faults ------------------------------------------------------------------------
+
+
+def test_postgres_terminated_connections_cost_nothing(postgres_url):
+    app = services.unique_name("mcpgen_test")
+    engine = SQLAlchemyEngine("pg", URLConnection(url=postgres_url, connect_args={"application_name": app}))
+    kill = "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = %s"
+    try:
+        pid = run(engine, "SELECT pg_backend_pid()").rows[0][0]
+        with services.connect("postgresql") as con:
+            assert con.execute(kill, [app]).fetchone()[0] >= 1
+        # the pooled connection is dead: the next call notices (pre-ping) and gets a new one
+        assert run(engine, "SELECT 1").rows == [(1,)]
+        assert run(engine, "SELECT pg_backend_pid()").rows[0][0] != pid
+
+        # killed mid-query: a clear error for that call, and the next call succeeds
+        errors = []
+
+        def slow():
+            try:
+                run(engine, "SELECT pg_sleep(5)", timeout=10)
+            except QueryError as exc:
+                errors.append(exc)
+
+        worker = threading.Thread(target=slow)
+        worker.start()
+        with services.connect("postgresql") as con:
+            for _ in range(100):
+                if con.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s "
+                               "AND state = 'active'", [app]).fetchone()[0]:
+                    break
+                time.sleep(0.02)
+            con.execute(kill, [app])
+        worker.join(10)
+        assert len(errors) == 1 and str(errors[0]).startswith("connection 'pg' is unavailable: ")
+        assert run(engine, "SELECT 2").rows == [(2,)]
+    finally:
+        engine.close()
+
+
+def test_sqlite_down_at_start_then_back(tmp_path):
+    path = tmp_path / "later.db"
+    engine = SQLAlchemyEngine("lite", URLConnection(url=f"sqlite:///{path}"))
+    try:
+        with pytest.raises(QueryError, match="^connection 'lite' is unavailable: "):
+            run(engine, "SELECT 1")
+        con = sqlite3.connect(path)
+        con.execute("CREATE TABLE t (x)")
+        con.execute("INSERT INTO t VALUES (1)")
+        con.commit()
+        con.close()
+        assert run(engine, "SELECT x FROM t").rows == [(1,)]  # same engine, no restart
+    finally:
+        engine.close()
+
+
+def test_pool_exhaustion_is_a_bounded_wait_then_a_clear_error(postgres_url):
+    engine = SQLAlchemyEngine("pg", URLConnection(url=postgres_url, pool_size=1, max_overflow=0, pool_timeout=0.3))
+    try:
+        run(engine, "SELECT 1")
+        slow = threading.Thread(target=run, args=(engine, "SELECT pg_sleep(1.2)"), kwargs={"timeout": 5})
+        slow.start()
+        time.sleep(0.2)
+        start = time.monotonic()
+        with pytest.raises(QueryError, match="^connection 'pg' is busy: all 1 connections were in use for 0.3 s"):
+            run(engine, "SELECT 1")
+        assert 0.25 <= time.monotonic() - start < 1.0
+        slow.join(5)
+        assert run(engine, "SELECT 1").rows == [(1,)]
+    finally:
+        engine.close()
+
+
+def test_twenty_concurrent_calls(db):
+    engine = db.engine()
+    sql = TOP.format(t=db.table)
+    countries = ["JP", "FR", "CN", "US", "BR", "IN", "DE", "NG", "MX", "ID"] * 2
+    expected = {c: db.direct(sql, {"country": c, "n": 5}) for c in set(countries)}
+    query = engine.prepare(sql, types={"country": "string", "n": "integer"})
+    barrier = threading.Barrier(len(countries))
+
+    def call(country):
+        barrier.wait()
+        return country, engine.run(query, {"country": country, "n": 5}, 100, 10).rows
+
+    with ThreadPoolExecutor(len(countries)) as pool:
+        results = list(pool.map(call, countries))
+    assert all(rows == expected[c] for c, rows in results)
+
+
+# -- describe ----------------------------------------------------------------------------------
+
+
+def test_describe_gives_names_and_types_without_running(db):
+    engine = db.engine()
+    sleep = {"postgresql": "pg_sleep(5)", "mariadb": "SLEEP(5)", "sqlite": "1"}[db.kind]
+    query = engine.prepare(f"SELECT {sleep} AS s, name, population FROM {db.table} "
+                           "WHERE country_code IN :codes AND population > :n", types={"codes": "string[]",
+                                                                                        "n": "integer"})
+    start = time.monotonic()
+    described = engine.describe(query)
+    assert time.monotonic() - start < 1.0
+    assert [name for name, _ in described] == ["s", "name", "population"]
+    types = dict(described)
+    if db.kind == "postgresql":
+        assert types == {"s": "void", "name": "text", "population": "bigint"}
+    elif db.kind == "mariadb":
+        assert types["population"] == "longlong" and "string" in types["name"]
+    with pytest.raises(QueryError, match="the query failed"):
+        engine.describe(engine.prepare(f"SELECT nope FROM {db.table}"))
+
+
+def test_param_types_from_spec_parameters():
+    from mcpgen.spec import Parameter
+
+    params = {"n": Parameter(type="integer", description="n"),
+              "ids": Parameter(type="array", description="ids", items={"type": "date"})}
+    assert param_types(params) == {"n": "integer", "ids": "date[]"}
+
+
+def test_prepare_rejects_a_name_used_as_list_and_value(tmp_path):
+    engine = SQLAlchemyEngine("lite", URLConnection(url=f"sqlite:///{tmp_path / 'x.db'}"))
+    try:
+        with pytest.raises(UnsafeSQL, match="both as a list"):
+            engine.prepare("SELECT 1 WHERE 1 IN :ids OR :ids IS NULL")
+    finally:
+        engine.close()
