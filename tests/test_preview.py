@@ -248,6 +248,62 @@ force: "Forced <b>text</b>"
 """
 
 
+KINDS = """\
+title: Kinds
+description: Every kind of parameter.
+parameters:
+  ids: {type: array, items: {type: integer, minimum: 1}, description: Ids, min_items: 1, max_items: 3}
+  day: {type: date, description: A day, minimum: "2020-01-01", maximum: "2020-12-31"}
+  at: {type: datetime, description: A moment, required: false}
+  flag: {type: boolean, description: Optional flag, required: false}
+  enabled: {type: boolean, description: Flag with a default, default: true}
+  ratio: {type: number, description: A ratio, enum: [0.5, 1.5], default: 1.5}
+  code: {type: string, description: Code, pattern: "^[a-z]+$", min_length: 2, max_length: 4, required: false}
+sql: |
+  SELECT v AS id, :day AS day, :at AS at, :flag AS flag, :enabled AS enabled, :ratio AS ratio, :code AS code
+  FROM (VALUES (1), (2), (3), (4)) t(v) WHERE v IN :ids
+sources: [https://example.org/kinds]
+content: "{{ row_count }} rows"
+"""
+
+
+def test_form_controls_from_the_schema(browser, page, tmp_path):
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "kinds.yaml").write_text(KINDS)
+    with preview(specs, tmp_path, ARTIFACTS / "preview-kinds.log") as url:
+        open_tool(page, url, "kinds")
+        kinds = page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('#form [name]')]
+            .filter(e => e.name !== '__check').map(e => [e.name, e.tagName + ':' + (e.type || '')]))""")
+        assert kinds == {"ids": "INPUT:text", "day": "INPUT:date", "at": "INPUT:datetime-local",
+                         "flag": "SELECT:select-one", "enabled": "INPUT:checkbox", "ratio": "SELECT:select-one",
+                         "code": "INPUT:text"}
+        assert page.get_attribute("#arg-day", "min") == "2020-01-01"
+        assert page.get_attribute("#arg-code", "maxlength") == "4"
+        assert page.is_checked("#arg-enabled")
+        assert page.input_value("#arg-ratio") == "1.5"
+        # The browser refuses what the schema refuses.
+        for selector, value in [("#arg-ids", "1, x"), ("#arg-ids", "1,2,3,4"), ("#arg-ids", "0"), ("#arg-code", "AB"),
+                                ("#arg-code", "a")]:
+            page.fill(selector, value)
+            assert not page.evaluate(f"document.querySelector('{selector}').checkValidity()"), (selector, value)
+            page.fill(selector, "")
+        page.fill("#arg-ids", "1, 3")
+        page.fill("#arg-day", "2020-05-06")
+        page.fill("#arg-at", "2020-05-06T07:08:09")
+        page.select_option("#arg-flag", "true")
+        page.uncheck("#arg-enabled")
+        page.select_option("#arg-ratio", "0.5")
+        page.fill("#arg-code", "ab")
+        submit(page)
+        sent = json.loads(page.text_content("#result .stats code"))
+        assert sent == {"ids": [1, 3], "day": "2020-05-06", "at": "2020-05-06T07:08:09", "flag": True,
+                        "enabled": False, "ratio": 0.5, "code": "ab"}
+        assert table_rows(page)[1:] == [["1", "2020-05-06", "2020-05-06T07:08:09", "true", "false", "0.5", "ab"],
+                                        ["3", "2020-05-06", "2020-05-06T07:08:09", "true", "false", "0.5", "ab"]]
+        page.screenshot(path=str(ARTIFACTS / "preview-kinds.png"), full_page=True)
+
+
 def test_reload_and_validation_errors(browser, page, tmp_path):
     specs = tmp_path / "specs"
     specs.mkdir()
