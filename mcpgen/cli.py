@@ -3,7 +3,9 @@
     mcpgen serve specs/             serve every tool over stdio
     mcpgen call top_cities -a n=3   run one tool and print its answer
     mcpgen list specs/              the tools, their parameters and connections
-    mcpgen validate specs/          static checks, exit 1 with file:line on errors
+    mcpgen validate specs/          static checks (--live: against the database), exit 1 on problems
+    mcpgen test specs/              run the specs' tests: against the real connections
+    mcpgen schema                   JSON Schema of spec files, for editors
     mcpgen preview specs/           a local web page showing each answer as the gateway would
 """
 from __future__ import annotations
@@ -213,23 +215,56 @@ def list_tools(specs_dir: Path) -> None:
 
 @main.command()
 @click.argument("specs_dir", type=SPECS_DIR)
-def validate(specs_dir: Path) -> None:
-    """Check every spec in SPECS_DIR without touching a database; exit 1 on any error."""
+@click.option("--live", is_flag=True, help="Also connect and describe every query (nothing runs, nothing is written).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True,
+              help="text for people, json for programs, github for Actions annotations.")
+@click.option("--strict", is_flag=True, help="Warnings fail too.")
+@click.option("--timeout", type=float, default=10.0, show_default=True, help="--live: seconds per connection and query.")
+def validate(specs_dir: Path, live: bool, fmt: str, strict: bool, timeout: float) -> None:
+    """Check every spec in SPECS_DIR. Exit 0 clean, 1 problems found, 2 could not run."""
     from .errors import SpecError
-    from .loading import load_project
+    from .validate import FORMATS, run_validate
 
     try:
-        loaded = load_project(specs_dir)
+        report = run_validate(specs_dir, live=live, timeout=timeout)
     except SpecError as exc:
         for problem in exc.problems:
             click.echo(str(problem), err=True)
         raise click.exceptions.Exit(2) from None
-    for problem in loaded.problems:
-        click.echo(str(problem))
-    errors, warnings = len(loaded.errors), len(loaded.warnings)
-    click.echo(f"{len(loaded.specs)} specs checked: {errors} errors, {warnings} warnings", err=True)
-    if errors:
+    kwargs = {"color": sys.stdout.isatty()} if fmt == "text" else {}
+    click.echo(FORMATS[fmt](report, strict, **kwargs), color=kwargs.get("color"))
+    raise click.exceptions.Exit(report.exit_code(strict))
+
+
+@main.command(name="test")
+@click.argument("specs_dir", type=SPECS_DIR)
+@click.option("-k", "select", metavar="NAME", help="Only tests whose tool name or test name contains NAME.")
+def test_specs(specs_dir: Path, select: str | None) -> None:
+    """Run the `tests:` of every spec in SPECS_DIR against the real connections; exit 1 on any failure."""
+    from .errors import SpecError
+    from .spectest import run_tests, summary
+
+    _setup_logging()
+    try:
+        results = run_tests(specs_dir, select)
+    except SpecError as exc:
+        for problem in exc.problems:
+            click.echo(str(problem), err=True)
+        raise click.exceptions.Exit(2) from None
+    for result in results:
+        click.echo(result.line())
+    click.echo(summary(results))
+    if any(not r.passed for r in results):
         raise click.exceptions.Exit(1)
+
+
+@main.command()
+@click.option("--config", "of_config", is_flag=True, help="The schema of mcpgen.yaml instead of spec files.")
+def schema(of_config: bool) -> None:
+    """Print the JSON Schema of spec files (or of mcpgen.yaml) for editors."""
+    from .schema import config_schema, dumps, spec_schema
+
+    click.echo(dumps(config_schema() if of_config else spec_schema()), nl=False)
 
 
 @main.command()
