@@ -245,6 +245,9 @@ def create_app(specs_dir: str | Path, chartjs: str | None = None, watch: bool = 
         if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
             # Also keeps other web sites out: a cross-site JSON POST needs a CORS preflight we never answer.
             return JSONResponse({"error": "send the arguments as application/json"}, status_code=415)
+        declared = request.headers.get("content-length", "0")
+        if declared.isdigit() and int(declared) > MAX_BODY:
+            return JSONResponse({"error": "the arguments are larger than 1 MiB"}, status_code=413)
         body = await request.body()
         if len(body) > MAX_BODY:
             return JSONResponse({"error": "the arguments are larger than 1 MiB"}, status_code=413)
@@ -279,8 +282,12 @@ def create_app(specs_dir: str | Path, chartjs: str | None = None, watch: bool = 
                 tg.cancel_scope.cancel()
         state.close()
 
+    async def favicon(request: Request) -> Response:
+        return Response(status_code=204)
+
     routes = [
         Route("/", index),
+        Route("/favicon.ico", favicon),
         Route("/chart.js", chart_js),
         Route("/api/version", version),
         Route("/api/tools", tools),

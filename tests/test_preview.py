@@ -45,7 +45,8 @@ def preview(specs_dir: Path, cwd: Path, log: Path):
     """Run the real `mcpgen preview` on a free port; yield its base URL."""
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w") as err:
-        proc = subprocess.Popen([*MCPGEN, "preview", str(specs_dir), "--port", "0", "--chartjs", str(CHARTJS)],
+        proc = subprocess.Popen([*MCPGEN, "preview", str(specs_dir), "--port", "0",
+                                 "--chartjs", os.path.relpath(CHARTJS, cwd)],
                                 cwd=cwd, stdout=subprocess.DEVNULL, stderr=err)
     try:
         deadline = time.monotonic() + 30
@@ -113,10 +114,10 @@ def page(browser):
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.errors = errors
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
     yield page
     context.close()
-    assert not errors, f"JavaScript errors on the page: {errors}"
+    assert not errors, f"errors in the browser console: {errors}"
 
 
 def open_tool(page, url: str, name: str):
