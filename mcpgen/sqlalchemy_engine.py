@@ -1,8 +1,16 @@
 """Any database SQLAlchemy reaches: PostgreSQL, MariaDB/MySQL, SQLite, and warehouses through their dialects.
 
-Each call runs in its own read-only transaction with a server-side time limit, fetches at
-most `max_rows + 1` rows through a streaming cursor, and is always rolled back. Nothing a
-person reads (errors, logs) ever carries the URL's password.
+Per backend, each call:
+
+* PostgreSQL: on a session made read-only at connect (`default_transaction_read_only`),
+  with the session `statement_timeout`, one statement `SELECT * FROM (<sql>) LIMIT max_rows + 1`.
+* MariaDB/MySQL: `START TRANSACTION READ ONLY` on a read-only session, the query under
+  `max_statement_time` (MySQL: `max_execution_time`) and `sql_select_limit`, unbuffered cursor.
+* SQLite: a `mode=ro` file with `query_only`, no ATTACH, a progress handler as the timer.
+* Other dialects: a streaming cursor; read-only and time limits are the role's business.
+
+Every call ends with a rollback and reads at most `max_rows + 1` rows. Nothing a person
+reads (errors, logs) ever carries a password: see `redact`.
 
 >>> redact("connection to postgresql+psycopg://reader:s3cret@db:5432/x failed", ["s3cret"])
 'connection to postgresql+psycopg://reader:***@db:5432/x failed'
@@ -12,6 +20,7 @@ SQLAlchemy is imported only here, and this module only when a project has a `url
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 import threading
 import time
@@ -39,8 +48,14 @@ _URL_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@'\"]*)
 _KV_PASSWORD = re.compile(r"(?i)\b(?P<key>password|passwd|pwd)\s*=\s*(?P<pw>'[^']*'|\"[^\"]*\"|[^\s;&,]+)")
 # SQLAlchemy's text() takes every `:word` not preceded by ':', a word character or a backslash.
 _SA_BIND = re.compile(r"(?<![:\w\\]):(\w+)(?!:)", re.UNICODE)
-_DRIVER_EXTRAS = {"psycopg": "postgres", "psycopg2": "postgres", "pymysql": "mysql", "MySQLdb": "mysql",
-                  "mysqlclient": "mysql"}
+_DRIVER_HINTS = {"psycopg": 'pip install "mcpgen[postgres]"',
+                 "psycopg2": 'pip install psycopg2-binary, or use postgresql+psycopg:// with '
+                             'pip install "mcpgen[postgres]"',
+                 "pymysql": 'pip install "mcpgen[mysql]"',
+                 "MySQLdb": 'pip install mysqlclient, or use mysql+pymysql:// with pip install "mcpgen[mysql]"'}
+# A URL without a driver gets the one the extras install (SQLAlchemy's own default is psycopg2/mysqlclient).
+_DEFAULT_DRIVERS = {"postgresql": "postgresql+psycopg", "postgres": "postgresql+psycopg",
+                    "mysql": "mysql+pymysql", "mariadb": "mariadb+pymysql"}
 _PG_TIMEOUT_STATE = "57014"  # query_canceled: statement_timeout
 _MYSQL_TIMEOUT_CODES = {1969, 3024}  # MariaDB max_statement_time, MySQL max_execution_time
 _ITEM_TYPES = ("string", "integer", "number", "boolean", "date", "datetime")
@@ -96,6 +111,8 @@ class SQLAlchemyEngine(Engine):
             self._secrets.append(str(url.password))
         if password is not None:
             url = url.set(password=password)
+        if url.drivername in _DEFAULT_DRIVERS:
+            url = url.set(drivername=_DEFAULT_DRIVERS[url.drivername])
         self._secrets.append(raw_url)
         self.backend = url.get_backend_name()
         self.dialect = DIALECTS.get(self.backend)  # None: sqlglot's generic SQL
@@ -124,9 +141,12 @@ class SQLAlchemyEngine(Engine):
         try:
             self._engine = sa.create_engine(url, **kwargs)
         except ModuleNotFoundError as exc:
-            extra = _DRIVER_EXTRAS.get((exc.name or "").split(".")[0])
-            hint = f': pip install "mcpgen[{extra}]"' if extra else ""
+            hint = _DRIVER_HINTS.get((exc.name or "").split(".")[0])
+            hint = f": {hint}" if hint else ""
             raise QueryError(f"connection '{name}' needs the Python package {exc.name}{hint}") from None
+        except sa_exc.NoSuchModuleError:
+            raise QueryError(f"connection '{name}': no SQLAlchemy dialect for {url.drivername} is installed; "
+                             "pip install the package that provides it (see docs/databases.md)") from None
         except Exception as exc:
             raise QueryError(f"connection '{name}': {self._redact(_first_line(exc))}") from None
         if self.backend == "sqlite":
@@ -165,6 +185,9 @@ class SQLAlchemyEngine(Engine):
     def run(self, query: Prepared, params: dict[str, Any], max_rows: int, timeout: float) -> QueryResult:
         statement: _Statement = query.sql
         values = {name: params.get(name) for name in query.names}
+        for name in statement.lists:
+            if values[name] is None:
+                values[name] = []  # a NULL list matches nothing, as on DuckDB
         conn = self._connect()
         deadline = time.monotonic() + timeout
         try:
@@ -187,7 +210,7 @@ class SQLAlchemyEngine(Engine):
             columns, rows = list(result.keys()), [tuple(r) for r in result.fetchall()]
         elif backend in ("mysql", "mariadb"):
             if conn.dialect.is_mariadb:
-                prefix = f"SET STATEMENT max_statement_time={timeout:.3f}, sql_select_limit={fetch} FOR\n"
+                prefix = f"SET STATEMENT max_statement_time={_seconds(timeout)}, sql_select_limit={fetch} FOR\n"
             else:
                 prefix = ""
                 conn.exec_driver_sql(f"SET SESSION max_execution_time = {_ms(timeout)}, sql_select_limit = {fetch}")
@@ -247,7 +270,7 @@ class SQLAlchemyEngine(Engine):
                     out = [(c, names.get(t, str(t))) for c, t in described]
                 elif self.backend in ("mysql", "mariadb"):
                     if conn.dialect.is_mariadb:
-                        prefix = f"SET STATEMENT max_statement_time={timeout:.3f}, sql_select_limit=0 FOR\n"
+                        prefix = f"SET STATEMENT max_statement_time={_seconds(timeout)}, sql_select_limit=0 FOR\n"
                     else:
                         prefix = ""
                         conn.exec_driver_sql(f"SET SESSION max_execution_time = {_ms(timeout)}, sql_select_limit = 0")
@@ -305,7 +328,8 @@ class SQLAlchemyEngine(Engine):
 
     def _error(self, exc: sa_exc.DBAPIError, timeout: float, deadline: float) -> QueryError:
         orig = exc.orig
-        if self.backend == "postgresql" and getattr(orig, "sqlstate", None) == _PG_TIMEOUT_STATE:
+        if (self.backend == "postgresql" and getattr(orig, "sqlstate", None) == _PG_TIMEOUT_STATE
+                and "timeout" in str(orig)):
             return QueryTimeout(f"the query ran longer than {timeout:g} s and was cancelled")
         if self.backend in ("mysql", "mariadb") and _mysql_code(orig) in _MYSQL_TIMEOUT_CODES:
             return QueryTimeout(f"the query ran longer than {timeout:g} s and was cancelled")
@@ -338,6 +362,11 @@ class SQLAlchemyEngine(Engine):
 
 def _ms(seconds: float) -> int:
     return max(1, int(round(seconds * 1000)))
+
+
+def _seconds(seconds: float) -> str:
+    """MariaDB's max_statement_time: seconds, at least 1 ms (0 would mean no limit)."""
+    return f"{max(seconds, 0.001):.3f}"
 
 
 def _strip_semicolon(sql: str, dialect: str | None) -> str:
@@ -445,7 +474,9 @@ def _sqlite_read_only(url):
         query["mode"] = "ro"
         query["uri"] = "true"
         return url.set(query=query)
-    return url.set(database="file:" + quote(database, safe="/:\\"), query={**query, "mode": "ro", "uri": "true"})
+    # A relative path is fixed now, against the working directory (the project folder under the CLI).
+    path = os.path.abspath(database)
+    return url.set(database="file:" + quote(path, safe="/:\\"), query={**query, "mode": "ro", "uri": "true"})
 
 
 def _sqlite_query_only(dbapi_connection, _record):

@@ -629,3 +629,26 @@ def test_prepare_rejects_a_name_used_as_list_and_value(tmp_path):
             engine.prepare("SELECT 1 WHERE 1 IN :ids OR :ids IS NULL")
     finally:
         engine.close()
+
+
+def test_missing_drivers_and_dialects_say_what_to_install():
+    with pytest.raises(QueryError, match=r"needs the Python package psycopg2: pip install psycopg2-binary"):
+        SQLAlchemyEngine("w", URLConnection(url="postgresql+psycopg2://u@h/db"))
+    with pytest.raises(QueryError, match="no SQLAlchemy dialect for nosuchwarehouse is installed"):
+        SQLAlchemyEngine("w", URLConnection(url="nosuchwarehouse://u@h/db"))
+
+
+@pytest.mark.parametrize("bare, driver", [("postgresql", "postgresql+psycopg"), ("mysql", "mysql+pymysql"),
+                                          ("mariadb", "mariadb+pymysql")])
+def test_a_url_without_driver_uses_the_one_the_extras_install(bare, driver):
+    engine = SQLAlchemyEngine("w", URLConnection(url=f"{bare}://u@127.0.0.1:1/db"))
+    try:
+        assert engine._engine.url.drivername == driver
+    finally:
+        engine.close()
+
+
+def test_a_null_list_matches_nothing(db):
+    engine = db.engine()
+    sql = f"SELECT count(*) FROM {db.table} WHERE country_code IN :codes"
+    assert run(engine, sql, {"codes": None}, types={"codes": "string[]"}).rows == [(0,)]
