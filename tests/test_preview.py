@@ -187,6 +187,15 @@ def test_out_of_range_argument(shipped, page):
     assert page.query_selector("#result table") is None
     page.screenshot(path=str(ARTIFACTS / "preview-error.png"), full_page=True)
 
+    # The page's own switch skips the browser's checks too.
+    page.reload()
+    page.wait_for_selector("form[data-tool='top_cities']")
+    assert page.get_attribute("#arg-top_n", "min") == "1"
+    page.uncheck("#form input[name=__check]")
+    page.fill("#arg-top_n", "0")
+    submit(page)
+    assert page.inner_text("#result .error-text") == "Invalid argument 'top_n': 0 is less than the minimum of 1."
+
     # The API gives the same isError result to any client.
     out = post(shipped + "api/call/top_cities", {"top_n": 500})
     assert out["result"]["isError"] is True
