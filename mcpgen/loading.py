@@ -194,7 +194,8 @@ def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem
         check_read_only(loaded.sql, dialect)
         used = {p.name: p for p in find_placeholders(loaded.sql, dialect)}
     except UnsafeSQL as exc:
-        line, col = (exc.line, exc.col) if exc.line else _locate(loaded.sql, str(exc))
+        multiline = "\n" in loaded.sql.strip()  # one-line SQL: its key's line says it all
+        line, col = (exc.line, exc.col) if exc.line else _locate(loaded.sql, str(exc)) if multiline else (None, None)
         offset = (line, col) if line and key == "sql" else None
         problems.append(_problem(loaded, key, f"{exc}", offset=offset))
         return

@@ -49,8 +49,10 @@ class Placeholder:
     after_in: bool  # written as `IN :name`
 
 
+@lru_cache(maxsize=64)
 def _tokens(sql: str, dialect: str | None):
-    return sqlglot.Dialect.get_or_raise(dialect).tokenize(sql)
+    """Tokens of `sql`, shared by the read-only check and the placeholder scan (tokenizing is half of parsing)."""
+    return tuple(sqlglot.Dialect.get_or_raise(dialect).tokenize(sql))
 
 
 @lru_cache(maxsize=4096)
@@ -100,7 +102,8 @@ def check_read_only(sql: str, dialect: str | None = "duckdb") -> None:
     mcpgen.errors.UnsafeSQL: the query must only read, but it contains DELETE
     """
     try:
-        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+        tokens = list(_tokens(sql, dialect))
+        statements = [s for s in sqlglot.Dialect.get_or_raise(dialect).parser().parse(tokens, sql) if s is not None]
     except SqlglotError:
         # sqlglot does not know every dialect's every corner: fall back to its tokens.
         return _check_tokens(sql, dialect)
