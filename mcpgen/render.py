@@ -75,13 +75,97 @@ def _bounded_mul(a, b):
     for seq, n in ((a, b), (b, a)):
         if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * n > MAX_SEQUENCE:
             raise SecurityError(f"a template may not build a sequence longer than {MAX_SEQUENCE:,}")
+    if isinstance(a, int) and isinstance(b, int) and a.bit_length() + b.bit_length() > MAX_INT_BITS:
+        raise SecurityError(f"a template may not build an integer of more than {MAX_INT_BITS:,} bits")
     return a * b
 
 
 def _bounded_pow(a, b):
     if isinstance(b, (int, float)) and abs(b) > MAX_POWER:
         raise SecurityError(f"a template may not raise to a power above {MAX_POWER:,}")
+    if isinstance(a, int) and isinstance(b, int) and b > 0 and a.bit_length() * b > MAX_INT_BITS:
+        raise SecurityError(f"a template may not build an integer of more than {MAX_INT_BITS:,} bits")
     return a ** b
+
+
+# One operation must not build a huge string either: widths, padding, replace and join are checked first.
+MAX_INT_BITS = 100_000
+_PRINTF_SPEC = re.compile(r"%(?:\([^)]*\))?[#0 +-]*(\d*|\*)(?:\.(\d*|\*))?")
+_FORMAT_SPEC = re.compile(r"\{[^{}]*?:([^{}]*)\}")
+
+
+def _too_big(what: str):
+    return SecurityError(f"a template may not build a string longer than {MAX_OUTPUT:,} characters ({what})")
+
+
+def _check_format(fmt: Any, *args: Any) -> None:
+    """Refuse %-style or {}-style widths and precisions that would build a huge string."""
+    if not isinstance(fmt, str):
+        return
+    numbers = [n for m in _PRINTF_SPEC.findall(fmt) for n in m if n.isdigit()]
+    numbers += [n for spec in _FORMAT_SPEC.findall(fmt) for n in re.findall(r"\d+", spec)]
+    if any(int(n) > MAX_SEQUENCE for n in numbers):
+        raise _too_big("a format width")
+    _check_ints(args)
+
+
+def _check_ints(values) -> None:
+    for value in values:
+        items = value if isinstance(value, (tuple, list)) else value.values() if isinstance(value, dict) else [value]
+        if any(isinstance(v, int) and not isinstance(v, bool) and abs(v) > MAX_SEQUENCE for v in items):
+            raise _too_big("a width or count")
+
+
+def _check_replace(text: Any, old: Any, new: Any, count: Any = -1) -> None:
+    if isinstance(text, str) and isinstance(old, str) and isinstance(new, str):
+        hits = len(text) + 1 if old == "" else text.count(old)
+        if isinstance(count, int) and count >= 0:
+            hits = min(hits, count)
+        if len(text) + hits * (len(new) - len(old)) > MAX_OUTPUT:
+            raise _too_big("replace")
+
+
+def _check_join(items: list, sep: Any) -> None:
+    if isinstance(sep, str) and sum(len(str(i)) for i in items) + len(sep) * max(len(items) - 1, 0) > MAX_OUTPUT:
+        raise _too_big("join")
+
+
+def _guarded_filters(filters: dict) -> dict:
+    """Builtin filters that can make a string far bigger than their input, checked before they run."""
+    center, indent, fmt, replace, join, wordwrap = (filters[n] for n in (
+        "center", "indent", "format", "replace", "join", "wordwrap"))
+
+    def center_(value, width=80):
+        _check_ints([width])
+        return center(value, width)
+
+    def indent_(value, width=4, *args, **kwargs):
+        if isinstance(width, str) and len(width) * (str(value).count("\n") + 1) > MAX_OUTPUT:
+            raise _too_big("indent")
+        _check_ints([width])
+        return indent(value, width, *args, **kwargs)
+
+    def format_(value, *args, **kwargs):
+        _check_format(value, args, kwargs)
+        return fmt(value, *args, **kwargs)
+
+    def replace_(eval_ctx, value, old, new, count=None):
+        _check_replace(str(value), str(old), str(new), -1 if count is None else count)
+        return replace(eval_ctx, value, old, new, count)
+
+    def join_(eval_ctx, value, d="", attribute=None):
+        items = list(value)
+        _check_join(items, d)
+        return join(eval_ctx, items, d, attribute)
+
+    def wordwrap_(environment, s, width=79, break_long_words=True, wrapstring=None, *args, **kwargs):
+        if wrapstring and len(str(wrapstring)) * (len(str(s)) // max(int(width), 1) + 1) > MAX_OUTPUT:
+            raise _too_big("wordwrap")
+        return wordwrap(environment, s, width, break_long_words, wrapstring, *args, **kwargs)
+
+    for wrapper, original in ((replace_, replace), (join_, join), (wordwrap_, wordwrap)):
+        wrapper.jinja_pass_arg = original.jinja_pass_arg  # eval context / environment, as the originals take
+    return dict(center=center_, indent=indent_, format=format_, replace=replace_, join=join_, wordwrap=wordwrap_)
 
 
 _deadline = threading.local()
@@ -103,14 +187,30 @@ def _bound_loops(ast: nodes.Template) -> nodes.Template:
 
 
 class _Environment(ImmutableSandboxedEnvironment):
-    intercepted_binops = frozenset({"*", "**"})
+    intercepted_binops = frozenset({"*", "**", "%"})
 
     def call_binop(self, context, operator_, left, right):
         if operator_ == "*":
             return _bounded_mul(left, right)
         if operator_ == "**":
             return _bounded_pow(left, right)
+        if operator_ == "%" and isinstance(left, str):
+            _check_format(left, right)
         return super().call_binop(context, operator_, left, right)
+
+    def call(__self, __context, __obj, *args, **kwargs):  # noqa: N805 (jinja's signature)
+        owner = getattr(getattr(__obj, "__wrapped__", __obj), "__self__", None)  # the sandbox wraps str.format
+        if isinstance(owner, str):  # str methods: ljust, center, zfill, format, replace, join, ...
+            name = getattr(__obj, "__name__", "")
+            _check_ints([args, kwargs])
+            if name in ("format", "format_map"):
+                _check_format(owner)
+            elif name == "replace" and len(args) >= 2:
+                _check_replace(owner, *args[:3])
+            elif name == "join" and args:
+                args = (list(args[0]), *args[1:])
+                _check_join(args[0], owner)
+        return super().call(__context, __obj, *args, **kwargs)
 
 
 def _finalize(value: Any) -> Any:
@@ -122,6 +222,7 @@ def _make_env(url: bool) -> _Environment:
                        finalize=(lambda v: quote(str(v), safe="")) if url else _finalize)
     env.filters.update(thousands=thousands, round=round_, percent=percent, date=date, join_names=join_names,
                        _bounded=_bounded)
+    env.filters.update(_guarded_filters(env.filters))
     return env
 
 
