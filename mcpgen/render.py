@@ -253,8 +253,12 @@ class Template:
 
     def names(self) -> set[str]:
         """Variables the template reads from its context (not ones it sets itself)."""
-        loaded = {n.name for n in self.ast.find_all(nodes.Name) if n.ctx == "load"}
-        stored = {n.name for n in self.ast.find_all(nodes.Name) if n.ctx in ("store", "param")}
+        loaded, stored = set(), set()
+        for n in self.ast.find_all(nodes.Name):  # one walk of the tree
+            if n.ctx == "load":
+                loaded.add(n.name)
+            elif n.ctx in ("store", "param"):
+                stored.add(n.name)
         return loaded - stored
 
     def render(self, context: dict[str, Any], seconds: float = RENDER_SECONDS, limit: int = MAX_OUTPUT) -> str:
