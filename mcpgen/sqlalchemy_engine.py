@@ -19,6 +19,7 @@ SQLAlchemy is imported only here, and this module only when a project has a `url
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 import re
@@ -47,6 +48,7 @@ __all__ = ["SQLAlchemyEngine", "redact", "param_types"]
 _URL_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@'\"]*):(?P<pw>[^\s@'\"]*)@")
 _KV_PASSWORD = re.compile(r"(?i)\b(?P<key>password|passwd|pwd)\s*=\s*(?P<pw>'[^']*'|\"[^\"]*\"|[^\s;&,]+)")
 # SQLAlchemy's text() takes every `:word` not preceded by ':', a word character or a backslash.
+_IN_BEFORE = re.compile(r"(?i)(?:(?P<not>\bNOT)\s+)?\bIN\s*\Z")
 _SA_BIND = re.compile(r"(?<![:\w\\]):(\w+)(?!:)", re.UNICODE)
 _DRIVER_HINTS = {"psycopg": 'pip install "mcpgen[postgres]"',
                  "psycopg2": 'pip install psycopg2-binary, or use postgresql+psycopg:// with '
@@ -89,6 +91,8 @@ class _Statement:
     text: str  # the SQL for text(): non-parameter colons escaped, trailing semicolon dropped
     lists: frozenset[str]  # names written `IN :name`: expanding bind parameters
     types: tuple[tuple[str, str], ...]  # declared types, when the caller gave them
+    source: str = ""  # the SQL before escaping, and its placeholders: to rewrite an untyped empty list
+    placeholders: tuple = ()
 
 
 class SQLAlchemyEngine(Engine):
@@ -177,8 +181,8 @@ class SQLAlchemyEngine(Engine):
         for name, type_ in declared:
             if type_.removesuffix("[]") not in _ITEM_TYPES:
                 raise QueryError(f"parameter {name} has an unknown type {type_!r}")
-        text = _sa_text(_strip_semicolon(sql, self.dialect), placeholders)
-        return Prepared(_Statement(text, lists, declared), names)
+        source = _strip_semicolon(sql, self.dialect)
+        return Prepared(_Statement(_sa_text(source, placeholders), lists, declared, source, placeholders), names)
 
     # -- running -----------------------------------------------------------------------------
 
@@ -318,8 +322,16 @@ class SQLAlchemyEngine(Engine):
         key = (statement, signature, prefix, suffix)
         clause = self._clauses.get(key)
         if clause is None:
+            text = statement.text
+            if self.backend == "postgresql":
+                # An empty list of unknown item type: PostgreSQL cannot type SQLAlchemy's empty set
+                # for every column, but `= ANY('{}')` takes the column's type. Declared types avoid this.
+                empty = {n for n, t in signature if t == "null" and n in statement.lists and not values[n]}
+                if empty:
+                    text = _sa_text(statement.source, statement.placeholders, empty)
+                    signature = tuple((n, t) for n, t in signature if n not in empty or f":{n}" in text)
             binds = [_bindparam(name, type_key, name in statement.lists) for name, type_key in signature]
-            clause = sa.text(prefix + statement.text + suffix).bindparams(*binds)
+            clause = sa.text(prefix + text + suffix).bindparams(*binds)
             with self._lock:
                 if len(self._clauses) > 4096:
                     self._clauses.clear()
@@ -380,10 +392,27 @@ def _strip_semicolon(sql: str, dialect: str | None) -> str:
     return sql.rstrip()
 
 
-def _sa_text(sql: str, placeholders) -> str:
+def _sa_text(sql: str, placeholders, empty_lists: frozenset[str] | set[str] = frozenset()) -> str:
     """The SQL as text() must see it: every colon text() would take for a parameter but which
     is not one (`':x'` in a string, `-- :y` in a comment) escaped, so it reaches the database as
-    written; and a space around a real placeholder text() would miss (`:d::date`, `IN:ids`)."""
+    written; and a space around a real placeholder text() would miss (`:d::date`, `IN:ids`).
+
+    `[NOT] IN :name` for a name in `empty_lists` becomes `= ANY('{}')` (`<> ALL('{}')`): PostgreSQL
+    SQL for an empty set that takes the type of the value it is compared with."""
+    replaced: list[tuple[int, int, str]] = []
+    for p in placeholders:
+        if p.name in empty_lists:
+            match = _IN_BEFORE.search(sql, 0, p.start)
+            if match:
+                replaced.append((match.start(), p.end, " <> ALL('{}')" if match["not"] else " = ANY('{}')"))
+    if replaced:
+        placeholders = [p for p in placeholders if not any(a <= p.start < b for a, b, _ in replaced)]
+        out, last = [], 0
+        for a, b, text in sorted(replaced):
+            out += [_sa_text(sql[last:a], [_shift(p, -last) for p in placeholders if last <= p.start < a]), text]
+            last = b
+        out.append(_sa_text(sql[last:], [_shift(p, -last) for p in placeholders if p.start >= last]))
+        return "".join(out)
     starts = {p.start for p in placeholders}
     inserts: list[tuple[int, str]] = []
     for match in _SA_BIND.finditer(sql):
@@ -401,6 +430,10 @@ def _sa_text(sql: str, placeholders) -> str:
         last = at
     out.append(sql[last:])
     return "".join(out)
+
+
+def _shift(p, by: int):
+    return dataclasses.replace(p, start=p.start + by, end=p.end + by)
 
 
 def _type_key(name: str, value: Any, declared: dict[str, str], is_list: bool) -> str:

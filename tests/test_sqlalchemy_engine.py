@@ -181,6 +181,12 @@ def test_arrays_expand_and_an_empty_list_matches_nothing(db):
     assert run(engine, by_id, {"ids": []}, types={"ids": "integer[]"}).rows == []
     not_in = f"SELECT count(*) FROM {db.table} WHERE country_code NOT IN :codes"
     assert run(engine, not_in, {"codes": []}, types=types).rows == [(row_count(db),)]
+    # undeclared item type: an empty list still matches nothing (text, integer and date columns)
+    assert run(engine, sql, {"codes": []}).rows == []
+    assert run(engine, not_in, {"codes": []}).rows == [(row_count(db),)]
+    assert run(engine, by_id, {"ids": []}).rows == []
+    day = _date(db.kind, "2024-01-15")
+    assert run(engine, f"SELECT 1 FROM (SELECT {day} AS d) t WHERE d IN :days", {"days": []}).rows == []
     # an injection attempt inside a list is a value too
     assert run(engine, sql, {"codes": ["JP') OR ('1'='1"]}, types=types).rows == []
 
