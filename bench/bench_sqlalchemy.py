@@ -119,8 +119,10 @@ def compare(label, ours, baseline, rounds: int, calls: int) -> float:
         for fn, into in (pair if i % 2 == 0 else pair[::-1]):
             into.append(per_call_us(fn, calls))
     o, b = statistics.median(ours_t), statistics.median(base_t)
+    pairs = sorted(x / y for x, y in zip(ours_t, base_t))
     print(f"{label}: ours {o:.0f} us/call, baseline {b:.0f} us/call, ratio {o / b:.2f}x "
-          f"(median of {rounds} interleaved rounds of {calls} calls)")
+          f"(median of {rounds} interleaved rounds of {calls} calls; per-round ratios "
+          f"{pairs[0]:.2f}..{pairs[-1]:.2f})")
     return o / b
 
 
