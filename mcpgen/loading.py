@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jinja2 import TemplateSyntaxError
+from jinja2 import TemplateSyntaxError, nodes
 from pydantic import ValidationError
 
 from .config import CONFIG_NAME, ProjectConfig
@@ -194,8 +194,8 @@ def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem
         check_read_only(loaded.sql, dialect)
         used = {p.name: p for p in find_placeholders(loaded.sql, dialect)}
     except UnsafeSQL as exc:
-        multiline = "\n" in loaded.sql.strip()  # one-line SQL: its key's line says it all
-        line, col = (exc.line, exc.col) if exc.line else _locate(loaded.sql, str(exc)) if multiline else (None, None)
+        inline = loaded.data.where(("value", key))[0] == loaded.data.where(key)[0]  # `sql: SELECT ...` on one line
+        line, col = (exc.line, exc.col) if exc.line else _locate(loaded.sql, str(exc)) if not inline else (None, None)
         offset = (line, col) if line and key == "sql" else None
         problems.append(_problem(loaded, key, f"{exc}", offset=offset))
         return
@@ -281,9 +281,10 @@ def _compile(loaded: LoadedSpec, key: str, source: str, url: bool, allowed: set[
         return
     unknown = sorted(template.names() - allowed - {"range", "loop", "lipsum", "cycler", "joiner", "namespace", "dict"})
     if unknown:
+        first = min((n.lineno for n in template.ast.find_all(nodes.Name) if n.name in unknown), default=1)
         problems.append(_problem(loaded, field_key, f"{key}: the template uses {', '.join(unknown)}, which "
                                  f"{'is' if len(unknown) == 1 else 'are'} neither a parameter nor one of "
-                                 f"{', '.join(sorted(allowed))}"))
+                                 f"{', '.join(sorted(allowed))}", offset=(first, 1)))
         return
     loaded.templates[key] = template
 

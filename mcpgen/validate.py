@@ -15,7 +15,7 @@ Three parts:
 >>> row_references(PROSE.parse("{% for r in rows %}{{ r.city }}{% endfor %}"))
 [(1, 'city')]
 >>> template_hazards(PROSE.parse("{{ ''.__class__ }}"))[0][1]
-"reads the private attribute '__class__', which the sandbox refuses"
+"reads the internal attribute '__class__', which the sandbox refuses"
 >>> literal_password("postgresql://reader:secret@db/analytics"), literal_password("postgresql://reader:${PW}@db/x")
 (True, False)
 """
@@ -65,17 +65,17 @@ def template_hazards(ast: nodes.Template) -> list[tuple[int, str]]:
         line = node.lineno
         if isinstance(node, nodes.Getattr):
             if node.attr.startswith("_") or node.attr in _UNSAFE_ATTRS:
-                out.append((line, f"reads the private attribute '{node.attr}', which the sandbox refuses"))
+                out.append((line, f"reads the internal attribute '{node.attr}', which the sandbox refuses"))
         elif isinstance(node, nodes.Getitem):
             if isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str) and node.arg.value.startswith("_"):
-                out.append((line, f"reads the private attribute '{node.arg.value}', which the sandbox refuses"))
+                out.append((line, f"reads the internal item '{node.arg.value}', which the sandbox refuses"))
         elif isinstance(node, nodes.Filter):
             if node.name == "attr":
                 out.append((line, "uses the attr filter, which reaches attributes by name; "
                                   "write r.column or r['column'] instead"))
             elif node.name == "format" and not isinstance(node.node, nodes.Const):
-                out.append((line, "uses a value that is not a constant string as the format of the format filter; "
-                                  "write e.g. '%s km' | format(r.distance)"))
+                out.append((line, "uses the format filter, but its format string is not a literal (values must never act as "
+                                  "templates); write e.g. '%s km' | format(r.distance)"))
         elif isinstance(node, nodes.Call):
             if isinstance(node.node, nodes.Getattr) and node.node.attr in ("format", "format_map"):
                 out.append((line, f"calls .{node.node.attr}(), which can reach into objects; use the format "
@@ -314,6 +314,8 @@ def _path_problem(path: str) -> str | None:
 
 def _blank_comments(sql: str) -> str:
     """`sql` with -- and /* */ comments replaced by spaces (newlines kept), strings left alone."""
+    if "--" not in sql and "/*" not in sql:
+        return sql
     out, i, n = list(sql), 0, len(sql)
     while i < n:
         c = sql[i]
@@ -613,11 +615,30 @@ def describe(engine: Any, loaded: LoadedSpec, timeout: float = LIVE_TIMEOUT) -> 
     except duckdb.InterruptException:
         raise QueryError(f"describing the query took longer than {timeout:g} s") from None
     except duckdb.Error as exc:
-        raise QueryError(f"the query does not run on connection '{engine.name}': {_one_line(exc)}") from None
+        error = QueryError(f"the query does not run on connection '{engine.name}': {_duckdb_message(exc)}")
+        error.position = _duckdb_position(str(exc), len("DESCRIBE "))
+        raise error from None
     finally:
         timer.cancel()
         cursor.close()
     return [(r[0], r[1]) for r in rows]
+
+
+def _duckdb_message(exc: BaseException) -> str:
+    """The first line of a DuckDB error, with its "Did you mean" / "Candidate bindings" hint."""
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    hint = next((line for line in lines[1:] if line.startswith(("Did you mean", "Candidate bindings"))), None)
+    return lines[0] + (f" ({hint})" if hint else "") if lines else type(exc).__name__
+
+
+def _duckdb_position(text: str, prefix: int) -> tuple[int, int] | None:
+    """(line, col) in the spec's SQL from DuckDB's "LINE n: ..." and caret lines."""
+    match = re.search(r"^LINE (\d+): (.*)\n( *)\^", text, re.MULTILINE)
+    if not match:
+        return None
+    line = int(match[1])
+    col = len(match[3]) - len(f"LINE {match[1]}: ") + 1 - (prefix if line == 1 else 0)
+    return line, max(col, 1)
 
 
 def check_spec_live(loaded: LoadedSpec, engine: Any, timeout: float = LIVE_TIMEOUT) -> list[Problem]:
@@ -629,7 +650,11 @@ def check_spec_live(loaded: LoadedSpec, engine: Any, timeout: float = LIVE_TIMEO
     try:
         columns = [name for name, _ in describe(engine, loaded, timeout)]
     except MCPGenError as exc:
-        return [Problem(path, *_value_where(data, sql_key), _one_line(exc))]
+        line, col = _value_where(data, sql_key)
+        position = getattr(exc, "position", None)
+        if position and line is not None and sql_key == "sql" and data.where(sql_key)[0] != line:
+            line, col = line + position[0] - 1, position[1] if position[0] > 1 else (col or 1) + position[1] - 1
+        return [Problem(path, line, col, _one_line(exc))]
     except Exception as exc:
         return [Problem(path, *_value_where(data, sql_key), f"describing the query failed: {_one_line(exc)}")]
     out: list[Problem] = []
