@@ -109,9 +109,15 @@ def _load_config(path: Path, problems: list[Problem]) -> ProjectConfig:
         problems.extend(exc.problems)
     except ValidationError as exc:
         problems.extend(_validation_problems(exc, data, path))
-    except UnicodeDecodeError:
-        problems.append(Problem(str(path), None, None, "the file is not UTF-8 text"))
+    except UnicodeDecodeError as exc:
+        problems.append(_not_utf8(path, exc))
     return ProjectConfig()
+
+
+def _not_utf8(path: Path, exc: UnicodeDecodeError) -> Problem:
+    before = exc.object[:exc.start]
+    line, col = before.count(b"\n") + 1, exc.start - (before.rfind(b"\n") + 1) + 1
+    return Problem(str(path), line, col, f"the file is not UTF-8 text (byte 0x{exc.object[exc.start]:02x})")
 
 
 def _check_secrets(config: ProjectConfig, data: Any, path: Path, problems: list[Problem]) -> None:
@@ -137,8 +143,8 @@ def load_spec(path: Path, config: ProjectConfig, problems: list[Problem]) -> Loa
     except SpecError as exc:
         problems.extend(exc.problems)
         return None
-    except UnicodeDecodeError:
-        problems.append(Problem(shown, None, None, "the file is not UTF-8 text"))
+    except UnicodeDecodeError as exc:
+        problems.append(_not_utf8(path, exc))
         return None
     if not isinstance(data, Located):
         problems.append(Problem(shown, 1, 1, "a spec must be a YAML mapping of fields (name, description, sql, ...)"))

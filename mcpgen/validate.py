@@ -536,12 +536,18 @@ def _live(loaded: LoadedProject, report: Report, timeout: float) -> None:
         for name in dict.fromkeys(s.spec.connection for s in specs):
             conn = loaded.config.connections[name]
             try:
-                engines[name] = _bounded(lambda: create_engine(name, conn, loaded.root), timeout,
-                                         f"connection '{name}' did not open within {timeout:g} s")
+                engine = _bounded(lambda: create_engine(name, conn, loaded.root), timeout,
+                                  f"connection '{name}' did not open within {timeout:g} s")
+                engines[name] = engine
+                _bounded(lambda: _probe(engine, timeout), timeout + 1,
+                         f"connection '{name}' did not answer within {timeout:g} s")
                 report.connections[name] = "ok"
             except Exception as exc:  # one clear error per connection, whatever went wrong
                 report.connections[name] = "unreachable"
-                line, col = _config_where(loaded, name)
+                broken = engines.pop(name, None)
+                if broken is not None:
+                    _close(broken)
+                line, col = _config_where(Path(cwd, loaded.config_path) if loaded.config_path else None, name)
                 message = _one_line(exc)
                 if not message.startswith(f"connection '{name}'"):
                     message = f"connection '{name}' could not be opened: {message}"
@@ -554,19 +560,29 @@ def _live(loaded: LoadedProject, report: Report, timeout: float) -> None:
     finally:
         os.chdir(cwd)
         for engine in engines.values():
-            try:
-                engine.close()
-            except Exception:
-                pass
+            _close(engine)
 
 
-def _config_where(loaded: LoadedProject, name: str) -> tuple[int | None, int | None]:
+def _probe(engine: Any, timeout: float) -> None:
+    """Reach the database once (engines that connect lazily would otherwise fail once per spec)."""
+    if hasattr(engine, "describe"):
+        engine.describe(engine.prepare("SELECT 1 AS ok"), timeout=timeout)
+
+
+def _close(engine: Any) -> None:
+    try:
+        engine.close()
+    except Exception:
+        pass
+
+
+def _config_where(config_path: Path | None, name: str) -> tuple[int | None, int | None]:
     from .yamlload import load_yaml
 
-    if loaded.config_path is None:
+    if config_path is None:
         return None, None
     try:
-        data = load_yaml(loaded.config_path.read_text(encoding="utf-8"), str(loaded.config_path))
+        data = load_yaml(config_path.read_text(encoding="utf-8"), str(config_path))
         return data["connections"].where(name)
     except Exception:
         return None, None
@@ -600,7 +616,8 @@ def describe(engine: Any, loaded: LoadedSpec, timeout: float = LIVE_TIMEOUT) -> 
     from .errors import QueryError
 
     if hasattr(engine, "describe"):
-        from .sqlalchemy_engine import param_types
+
+        from .params import param_types
 
         prepared = engine.prepare(loaded.sql, param_types(loaded.spec.parameters))
         return [(str(n), str(t)) for n, t in engine.describe(prepared, timeout=timeout)]
