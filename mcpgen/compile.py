@@ -12,7 +12,7 @@ from .charts import build_chart
 from .engines import Engine, QueryResult
 from .errors import MCPGenError
 from .loading import LoadedSpec
-from .params import Arguments
+from .params import Arguments, param_types
 from .render import Template
 from .results import build_table
 from .tools import Tool, error_result
@@ -29,7 +29,7 @@ class SpecTool:
         self.spec = spec
         self.engine = engine
         self.arguments = Arguments(spec.parameters)
-        self.query = engine.prepare(loaded.sql)
+        self.query = engine.prepare(loaded.sql, param_types(spec.parameters))
         self.max_rows = spec.max_rows or max_rows
         self.timeout = spec.timeout or timeout
         self.content = loaded.templates["content"]

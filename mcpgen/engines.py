@@ -14,7 +14,7 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import duckdb
 
@@ -45,7 +45,8 @@ class Engine:
     name: str
     dialect: str  # a sqlglot dialect name, used to read the SQL
 
-    def prepare(self, sql: str) -> Prepared:
+    def prepare(self, sql: str, types: Mapping[str, str] | None = None) -> Prepared:
+        """Check `sql` and make it ready to run; `types` are the declared parameter types (`param_types`)."""
         raise NotImplementedError
 
     def run(self, query: Prepared, params: dict[str, Any], max_rows: int, timeout: float) -> QueryResult:
@@ -86,7 +87,7 @@ class DuckDBEngine(Engine):
             self._con.execute(f"SET {setting} = false")
         self._con.execute("SET lock_configuration = true")
 
-    def prepare(self, sql: str) -> Prepared:
+    def prepare(self, sql: str, types: Mapping[str, str] | None = None) -> Prepared:
         check_read_only(sql, self.dialect)
         text = rewrite(sql, "$", self.dialect)
         try:

@@ -185,3 +185,8 @@ def _sentence(error) -> str:
 def _type_name(value: Any) -> str:
     return {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object",
             type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def param_types(parameters: dict[str, Parameter]) -> dict[str, str]:
+    """Declared types for `Engine.prepare(sql, types)`: `{"n": "integer", "ids": "date[]"}`."""
+    return {name: f"{p.items.type}[]" if p.type == "array" else p.type for name, p in parameters.items()}

@@ -39,6 +39,7 @@ from sqlglot.tokens import TokenType
 
 from .config import URLConnection, expand_env
 from .engines import Engine, Prepared, QueryResult
+from .params import param_types
 from .errors import QueryError, QueryTimeout, UnsafeSQL
 from .sql import DIALECTS, _tokens, check_read_only, find_placeholders
 
@@ -72,18 +73,6 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
             if form:
                 text = text.replace(form, "***")
     return text
-
-
-def param_types(parameters: Mapping[str, Any]) -> dict[str, str]:
-    """Declared parameter types for `prepare(sql, types=...)`, from spec `Parameter` models:
-    `{"n": "integer", "ids": "integer[]"}`."""
-    out = {}
-    for name, p in parameters.items():
-        if p.type == "array":
-            out[name] = f"{p.items.type}[]"
-        else:
-            out[name] = p.type
-    return out
 
 
 @dataclass(frozen=True)

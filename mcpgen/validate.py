@@ -616,7 +616,6 @@ def describe(engine: Any, loaded: LoadedSpec, timeout: float = LIVE_TIMEOUT) -> 
     from .errors import QueryError
 
     if hasattr(engine, "describe"):
-
         from .params import param_types
 
         prepared = engine.prepare(loaded.sql, param_types(loaded.spec.parameters))
