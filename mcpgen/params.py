@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
+from functools import lru_cache
 from typing import Any
-
-from jsonschema import Draft202012Validator
 
 from .errors import ArgumentError
 from .spec import Constraints, Parameter
@@ -76,7 +76,6 @@ class Arguments:
         }
         if not self.schema["required"]:
             del self.schema["required"]
-        self._validator = Draft202012Validator(self.schema)
 
     def validate(self, arguments: dict[str, Any] | None) -> dict[str, Any]:
         """Check arguments and return every parameter's value, typed for binding."""
@@ -87,9 +86,11 @@ class Arguments:
             if name not in self.parameters:
                 known = ", ".join(self.parameters) or "no arguments"
                 raise ArgumentError(f"Unknown argument {_short(name)}: this tool takes {known}.")
-        error = next(iter(sorted(self._validator.iter_errors(arguments), key=lambda e: e.path)), None)
-        if error is not None:
-            raise ArgumentError(_sentence(error))
+        for name, param in self.parameters.items():
+            if name in arguments:
+                _check(name, self.schema["properties"][name], arguments[name])
+            elif param.is_required:
+                raise ArgumentError(f"Missing required argument '{name}'.")
         values = {}
         for name, param in self.parameters.items():
             if name in arguments:
@@ -155,31 +156,46 @@ def _short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _sentence(error) -> str:
-    """One sentence naming the parameter and the broken constraint, from a jsonschema error."""
-    path = list(error.absolute_path)
-    value, keyword, limit = error.instance, error.validator, error.validator_value
-    if not path:
-        if keyword == "required":
-            missing = error.message.split("'")[1] if "'" in error.message else "?"
-            return f"Missing required argument '{missing}'."
-        return "Arguments must be a JSON object."
-    name = str(path[0]) + "".join(f"[{p}]" for p in path[1:])
-    shown = _short(value)
-    size = len(value) if isinstance(value, (str, list)) else 0
-    what = {
-        "type": lambda: f"expected {'an' if str(limit)[0] in 'aeiou' else 'a'} {limit}, got {_type_name(value)} {shown}",
-        "enum": lambda: f"{shown} is not one of {', '.join(_short(v, 30) for v in limit)}",
-        "minimum": lambda: f"{shown} is less than the minimum of {limit}",
-        "maximum": lambda: f"{shown} is greater than the maximum of {limit}",
-        "minLength": lambda: f"{shown} is shorter than the minimum length of {limit}",
-        "maxLength": lambda: f"a string of {size} characters is longer than the maximum length of {limit}",
-        "pattern": lambda: f"{shown} does not match the pattern {limit}",
-        "minItems": lambda: f"{size} items are fewer than the minimum of {limit}",
-        "maxItems": lambda: f"{size} items are more than the maximum of {limit}",
-        "format": lambda: f"{shown} is not an ISO 8601 {limit}",
-    }.get(keyword, lambda: f"{shown} breaks the {keyword} constraint")()
-    return f"Invalid argument '{name}': {what}."
+_TYPES = {"string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,), "array": (list,)}
+
+
+def _check(name: str, schema: dict[str, Any], value: Any) -> None:
+    """Hold one value to its JSON Schema (the keywords `parameter_schema` writes); raise one sentence."""
+    kind = schema["type"]
+    if isinstance(value, bool) and kind != "boolean" or not isinstance(value, _TYPES[kind]) and not (
+            kind == "integer" and isinstance(value, float) and value.is_integer()):
+        article = "an" if kind[0] in "aeiou" else "a"
+        raise ArgumentError(f"Invalid argument '{name}': expected {article} {kind}, got {_type_name(value)} "
+                            f"{_short(value)}.")
+    shown, size = _short(value), len(value) if isinstance(value, (str, list)) else 0
+    if "enum" in schema and value not in schema["enum"]:
+        _fail(name, f"{shown} is not one of {', '.join(_short(v, 30) for v in schema['enum'])}")
+    if "minimum" in schema and value < schema["minimum"]:
+        _fail(name, f"{shown} is less than the minimum of {schema['minimum']}")
+    if "maximum" in schema and value > schema["maximum"]:
+        _fail(name, f"{shown} is greater than the maximum of {schema['maximum']}")
+    if "minLength" in schema and size < schema["minLength"]:
+        _fail(name, f"{shown} is shorter than the minimum length of {schema['minLength']}")
+    if "maxLength" in schema and size > schema["maxLength"]:
+        _fail(name, f"a string of {size} characters is longer than the maximum length of {schema['maxLength']}")
+    if "pattern" in schema and not _pattern(schema["pattern"]).search(value):
+        _fail(name, f"{shown} does not match the pattern {schema['pattern']}")
+    if "minItems" in schema and size < schema["minItems"]:
+        _fail(name, f"{size} items are fewer than the minimum of {schema['minItems']}")
+    if "maxItems" in schema and size > schema["maxItems"]:
+        _fail(name, f"{size} items are more than the maximum of {schema['maxItems']}")
+    if kind == "array":
+        for i, item in enumerate(value):
+            _check(f"{name}[{i}]", schema["items"], item)
+
+
+def _fail(name: str, what: str) -> None:
+    raise ArgumentError(f"Invalid argument '{name}': {what}.")
+
+
+@lru_cache(maxsize=1024)
+def _pattern(pattern: str) -> re.Pattern:
+    return re.compile(pattern)
 
 
 def _type_name(value: Any) -> str:

@@ -66,3 +66,24 @@ def test_huge_strings_nul_and_lone_surrogates_are_refused():
             args.validate({"q": value})
     with pytest.raises(ArgumentError, match="Missing required argument 'q'"):
         args.validate({})
+
+
+def test_accepts_and_rejects_exactly_what_jsonschema_does_for_the_published_schema(args):
+    """Our checker and the reference implementation agree on the schema the model sees."""
+    from jsonschema import Draft202012Validator
+
+    reference = Draft202012Validator(args.schema)
+    values = [None, True, False, 0, 1, 3, 3.0, 3.5, -1, 100, 101, 2**70, "", "JP", "jp", "JPN", "a", "b", "c",
+              [], ["a"], ["a", "b", "c", "d"], [1], {"a": 1}, "2013-05-01", 1e300]
+    checked = 0
+    for name in ("n", "country", "ids", "x", "kind"):
+        for value in values:
+            expected_ok = reference.is_valid({name: value})
+            try:
+                args.validate({name: value})
+                ok = True
+            except ArgumentError:
+                ok = False
+            assert ok == expected_ok, (name, value)
+            checked += 1
+    assert checked == 5 * len(values)
