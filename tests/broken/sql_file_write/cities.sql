@@ -1,0 +1,3 @@
+-- the cities, and then some
+SELECT name AS city FROM cities;
+DELETE FROM cities

@@ -1,0 +1,326 @@
+"""`mcpgen validate`: the broken-spec corpus, the shipped specs, live checks, formats and exit codes."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from mcpgen.cli import main
+from mcpgen.render import PROSE
+from mcpgen.spec import Chart
+from mcpgen.validate import (chart_sense, literal_password, outside_paths, redact, row_references, run_validate,
+                             source_problem, template_hazards)
+
+REPO = Path(__file__).resolve().parent.parent
+SPECS = REPO / "specs"
+BROKEN = Path(__file__).resolve().parent / "broken"
+EXPECTED = yaml.safe_load((BROKEN / "expected.yaml").read_text(encoding="utf-8"))
+SECRET = "hunter2-s3cret"
+
+
+@pytest.fixture(autouse=True)
+def _keep_cwd():
+    cwd = os.getcwd()
+    yield
+    os.chdir(cwd)
+
+
+def _case_dir(name: str) -> Path:
+    return BROKEN / EXPECTED[name].get("case", name)
+
+
+# --- the corpus -------------------------------------------------------------------------------
+
+def test_the_corpus_has_at_least_30_cases_and_every_folder_an_expectation():
+    folders = {p.name for p in BROKEN.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))}
+    described = {e.get("case", name) for name, e in EXPECTED.items()}
+    assert folders == described
+    assert len(folders) >= 30
+
+
+def test_the_corpus_carries_every_hostile_input_a_spec_can_carry():
+    carried = {e["hostile"] for e in EXPECTED.values() if "hostile" in e}
+    assert {7, 8, 9, 10, 11, 12, 13} <= carried
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_every_broken_spec_fails_with_its_file_line_and_message(name):
+    expect = EXPECTED[name]
+    folder = _case_dir(name)
+    severity = expect.get("severity", "error")
+    report = run_validate(folder, live=expect.get("live", False), timeout=5)
+    wanted = str(folder / expect["file"])
+    found = [p for p in report.problems if p.path == wanted and p.line == expect["line"]
+             and expect["message"] in p.message and p.severity == severity]
+    assert found, "\n".join(str(p) for p in report.problems) or "no problems at all"
+    if severity == "error":
+        assert report.exit_code() == 1
+    else:
+        assert report.exit_code(strict=True) == 1
+
+
+def test_warnings_alone_pass_unless_strict():
+    for name in ("dsn_literal_password", "unused_parameter", "chart_scales_on_pie"):
+        report = run_validate(_case_dir(name))
+        assert not report.errors and report.warnings, name
+        assert report.exit_code() == 0 and report.exit_code(strict=True) == 1
+
+
+def test_live_only_cases_pass_static_validation():
+    for name, expect in EXPECTED.items():
+        if expect.get("live") and name != "live_unreachable_db":
+            assert run_validate(_case_dir(name)).exit_code() == 0, name
+
+
+def test_a_file_over_the_size_limit_is_refused(tmp_path):
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "big.yaml").write_text("description: x\n" + "# padding\n" * 120_000)
+    report = run_validate(specs)
+    assert [p.message for p in report.errors] == ["the file is larger than 1024 KiB"]
+    assert report.errors[0].path == str(specs / "big.yaml")
+
+
+# --- the shipped specs ------------------------------------------------------------------------
+
+def test_every_shipped_spec_passes_static_and_live_validation():
+    report = run_validate(SPECS, live=True)
+    assert report.problems == [], "\n".join(map(str, report.problems))
+    assert report.files >= 9 and report.connections == {"default": "ok"}
+
+
+def test_cli_validate_live_specs_exits_0():
+    result = CliRunner().invoke(main, ["validate", "--live", str(SPECS)])
+    assert result.exit_code == 0, result.output
+    assert "0 errors, 0 warnings" in result.output
+
+
+def test_live_checks_change_nothing_and_restore_the_working_directory(tmp_path):
+    cwd = os.getcwd()
+    before = {p: p.stat().st_mtime_ns for p in (REPO / "examples" / "data").iterdir()}
+    run_validate(SPECS, live=True)
+    assert os.getcwd() == cwd
+    assert {p: p.stat().st_mtime_ns for p in (REPO / "examples" / "data").iterdir()} == before
+
+
+def test_live_describe_does_not_run_the_query(tmp_path):
+    """A query that would scan ten billion rows is described in well under a second."""
+    specs = _project(tmp_path, {"slow": """\
+        description: Slow
+        sql: SELECT count(*) AS n FROM range(10000000000) t(x) WHERE x % 7 = 3
+        sources: [https://example.org/]
+        content: "{{ rows[0].n }} {{ rows[0].m }}"
+        """})
+    report = run_validate(specs, live=True, timeout=5)
+    assert report.seconds < 3
+    assert [p.message for p in report.problems] == [
+        "content: the template reads column 'm' of a row, which the query does not return (the query returns n)"]
+
+
+def test_an_unreachable_database_is_one_error_per_connection(tmp_path):
+    config = ("connections:\n  default:\n    duckdb: ':memory:'\n"
+              f"  warehouse:\n    url: postgresql+psycopg://reader:{SECRET}@127.0.0.1:9/x\n"
+              "    connect_args: {connect_timeout: 2}\n")
+    spec = ("description: d\nconnection: warehouse\nsql: SELECT 1 AS x\nsources: [https://x.org/]\n"
+            "content: '{{ rows[0].x }}'\n")
+    specs = _project(tmp_path, {"a": spec, "b": spec.replace("SELECT 1", "SELECT 2"),
+                                "c": spec.replace("SELECT 1", "SELECT 3")}, config=config)
+    report = run_validate(specs, live=True, timeout=5)
+    assert [p.message for p in report.errors] == ["connection 'warehouse' is unavailable: Connection refused"]
+    assert report.errors[0].path.endswith("mcpgen.yaml") and report.errors[0].line == 4
+    assert report.connections == {"warehouse": "unreachable"}
+
+
+def test_a_broken_init_is_one_clear_error(tmp_path):
+    config = "connections:\n  default:\n    duckdb: ':memory:'\n    init: [CREATE VIEW v AS SELECT * FROM nowhere]\n"
+    specs = _project(tmp_path, {"a": "description: d\nsql: SELECT 1 AS x\nsources: [https://x.org/]\ncontent: x\n"},
+                     config=config)
+    report = run_validate(specs, live=True)
+    assert len(report.errors) == 1
+    assert "connection 'default': init statement 1 failed" in report.errors[0].message
+
+
+# --- secrets ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", ["dsn_literal_password", "password_field_literal", "live_unreachable_db"])
+@pytest.mark.parametrize("fmt", ["text", "json", "github"])
+@pytest.mark.parametrize("live", [False, True])
+def test_a_literal_password_never_appears_in_any_output(case, fmt, live):
+    args = ["validate", "--format", fmt, *(["--live", "--timeout", "5"] if live else []), str(BROKEN / case)]
+    result = CliRunner().invoke(main, args)
+    output = result.output + (result.stderr if result.stderr_bytes is not None else "")
+    assert SECRET not in output
+    assert "password" in output
+    assert result.exit_code in (0, 1)
+
+
+def test_redact_removes_secrets_from_messages():
+    assert redact(f"could not connect with {SECRET}", [SECRET]) == "could not connect with ***"
+
+
+# --- formats and exit codes -------------------------------------------------------------------
+
+def test_exit_codes_0_1_2(tmp_path):
+    runner = CliRunner()
+    assert runner.invoke(main, ["validate", str(SPECS)]).exit_code == 0
+    assert runner.invoke(main, ["validate", str(BROKEN / "insert")]).exit_code == 1
+    assert runner.invoke(main, ["validate", str(BROKEN / "unused_parameter")]).exit_code == 0
+    assert runner.invoke(main, ["validate", "--strict", str(BROKEN / "unused_parameter")]).exit_code == 1
+    assert runner.invoke(main, ["validate", str(tmp_path / "missing")]).exit_code == 2
+
+
+def test_json_format_is_stable():
+    result = CliRunner().invoke(main, ["validate", "--format", "json", str(BROKEN / "duplicate_tool_names")])
+    assert result.exit_code == 1
+    data = json.loads(result.output)
+    assert set(data) == {"version", "specs_dir", "live", "strict", "files", "errors", "warnings", "ok", "exit_code",
+                         "connections", "problems"}
+    assert data["version"] == 1 and data["ok"] is False and data["exit_code"] == 1 and data["files"] == 2
+    assert data["errors"] == 1 and data["warnings"] == 0
+    [problem] = data["problems"]
+    assert problem == {"file": str(BROKEN / "duplicate_tool_names" / "b.yaml"), "line": 1, "column": 1,
+                       "severity": "error",
+                       "message": f"tool name 'cities' is already used by {BROKEN / 'duplicate_tool_names' / 'a.yaml'}"}
+
+
+def test_github_format_annotates_each_problem():
+    result = CliRunner().invoke(main, ["validate", "--format", "github", str(BROKEN / "yaml11_boolean")])
+    lines = result.output.splitlines()
+    path = BROKEN / "yaml11_boolean" / "spec.yaml"
+    assert f"::error file={path},line=12,col=3::annotations.openWorldHint: Input should be a valid boolean" in lines
+    assert any(line.startswith(f"::warning file={path},line=12,col=18::'no' is read as") for line in lines)
+    assert result.exit_code == 1
+
+
+def test_github_format_escapes_newlines_and_percent(tmp_path):
+    specs = _project(tmp_path, {"a": "description: d\nsql: SELECT 1 AS x\nsources: [https://x.org/]\n"
+                                     "content: '{{ 100% }}'\n"})
+    result = CliRunner().invoke(main, ["validate", "--format", "github", str(specs)])
+    annotations = [line for line in result.output.splitlines() if line.startswith("::")]
+    assert annotations and all("\n" not in a for a in annotations)
+
+
+def test_text_format_groups_by_file_and_is_plain_when_not_a_tty():
+    result = CliRunner().invoke(main, ["validate", str(BROKEN / "template_class_mro")])
+    assert "\x1b[" not in result.output
+    lines = result.output.splitlines()
+    assert lines[0] == str(BROKEN / "template_class_mro" / "spec.yaml")
+    assert re.match(r"^\s+12:1\s+error\s+content: the template reads the internal attribute", lines[1])
+    assert lines[-1].startswith("✗ 1 spec file checked (static): 2 errors, 0 warnings")
+
+
+def test_text_format_is_coloured_on_a_terminal():
+    from mcpgen.validate import format_text
+
+    report = run_validate(BROKEN / "insert")
+    assert "\x1b[31m" in format_text(report, color=True)
+    assert "\x1b[" not in format_text(report, color=False)
+
+
+# --- big projects: the parallel path finds exactly what the sequential one does ----------------
+
+def test_parallel_static_validation_matches_sequential(tmp_path):
+    spec = ("description: d{i}\nparameters:\n  n: {{type: integer, description: n, default: 1}}\n"
+            "sql: SELECT {i} AS x LIMIT :n\nsources: [https://x.org/]\ncontent: '{{{{ rows[0].x }}}}'\n")
+    specs = {f"t{i:03d}": spec.format(i=i) for i in range(240)}
+    specs["t005"] = specs["t005"].replace("SELECT", "DELETE FROM t; SELECT")
+    specs["t117"] = "name: t001\n" + specs["t117"]  # a duplicate name across two workers' shares
+    specs["t200"] = specs["t200"].replace("{{ rows[0].x }}", "{{ yaer }}")
+    folder = _project(tmp_path, specs)
+    one, two = run_validate(folder, jobs=1), run_validate(folder, jobs=2)
+    assert len(one.errors) == 3
+    assert one.problems == two.problems
+
+
+# --- the static helpers -------------------------------------------------------------------------
+
+def test_row_references_follow_rows_through_loops_filters_and_sets():
+    source = textwrap.dedent("""\
+        {% set top = rows | first %}{{ top.a }}{{ rows[0]['b'] }}{{ (rows | last).c }}
+        {% for r in rows | sort(attribute='d') %}{{ r.e }}{{ r.get('x') }}{% for k, v in r.items() %}{% endfor %}{% endfor %}
+        {{ rows | sum(attribute='f') }}{{ rows | map(attribute='g') | join }}{{ rows | selectattr('h') | list }}
+        {% for r in rows[:2] %}{{ r['i'] }}{% endfor %}{% for c in columns %}{{ c.upper() }}{% endfor %}
+        {% set total = 3 %}{{ total.real }}{% for r in other %}{{ r.nope }}{% endfor %}""")
+    refs = row_references(PROSE.parse(source))
+    assert [name for _, name in refs] == ["a", "b", "c", "d", "e", "f", "g", "h", "i"]
+    assert refs[0][0] == 1 and refs[-1][0] == 4
+
+
+def test_safe_templates_have_no_hazards():
+    for source in ["{{ rows | length }} {{ '%s km' | format(3) }} {{ 'a' * 3 }} {{ 2 ** 10 }}",
+                   "{% for i in range(10) %}{{ i }}{% endfor %}{{ r.format if r else '' }}",
+                   "{{ rows[0].city ~ '!' }}"]:
+        assert template_hazards(PROSE.parse(source)) == [], source
+
+
+def test_hazards_name_what_is_wrong():
+    cases = {"{{ x.__class__ }}": "internal attribute '__class__'", "{{ x['_y'] }}": "internal item '_y'",
+             "{{ x | attr('y') }}": "attr filter", "{{ 'x' * 100001 }}": "100,001 items",
+             "{{ 2 ** 100000 }}": "power 100,000", "{% import 'x' as y %}": "{% import %}",
+             "{% extends 'x' %}": "{% extends %}", "{{ x.mro() }}": "'mro'"}
+    for source, text in cases.items():
+        hazards = template_hazards(PROSE.parse(source))
+        assert hazards and text in hazards[0][1], (source, hazards)
+
+
+def test_outside_paths_reads_file_functions_only_and_skips_comments():
+    assert outside_paths("SELECT '/etc/passwd' AS not_a_file, 'https://x.org' AS url") == []
+    assert outside_paths("-- read_csv('/etc/passwd')\nSELECT 1") == []
+    assert outside_paths("SELECT * FROM read_csv('data/cities.csv')") == []
+    assert [r[:2] for r in outside_paths("SELECT *\nFROM read_csv(['data/a.csv', '/etc/x'])")] == [(2, 30)]
+    assert outside_paths("SELECT * FROM 's3://bucket/x.parquet'")[0][2].endswith(
+        "over the network; only files inside the project folder can be read")
+    assert "'..'" in outside_paths("SELECT * FROM read_parquet('data/../../x.parquet')")[0][2]
+
+
+def test_sources_must_be_absolute_http_urls_with_a_literal_host():
+    assert source_problem("https://www.geonames.org/countries/{{ country }}/") is None
+    assert source_problem("http://example.org") is None
+    assert source_problem("https://example.org/?q={{ q }}") is None
+    assert "absolute" in source_problem("/relative/path")
+    assert "host" in source_problem("https://{{ host }}.example.org/")
+    assert "spaces" in source_problem("https://example.org/a b")
+
+
+def test_literal_passwords_are_found_and_env_references_are_not():
+    assert literal_password("postgresql://u:p@h/db")
+    assert literal_password("mysql+pymysql://u:p%40ss@h:3306/db")
+    assert not literal_password("postgresql://u@h/db")
+    assert not literal_password("postgresql://u:${PW}@h/db")
+    assert not literal_password("sqlite:///data/x.db")
+
+
+def test_chart_sense():
+    def messages(**kw):
+        return [m for _, _, m in chart_sense(Chart(**kw))]
+
+    assert messages(type="bar", x="a", y="b") == []
+    assert messages(type="stacked_bar", x="a", y=["b", "c"]) == []
+    assert "nothing to stack" in messages(type="stacked_bar", x="a", y="b")[0]
+    assert "indexAxis only applies to bar" in messages(type="line", x="a", y="b", options={"indexAxis": "y"})[0]
+    assert "not a Chart.js 4 option" in messages(type="bar", x="a", y="b", options={"colour": "red"})[0]
+    assert "both x and y" in messages(type="scatter", x="a", y="a")[0]
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+CITIES_CONFIG = ("connections:\n  default:\n    duckdb: ':memory:'\n    init:\n"
+                 "      - CREATE TABLE cities AS SELECT * FROM (VALUES ('Tokyo', 37)) t(name, population)\n")
+
+
+def _project(tmp_path: Path, specs: dict[str, str], config: str = CITIES_CONFIG) -> Path:
+    folder = tmp_path / "specs"
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir()
+    (tmp_path / "mcpgen.yaml").write_text(config)
+    for name, text in specs.items():
+        (folder / f"{name}.yaml").write_text(textwrap.dedent(text))
+    return folder
