@@ -442,7 +442,11 @@ def run_validate(specs_dir: str | Path, live: bool = False, timeout: float = LIV
         if live:
             _live(loaded, report, timeout)
     else:
-        report = Report(str(specs_dir), len(paths), _static_parallel(specs_dir, paths, jobs), live)
+        try:
+            problems = _static_parallel(specs_dir, paths, jobs)
+        except Exception:  # a worker died (or fork is unavailable): do it here instead
+            return run_validate(specs_dir, live, timeout, jobs=1)
+        report = Report(str(specs_dir), len(paths), problems, live)
     report.problems = _sorted(report.problems)
     report.seconds = time.perf_counter() - start
     return report
