@@ -324,3 +324,28 @@ def _project(tmp_path: Path, specs: dict[str, str], config: str = CITIES_CONFIG)
     for name, text in specs.items():
         (folder / f"{name}.yaml").write_text(textwrap.dedent(text))
     return folder
+
+
+def test_live_checks_on_postgresql(tmp_path, postgres_url, postgres_cities):
+    """SQLAlchemy connections are described too (skips without the PostgreSQL test service)."""
+    from sqlalchemy.engine import make_url
+
+    url = make_url(postgres_url)
+    config = (f"connections:\n  default:\n    url: {url.set(password=None).render_as_string(hide_password=False)}\n"
+              + (f"    password: {url.password}\n" if url.password else ""))
+    specs = _project(tmp_path, {"pg": f"""\
+        description: d
+        parameters:
+          code: {{type: string, description: c, required: false}}
+        sql: SELECT name AS city, population FROM {postgres_cities} WHERE :code IS NULL OR country_code = :code
+        sources: [https://x.org/]
+        content: "{{% for r in rows %}}{{{{ r.city }}}} {{{{ r.pop }}}}{{% endfor %}}"
+        table: {{columns: [city, population]}}
+        """}, config=config)
+    report = run_validate(specs, live=True, timeout=10)
+    assert [p.message for p in report.errors] == [
+        "content: the template reads column 'pop' of a row, which the query does not return "
+        "(the query returns city, population)"]
+    if url.password:
+        result = CliRunner().invoke(main, ["validate", "--live", "--format", "json", str(specs)])
+        assert url.password not in result.output
