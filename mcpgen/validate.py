@@ -532,6 +532,8 @@ def _live(loaded: LoadedProject, report: Report, timeout: float) -> None:
     secrets = secrets_of(loaded.config)
     config_path = str(loaded.config_path) if loaded.config_path else str(loaded.specs_dir)
     failed_names = {p.path for p in loaded.errors}
+    if loaded.config_path is not None and str(loaded.config_path) in failed_names:
+        return  # connections cannot be trusted until mcpgen.yaml itself is right
     specs = [s for s in loaded.specs if str(s.path) not in failed_names]
     cwd = os.getcwd()
     engines: dict[str, Any] = {}
@@ -627,7 +629,10 @@ def describe(engine: Any, loaded: LoadedSpec, timeout: float = LIVE_TIMEOUT) -> 
     import duckdb
 
     prepared = engine.prepare(loaded.sql)  # UnsafeSQL if it is not one read-only query
-    cursor = engine._con.cursor()
+    con = getattr(engine, "_con", None)
+    if con is None:
+        raise QueryError(f"connection '{engine.name}' cannot describe queries")
+    cursor = con.cursor()
     timer = threading.Timer(timeout, cursor.interrupt)
     timer.start()
     try:
