@@ -132,7 +132,7 @@ def _const_number(node: nodes.Node) -> int | float | None:
 # Templates: the result columns they name
 
 
-_ROWS, _ROW = "rows", "row"
+_ROWS, _ROW, _GROUPS, _GROUP = "rows", "row", "groups", "group"  # groups: rows | groupby(...)
 _LIST_FILTERS = {"sort", "reverse", "list", "unique", "selectattr", "rejectattr", "select", "reject"}
 _ITEM_FILTERS = {"first", "last", "random", "min", "max"}
 _ATTRIBUTE_FILTERS = {"sum", "map", "sort", "min", "max", "groupby", "unique"}
@@ -143,7 +143,8 @@ def row_references(ast: nodes.Template) -> list[tuple[int, str]]:
     """(line, column name) for every column of a result row the template reads.
 
     Rows are `rows` itself, filtered or sliced lists of it, `rows[0]`, `rows | first`,
-    loop variables over those, and `{% set %}` names bound to any of them."""
+    loop variables over those, the `list` of each `rows | groupby(...)` group, and
+    `{% set %}` names bound to any of them."""
     found: list[tuple[int, str]] = []
     callees = {id(c.node) for c in ast.find_all(nodes.Call)}
 
@@ -156,6 +157,10 @@ def row_references(ast: nodes.Template) -> list[tuple[int, str]]:
                 return _ROWS
             if base == _ROWS and expr.name in _ITEM_FILTERS:
                 return _ROW
+            if base == _ROWS and expr.name == "groupby":
+                return _GROUPS
+        if isinstance(expr, nodes.Getattr) and expr.attr == "list" and kind(expr.node, env) == _GROUP:
+            return _ROWS
         if isinstance(expr, nodes.Getitem) and kind(expr.node, env) == _ROWS:
             if isinstance(expr.arg, nodes.Slice):
                 return _ROWS
@@ -195,8 +200,12 @@ def row_references(ast: nodes.Template) -> list[tuple[int, str]]:
                 else [node.target.name]
             for name in names:
                 inner[name] = None
-            if isinstance(node.target, nodes.Name) and kind(node.iter, env) == _ROWS:
-                inner[node.target.name] = _ROW
+            over = kind(node.iter, env)
+            if isinstance(node.target, nodes.Name) and over in (_ROWS, _GROUPS):
+                inner[node.target.name] = _ROW if over == _ROWS else _GROUP
+            elif isinstance(node.target, nodes.Tuple) and over == _GROUPS and len(node.target.items) == 2 and \
+                    isinstance(node.target.items[1], nodes.Name):
+                inner[node.target.items[1].name] = _ROWS  # {% for key, items in rows | groupby('x') %}
             for child in [node.test, *node.body]:
                 if child is not None:
                     visit(child, inner)

@@ -253,6 +253,12 @@ def test_row_references_follow_rows_through_loops_filters_and_sets():
     assert refs[0][0] == 1 and refs[-1][0] == 4
 
 
+def test_row_references_follow_groupby_groups():
+    source = ("{% for g in rows | groupby('a') %}{% set first = g.list[0] %}{{ g.grouper }}{{ first.b }}{% endfor %}"
+              "{% for key, items in rows | groupby('c') %}{% for r in items %}{{ r.d }}{% endfor %}{% endfor %}")
+    assert [name for _, name in row_references(PROSE.parse(source))] == ["a", "b", "c", "d"]
+
+
 def test_safe_templates_have_no_hazards():
     for source in ["{{ rows | length }} {{ '%s km' | format(3) }} {{ 'a' * 3 }} {{ 2 ** 10 }}",
                    "{% for i in range(10) %}{{ i }}{% endfor %}{{ r.format if r else '' }}",
