@@ -343,6 +343,9 @@ def _validation_problems(exc: ValidationError, data: Any, path: Path) -> list[Pr
     return out
 
 
+_UNION_TAG = re.compile(r"^(?:[\w-]+\[|[A-Z]|(?:bool|str|int|float|none|list|dict)$)")
+
+
 def _relevant(errors: list[dict], data: Any) -> list[dict]:
     """Drop the errors of union branches that do not match what was written: for a
     mapping, the list and scalar branches; for a list, the mapping branches."""
@@ -353,7 +356,7 @@ def _relevant(errors: list[dict], data: Any) -> list[dict]:
                 node = node[part]
             elif isinstance(part, int) and isinstance(node, list) and part < len(node):
                 node = node[part]
-            elif isinstance(part, str) and part not in ("",):  # a union branch tag: list[...], Chart, bool
+            elif isinstance(part, str) and _UNION_TAG.match(part):  # a union branch: list[...], Chart, bool
                 kind = "list" if part.startswith("list[") else "map" if part.startswith("dict[") or re.search(
                     r"\b[A-Z]\w*", part) else "scalar"
                 have = "map" if isinstance(node, dict) else "list" if isinstance(node, list) else "scalar"

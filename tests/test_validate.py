@@ -355,3 +355,15 @@ def test_live_checks_on_postgresql(tmp_path, postgres_url, postgres_cities):
     if url.password:
         result = CliRunner().invoke(main, ["validate", "--live", "--format", "json", str(specs)])
         assert url.password not in result.output
+
+
+def test_every_schema_error_of_a_file_is_reported_once(tmp_path):
+    specs = _project(tmp_path, {"a": "title: x\ntitel: y\nsql: SELECT 1 AS x\nsources: [https://x.org/]\ncontent: x\n"
+                                     "chart: {type: histogram, x: a, y: b}\ntable: {columns: 3}\n"})
+    assert [(p.line, p.message) for p in run_validate(specs).problems] == [
+        (1, "missing required field 'description'"),
+        (2, "unknown key 'titel'"),
+        (6, "chart.type: Input should be 'bar', 'line', 'area', 'pie', 'doughnut', 'scatter', 'horizontal_bar' "
+            "or 'stacked_bar'"),
+        (7, "table.columns: Input should be a valid list"),
+    ]
