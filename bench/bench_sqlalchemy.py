@@ -8,10 +8,20 @@ machine's load hits both sides alike):
            cursor, max_rows + 1, rollback) vs. the same 10-row query through plain
            SQLAlchemy `text()` with the rows built into a list of tuples by hand.
 
-More comparisons (e.g. a whole tools/call through the in-memory MCP client) are added
-by appending to COMPARISONS a function that returns (label, ours, baseline).
+  mcp call an mcpgen tools/call through the in-memory MCP client (`Client(server.server)`
+           on a ToolServer serving a one-spec project: argument checks, the engine, the
+           prose template, the result checks, the MCP session) vs. the same query through
+           plain SQLAlchemy plus the same CallToolResult (prose + structured_content with
+           sources and table) built by hand. The issue's target: ratio <= 1.2.
+  registry the same, but calling mcpgen's Registry.call directly (no MCP session, no
+           client-side output-schema validation): mcpgen's own share of the overhead.
 
-Then 20 concurrent calls from threads through one engine; errors must be 0.
+More comparisons are added by appending to COMPARISONS a function that returns
+(label, ours, baseline, cleanup) or, when `ours` is a coroutine function that needs an
+async context (a client session), (label, ours, baseline, cleanup, session).
+
+Then 20 concurrent calls from threads through one engine, and 20 concurrent tools/call
+through one in-memory MCP client; errors must be 0 in both.
 
 Usage:  python bench/bench_sqlalchemy.py [--url URL] [--rounds 15] [--calls 200]
 Needs PostgreSQL (default postgresql+psycopg://postgres@127.0.0.1:5432/test). The script
@@ -21,20 +31,31 @@ from __future__ import annotations
 
 import argparse
 import csv
+import inspect
+import os
 import secrets
 import statistics
 import sys
 import threading
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
 from pathlib import Path
 
+import anyio
 import sqlalchemy as sa
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from mcp import Client  # noqa: E402
+from mcp.types import CallToolResult, TextContent  # noqa: E402
+
 from mcpgen.config import URLConnection  # noqa: E402
+from mcpgen.project import open_project  # noqa: E402
+from mcpgen.server import ToolServer  # noqa: E402
 from mcpgen.sqlalchemy_engine import SQLAlchemyEngine  # noqa: E402
 
 QUERY = """SELECT name, country_code, population
@@ -99,7 +120,97 @@ def engine_comparison(url: str, table: str):
     return "SQLAlchemyEngine.run vs plain text()", ours, baseline, cleanup
 
 
-COMPARISONS = [engine_comparison]
+SOURCES = ["https://www.geonames.org/"]
+
+
+def tool_project(url: str, table: str):
+    """A project in a temporary folder: `default` is `url`, one spec `largest_cities` runs QUERY.
+    Returns (project, cleanup)."""
+    folder = Path(tempfile.mkdtemp(prefix="mcpgen_bench_"))
+    (folder / "mcpgen.yaml").write_text(yaml.safe_dump({"connections": {"default": {"url": url}}}))
+    (folder / "specs").mkdir()
+    (folder / "specs" / "largest_cities.yaml").write_text(yaml.safe_dump({
+        "description": "The largest cities of one country.",
+        "parameters": {"country": {"type": "string", "description": "ISO code"},
+                       "n": {"type": "integer", "description": "how many", "default": 10}},
+        "sql": QUERY.format(table=table),
+        "sources": SOURCES,
+        "content": "{% for r in rows %}{{ r.name }} ({{ r.country_code }}): {{ r.population }}\n{% endfor %}",
+    }, sort_keys=False))
+    cwd = os.getcwd()
+    try:
+        project = open_project(folder / "specs")
+    finally:
+        os.chdir(cwd)  # open_project makes the project folder the working directory
+
+    def cleanup():
+        project.close()
+        for path in sorted(folder.rglob("*"), reverse=True):
+            path.rmdir() if path.is_dir() else path.unlink()
+        folder.rmdir()
+
+    return project, cleanup
+
+
+def mcp_call_comparison(url: str, table: str, via: str = "client"):
+    """via="client": a tools/call through the in-memory MCP client (the issue's comparison);
+    via="registry": Registry.call on the server side, without MCP session or client, to show
+    how the overhead splits between mcpgen and the MCP layers."""
+    project, close_project = tool_project(url, table)
+    server = ToolServer(project.registry)
+    plain_engine = sa.create_engine(url)
+    plain_sql = sa.text(QUERY.format(table=table))
+    client = None
+
+    @asynccontextmanager
+    async def session():
+        nonlocal client
+        async with Client(server.server) as c:
+            client = c
+            yield
+
+    async def ours():
+        if via == "client":
+            result = await client.call_tool("largest_cities", PARAMS)
+        else:
+            result = await project.registry.call("largest_cities", PARAMS)
+        assert not result.is_error and len(result.structured_content["table"]) == 11, result.content
+        return result
+
+    def baseline():
+        with plain_engine.connect() as c:
+            r = c.execute(plain_sql, PARAMS)
+            columns = list(r.keys())
+            rows = [list(row) for row in r.fetchall()]
+        assert len(rows) == 10
+        text = "".join(f"{name} ({code}): {population}\n" for name, code, population in rows)
+        return CallToolResult(content=[TextContent(type="text", text=text)],
+                              structured_content={"sources": SOURCES, "table": [columns, *rows]})
+
+    async def same():
+        async with session():
+            mine, theirs = await ours(), baseline()
+            assert mine.structured_content == theirs.structured_content, "both sides must give the same table"
+            assert mine.content[0].text.strip() == theirs.content[0].text.strip(), "and the same prose"
+
+    anyio.run(same)
+
+    def cleanup():
+        close_project()
+        plain_engine.dispose()
+
+    if via == "client":
+        label = "mcpgen tools/call (in-memory MCP client) vs SQLAlchemy + result by hand"
+    else:
+        label = "mcpgen Registry.call (no MCP session) vs SQLAlchemy + result by hand"
+    return label, ours, baseline, cleanup, session
+
+
+def registry_call_comparison(url: str, table: str):
+    return mcp_call_comparison(url, table, via="registry")
+
+
+COMPARISONS = [engine_comparison, mcp_call_comparison, registry_call_comparison]
 
 
 def per_call_us(fn, calls: int) -> float:
@@ -109,21 +220,50 @@ def per_call_us(fn, calls: int) -> float:
     return (time.perf_counter() - start) / calls * 1e6
 
 
-def compare(label, ours, baseline, rounds: int, calls: int) -> float:
-    for _ in range(max(20, calls // 10)):  # warm up: pools, prepared statements, caches
-        ours()
-        baseline()
-    ours_t, base_t = [], []
-    for i in range(rounds):
-        pair = [(ours, ours_t), (baseline, base_t)]
-        for fn, into in (pair if i % 2 == 0 else pair[::-1]):
-            into.append(per_call_us(fn, calls))
+async def per_call_us_async(fn, calls: int) -> float:
+    start = time.perf_counter()
+    for _ in range(calls):
+        await fn()
+    return (time.perf_counter() - start) / calls * 1e6
+
+
+def compare(label, ours, baseline, rounds: int, calls: int, session=None) -> float:
+    """Median per-call times over interleaved rounds. A coroutine-function `ours` runs inside
+    `session()` on one event loop; the (sync) baseline then runs on that loop's thread too."""
+    async def measured():
+        if session is None:
+            return await _rounds(ours, baseline, rounds, calls)
+        async with session():
+            return await _rounds(ours, baseline, rounds, calls)
+
+    ours_t, base_t = anyio.run(measured)
     o, b = statistics.median(ours_t), statistics.median(base_t)
     pairs = sorted(x / y for x, y in zip(ours_t, base_t))
+    FIGURES[label] = (o, b, o / b, pairs[0], pairs[-1])
     print(f"{label}: ours {o:.0f} us/call, baseline {b:.0f} us/call, ratio {o / b:.2f}x "
           f"(median of {rounds} interleaved rounds of {calls} calls; per-round ratios "
           f"{pairs[0]:.2f}..{pairs[-1]:.2f})")
     return o / b
+
+
+async def _rounds(ours, baseline, rounds: int, calls: int) -> tuple[list[float], list[float]]:
+    async def timed(fn, n):
+        if inspect.iscoroutinefunction(fn):
+            return await per_call_us_async(fn, n)
+        return per_call_us(fn, n)
+
+    for _ in range(max(20, calls // 10)):  # warm up: pools, prepared statements, caches
+        await timed(ours, 1)
+        await timed(baseline, 1)
+    ours_t, base_t = [], []
+    for i in range(rounds):
+        pair = [(ours, ours_t), (baseline, base_t)]
+        for fn, into in (pair if i % 2 == 0 else pair[::-1]):
+            into.append(await timed(fn, calls))
+    return ours_t, base_t
+
+
+FIGURES: dict = {}
 
 
 def concurrent(url: str, table: str, n: int = 20) -> int:
@@ -151,6 +291,39 @@ def concurrent(url: str, table: str, n: int = 20) -> int:
     return len(errors)
 
 
+def concurrent_mcp(url: str, table: str, n: int = 20) -> int:
+    """`n` tools/call at once through one in-memory MCP client; the default pool (5 + 5 overflow)
+    is smaller than `n`, so some calls wait for a connection. Errors must be 0."""
+    project, close_project = tool_project(url, table)
+    server = ToolServer(project.registry)
+    errors: list[str] = []
+
+    async def run():
+        ToolServer.raise_thread_limit()  # as `mcpgen serve` does
+        async with Client(server.server) as client:
+            await client.call_tool("largest_cities", PARAMS)  # warm: session and one pooled connection
+
+            async def one(i):
+                result = await client.call_tool("largest_cities", {"country": ["JP", "FR", "US", "BR"][i % 4]})
+                if result.is_error or len(result.structured_content["table"]) != 11:
+                    errors.append(result.content[0].text if result.content else "no content")
+
+            start = time.perf_counter()
+            async with anyio.create_task_group() as tg:
+                for i in range(n):
+                    tg.start_soon(one, i)
+            return (time.perf_counter() - start) * 1e3
+
+    try:
+        wall = anyio.run(run)
+    finally:
+        close_project()
+    print(f"{n} concurrent tools/call (in-memory MCP client, pool 5 + 5): {wall:.1f} ms wall, errors {len(errors)}"
+          + (f" (first: {errors[0]})" if errors else ""))
+    FIGURES["concurrent_mcp"] = (n, wall, len(errors))
+    return len(errors)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--url", default="postgresql+psycopg://postgres@127.0.0.1:5432/test")
@@ -161,12 +334,17 @@ def main() -> int:
     load_cities(args.url, table)
     try:
         for make in COMPARISONS:
-            label, ours, baseline, cleanup = make(args.url, table)
+            label, ours, baseline, cleanup, *session = make(args.url, table)
             try:
-                compare(label, ours, baseline, args.rounds, args.calls)
+                compare(label, ours, baseline, args.rounds, args.calls, *session)
             finally:
                 cleanup()
         errors = concurrent(args.url, table)
+        errors += concurrent_mcp(args.url, table)
+        call = FIGURES.get("mcpgen tools/call (in-memory MCP client) vs SQLAlchemy + result by hand")
+        if call:
+            print(f"target: a tools/call through the in-memory client <= 1.2x the hand-built baseline: "
+                  f"{call[2]:.2f}x, {'met' if call[2] <= 1.2 else 'NOT met'}")
     finally:
         drop(args.url, table)
     return 1 if errors else 0
