@@ -79,6 +79,15 @@ def test_live_only_cases_pass_static_validation():
             assert run_validate(_case_dir(name)).exit_code() == 0, name
 
 
+def test_a_python_tool_with_a_syntax_error_is_reported_without_running_it(tmp_path):
+    # Written here, not kept in tests/broken/: pytest would import it (--doctest-modules).
+    specs = _project(tmp_path, {"a": "description: d\nsql: SELECT 1 AS x\nsources: [https://x.org/]\ncontent: x\n"})
+    (specs / "tools.py").write_text("import os\nos.remove('nothing')\n\ndef broken(n: int = 3) -> int\n    return n\n")
+    report = run_validate(specs)
+    assert [(p.path, p.line, p.message) for p in report.problems] == [
+        (str(specs / "tools.py"), 4, "syntax error: expected ':'")]
+
+
 def test_a_file_over_the_size_limit_is_refused(tmp_path):
     specs = tmp_path / "specs"
     specs.mkdir()
