@@ -14,12 +14,15 @@ from decimal import Decimal
 from typing import Annotated, Any
 
 from mcp.types import CallToolResult
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, WithJsonSchema
 
 from .spec import TableSpec
 
 MAX_SAFE_INT = 2**53
-Cell = StrictStr | StrictInt | StrictFloat | StrictBool | None
+# One type list rather than anyOf of five schemas: clients check every cell against it, and a
+# list is about twice as fast to check as five alternatives.
+Cell = Annotated[StrictStr | StrictInt | StrictFloat | StrictBool | None,
+                 WithJsonSchema({"type": ["string", "number", "boolean", "null"]})]
 SourceURL = Annotated[StrictStr, Field(pattern=r"^https?://[^\s/?#]+[^\s]*$")]
 
 
@@ -48,6 +51,8 @@ def to_cell(value: Any) -> Any:
     if isinstance(value, Decimal):
         if not value.is_finite():
             return None
+        if value == value.to_integral_value():
+            return to_cell(int(value))  # SUM and COUNT come back as whole Decimals on some databases
         as_float = float(value)
         return as_float if Decimal(repr(as_float)) == value else str(value)
     if isinstance(value, (dt.date, dt.time)):

@@ -359,10 +359,6 @@ def test_portable_specs_give_duckdbs_tables(engine, request, duckdb_project):
     assert not failures, "\n".join(failures)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "SUM over an integer column is NUMERIC on PostgreSQL and DECIMAL on MariaDB; mcpgen.results.to_cell "
-    "turns an integral Decimal into a float, so such cells are JSON 4542820771.0 where DuckDB gives "
-    "4542820771 (reported; remove this mark once to_cell keeps integral Decimals as ints)"))
 @pytest.mark.parametrize("engine", ["postgresql", "mariadb"])
 def test_integer_cells_stay_integers(engine, request, duckdb_project):
     """A cell that is a JSON integer on DuckDB is a JSON integer on every engine."""

@@ -50,3 +50,12 @@ def test_title_and_options_merge():
     config = build_chart(Chart(type="bar", x="k", y="a", title="T", options={"plugins": {"legend": {"display": False}}}),
                          ["k", "a"], [("x", 1)])
     assert config["options"]["plugins"] == {"title": {"display": True, "text": "T"}, "legend": {"display": False}}
+
+
+def test_whole_decimals_stay_integers_and_cells_publish_one_type_list():
+    assert to_cell(Decimal("4542820771.000")) == 4542820771
+    assert to_cell(Decimal("1E+30")) == str(10**30)
+    from mcpgen.results import OUTPUT_SCHEMA
+
+    cell = OUTPUT_SCHEMA["properties"]["table"]["anyOf"][0]["items"]["items"]
+    assert cell == {"type": ["string", "number", "boolean", "null"]}
