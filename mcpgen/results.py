@@ -31,9 +31,10 @@ class DataToolPayload(BaseModel):
 
     model_config = ConfigDict(strict=True, extra="forbid")
     sources: list[SourceURL] = Field(min_length=1, description="Links to the original data.")
-    table: list[list[Cell]] | None = Field(None, description="Rows of JSON scalars; the first row is the header.")
-    charts: list[dict[str, Any]] | None = Field(None, description="Chart.js 4 configurations.")
-    force: StrictStr | None = Field(None, description="Text shown to the user exactly as-is.")
+    # Optional fields are left out when absent, never null: no anyOf for clients to walk.
+    table: list[list[Cell]] = Field(None, description="Rows of JSON scalars; the first row is the header.")
+    charts: list[dict[str, Any]] = Field(None, description="Chart.js 4 configurations.")
+    force: StrictStr = Field(None, description="Text shown to the user exactly as-is.")
 
 
 DataToolOutput = Annotated[CallToolResult, DataToolPayload]
