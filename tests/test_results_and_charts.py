@@ -57,5 +57,5 @@ def test_whole_decimals_stay_integers_and_cells_publish_one_type_list():
     assert to_cell(Decimal("1E+30")) == str(10**30)
     from mcpgen.results import OUTPUT_SCHEMA
 
-    cell = OUTPUT_SCHEMA["properties"]["table"]["anyOf"][0]["items"]["items"]
+    cell = OUTPUT_SCHEMA["properties"]["table"]["items"]["items"]
     assert cell == {"type": ["string", "number", "boolean", "null"]}
