@@ -103,6 +103,8 @@ def check_read_only(sql: str, dialect: str | None = "duckdb") -> None:
     """
     try:
         tokens = list(_tokens(sql, dialect))
+        if _plainly_reads(tokens):
+            return
         statements = [s for s in sqlglot.Dialect.get_or_raise(dialect).parser().parse(tokens, sql) if s is not None]
     except SqlglotError:
         # sqlglot does not know every dialect's every corner: fall back to its tokens.
@@ -116,6 +118,29 @@ def check_read_only(sql: str, dialect: str | None = "duckdb") -> None:
     if not isinstance(tree, _READS):
         raise UnsafeSQL(f"the statement must be a query (SELECT, WITH ... SELECT, VALUES or TABLE), "
                         f"not {_describe(tree)}")
+
+
+# Every word that starts a writing statement or clause, and more: a query without any of
+# them (not even inside a string or as a name) cannot contain a node of _WRITES.
+_SUSPECT_WORDS = _WRITE_WORDS | {"FOR", "SHARE", "START", "ANALYZE", "FORCE", "RETURNING", "TRANSACTION", "ABORT",
+                                 "SAVEPOINT", "RELEASE", "TRUNCATE", "DISCARD", "NOTIFY", "LISTEN", "REFRESH"}
+_QUERY_STARTS = {"SELECT", "WITH", "VALUES", "FROM", "("}
+
+
+def _plainly_reads(tokens: list) -> bool:
+    """True when the tokens alone prove one read-only query, so the full parse can be skipped:
+    it starts like a query, has no semicolon but a final one, and no word in _SUSPECT_WORDS.
+    Anything else gets the full parse (and its precise message)."""
+    if not tokens or tokens[0].text.upper() not in _QUERY_STARTS:
+        return False
+    for i, tok in enumerate(tokens):
+        if tok.token_type == TokenType.SEMICOLON and i != len(tokens) - 1:
+            return False
+        text = tok.text.upper()
+        if text in _SUSPECT_WORDS or (tok.token_type == TokenType.STRING and any(
+                w in _SUSPECT_WORDS for w in text.replace("(", " ").split())):
+            return False
+    return True
 
 
 def _check_tokens(sql: str, dialect: str | None) -> None:

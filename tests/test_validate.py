@@ -376,3 +376,43 @@ def test_every_schema_error_of_a_file_is_reported_once(tmp_path):
             "or 'stacked_bar'"),
         (7, "table.columns: Input should be a valid list"),
     ]
+
+
+TRICKY_SQL = [
+    "SELECT 1 AS x", "SELECT 1;", "select * from cities where name = 'DELETE'", "WITH t AS (SELECT 1) SELECT * FROM t",
+    "FROM cities", "VALUES (1, 2)", "TABLE cities", "(SELECT 1) UNION ALL (SELECT 2)",
+    "SELECT * FROM cities FOR UPDATE", "SELECT * FROM cities FOR SHARE", "SELECT 1 INTO t",
+    "WITH gone AS (DELETE FROM t RETURNING *) SELECT * FROM gone", "WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x",
+    "SELECT 1; SELECT 2", "SELECT 1; DROP TABLE t", "DROP TABLE t; SELECT 1", "SET x = 1", "RESET lock_configuration",
+    "CALL f()", "PRAGMA version", "COPY t TO 'x.csv'", "ATTACH 'x.db'", "INSTALL httpfs", "LOAD httpfs",
+    "EXPORT DATABASE 'x'", "UPDATE t SET a = 1", "CREATE TEMP TABLE t AS SELECT 1", "SELECT replace(name, 'a', 'b') FROM t",
+    "SELECT \"update\" FROM t", "PIVOT t ON a USING sum(b)", "SELECT * FROM t WHERE a IN (SELECT b FROM u)",
+    "SELECT set FROM t", "BEGIN; SELECT 1; COMMIT", "START TRANSACTION", "SELECT 1 -- ; DROP TABLE t",
+]
+
+
+@pytest.mark.parametrize("dialect", ["duckdb", "postgres", "mysql", "sqlite"])
+def test_the_read_only_fast_path_agrees_with_the_full_parse(monkeypatch, dialect):
+    from mcpgen import sql as sqlmod
+    from mcpgen.errors import UnsafeSQL
+
+    queries = list(TRICKY_SQL)
+    for path in sorted(SPECS.glob("*.yaml")) + sorted(BROKEN.glob("*/*.yaml")):
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
+        except yaml.YAMLError:
+            continue
+        if isinstance(data, dict) and isinstance(data.get("sql"), str):
+            queries.append(data["sql"])
+
+    def verdict(query):
+        try:
+            sqlmod.check_read_only(query, dialect)
+            return "ok"
+        except UnsafeSQL as exc:
+            return str(exc)
+
+    fast = [verdict(q) for q in queries]
+    monkeypatch.setattr(sqlmod, "_plainly_reads", lambda tokens: False)
+    sqlmod._tokens.cache_clear()
+    assert [verdict(q) for q in queries] == fast
