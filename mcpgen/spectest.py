@@ -38,6 +38,8 @@ class Outcome:
 
 @dataclass
 class TestResult:
+    __test__ = False  # not a pytest test class
+
     tool: str
     label: str  # the test's name, or its index
     reasons: list[str] = field(default_factory=list)
