@@ -22,6 +22,7 @@ Three parts:
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import threading
@@ -95,7 +96,8 @@ def template_hazards(ast: nodes.Template) -> list[tuple[int, str]]:
                     length = len(seq.value) if isinstance(seq, nodes.Const) and isinstance(seq.value, str) else (
                         len(seq.items) if not isinstance(seq, nodes.Const) else None)
                     if length is not None and length * count > MAX_SEQUENCE:
-                        out.append((line, f"builds a sequence of {length * count:,} items with *; "
+                        size = f"{length * count:,}" if count < _HUGE else "an astronomical number of"
+                        out.append((line, f"builds a sequence of {size} items with *; "
                                           f"templates may not build more than {MAX_SEQUENCE:,}"))
                         break
         else:  # include, import, extends
@@ -103,6 +105,9 @@ def template_hazards(ast: nodes.Template) -> list[tuple[int, str]]:
                     nodes.Extends: "extends"}[type(node)]
             out.append((line, f"uses {{% {word} %}}; spec templates cannot load other templates"))
     return list(dict.fromkeys(out))
+
+
+_HUGE = 10 ** 30  # stands for any constant too big to compute
 
 
 def _const_number(node: nodes.Node) -> int | float | None:
@@ -116,14 +121,20 @@ def _const_number(node: nodes.Node) -> int | float | None:
         left, right = _const_number(node.left), _const_number(node.right)
         if left is None or right is None:
             return None
-        if isinstance(node, nodes.Pow):
-            if abs(right) > MAX_POWER or (abs(left) > 1 and abs(right) * max(abs(left), 2).bit_length() > 4096):
-                return None if abs(right) <= MAX_POWER else int(1e18)  # too big to matter
-            return left ** right
         try:
-            return {nodes.Add: left + right, nodes.Sub: left - right, nodes.Mul: left * right,
-                    nodes.FloorDiv: left // right if right else None}[type(node)]
-        except (OverflowError, ZeroDivisionError):
+            if isinstance(node, nodes.Pow):
+                if abs(right) > MAX_POWER:
+                    return None  # a power above the bound is its own hazard
+                if abs(left) > 1 and abs(right) * math.log2(abs(left)) > 4096:
+                    return _HUGE  # too big to compute here
+                value = left ** right
+                return value if isinstance(value, (int, float)) else None
+            if isinstance(node, nodes.Mul) and abs(left) > 1 and abs(right) > 1 and \
+                    math.log2(abs(left)) + math.log2(abs(right)) > 4096:
+                return _HUGE
+            return {nodes.Add: lambda: left + right, nodes.Sub: lambda: left - right, nodes.Mul: lambda: left * right,
+                    nodes.FloorDiv: lambda: left // right}[type(node)]()
+        except (OverflowError, ZeroDivisionError, ValueError, TypeError):
             return None
     return None
 

@@ -416,3 +416,10 @@ def test_the_read_only_fast_path_agrees_with_the_full_parse(monkeypatch, dialect
     monkeypatch.setattr(sqlmod, "_plainly_reads", lambda tokens: False)
     sqlmod._tokens.cache_clear()
     assert [verdict(q) for q in queries] == fast
+
+
+def test_constant_arithmetic_in_templates_never_crashes_the_check():
+    for source in ["{{ 2.5 ** 3 }}", "{{ 0 ** -1 }}", "{{ (-8) ** 0.5 }}", "{{ 'ab' * -1 }}", "{{ [1, 2] * 3.5 }}",
+                   "{{ 1e308 * 10 }}", "{{ 10 // 0 }}", "{{ 9 ** 9 ** 9 }}", "{{ -'x' }}"]:
+        assert template_hazards(PROSE.parse(source)) == [], source
+    assert "astronomical" in template_hazards(PROSE.parse("{{ 'x' * 10 ** 9999 }}"))[0][1]
