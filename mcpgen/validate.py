@@ -500,6 +500,7 @@ def _static_parallel(specs_dir: Path, paths: list[Path], jobs: int) -> list[Prob
 
     from .loading import check_unique_names
 
+    _static_chunk(specs_dir, paths[:1])  # warm up here (lazy imports: the SQL dialect, ...), not once per worker
     chunks = [paths[i::jobs] for i in range(jobs)]
     with multiprocessing.get_context("fork").Pool(jobs) as pool:
         results = pool.starmap(_static_chunk, [(specs_dir, chunk) for chunk in chunks])
