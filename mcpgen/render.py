@@ -28,7 +28,6 @@ MAX_OUTPUT = 100_000  # characters a template may produce
 MAX_SEQUENCE = 100_000  # length of a string or list built with * inside a template
 MAX_POWER = 10_000
 RENDER_SECONDS = 1.0
-_IMAGE_LINK = re.compile(r"!\[")
 
 
 def thousands(value: Any, sep: str = ",") -> str:
@@ -189,6 +188,13 @@ def _bound_loops(ast: nodes.Template) -> nodes.Template:
 class _Environment(ImmutableSandboxedEnvironment):
     intercepted_binops = frozenset({"*", "**", "%"})
 
+    def getattr(self, obj, attribute):
+        # `r.city` on a row is its column: a dict item is data, so no attribute check is needed,
+        # and a column named like a dict method (`r.items`) is the column, not the method.
+        if type(obj) is dict and attribute in obj:
+            return obj[attribute]
+        return super().getattr(obj, attribute)
+
     def call_binop(self, context, operator_, left, right):
         if operator_ == "*":
             return _bounded_mul(left, right)
@@ -214,7 +220,7 @@ class _Environment(ImmutableSandboxedEnvironment):
 
 
 def _finalize(value: Any) -> Any:
-    return _IMAGE_LINK.sub("! [", value) if isinstance(value, str) else value
+    return value.replace("![", "! [") if isinstance(value, str) else value
 
 
 def _make_env(url: bool) -> _Environment:

@@ -44,3 +44,11 @@ def test_hostile_templates_fail_with_a_sentence_and_in_bounded_time(source, word
 def test_names_are_what_the_template_reads_from_its_context():
     t = Template("{% set x = rows[0] %}{% for r in rows %}{{ r.city }}{{ x }}{% endfor %}{{ yaer }}")
     assert t.names() == {"rows", "yaer"}
+
+
+def test_row_attributes_are_columns_even_when_named_like_dict_methods():
+    rows = [{"items": 3, "keys": "k", "city": "Oslo"}]
+    out = Template("{% for r in rows %}{{ r.city }} {{ r.items }} {{ r.keys }}{% endfor %}").render({"rows": rows})
+    assert out == "Oslo 3 k"
+    with pytest.raises(RenderError, match="unsafe"):
+        Template("{{ rows[0].__class__ }}").render({"rows": rows})
