@@ -56,6 +56,11 @@ def parameter_schema(param: Parameter) -> dict[str, Any]:
         schema["items"] = _value_schema(param.items.type, param.items)
     if "default" in param.model_fields_set:
         schema["default"] = param.default
+    elif not param.is_required:
+        # Optional with no default: null is the same as leaving it out (NULL in SQL).
+        schema["type"] = [schema["type"], "null"]
+        if "enum" in schema:
+            schema["enum"] = [*schema["enum"], None]
     if param.examples:
         schema["examples"] = list(param.examples)
     # Keep the declaration's key order readable: type, format, description, then constraints.
@@ -162,6 +167,10 @@ _TYPES = {"string": (str,), "integer": (int,), "number": (int, float), "boolean"
 def _check(name: str, schema: dict[str, Any], value: Any) -> None:
     """Hold one value to its JSON Schema (the keywords `parameter_schema` writes); raise one sentence."""
     kind = schema["type"]
+    if isinstance(kind, list):  # [type, "null"]: an optional parameter without a default
+        if value is None:
+            return
+        kind = kind[0]
     if isinstance(value, bool) and kind != "boolean" or not isinstance(value, _TYPES[kind]) and not (
             kind == "integer" and isinstance(value, float) and value.is_integer()):
         article = "an" if kind[0] in "aeiou" else "a"
@@ -169,7 +178,7 @@ def _check(name: str, schema: dict[str, Any], value: Any) -> None:
                             f"{_short(value)}.")
     shown, size = _short(value), len(value) if isinstance(value, (str, list)) else 0
     if "enum" in schema and value not in schema["enum"]:
-        _fail(name, f"{shown} is not one of {', '.join(_short(v, 30) for v in schema['enum'])}")
+        _fail(name, f"{shown} is not one of {', '.join(_short(v, 30) for v in schema['enum'] if v is not None)}")
     if "minimum" in schema and value < schema["minimum"]:
         _fail(name, f"{shown} is less than the minimum of {schema['minimum']}")
     if "maximum" in schema and value > schema["maximum"]:

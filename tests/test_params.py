@@ -87,3 +87,11 @@ def test_accepts_and_rejects_exactly_what_jsonschema_does_for_the_published_sche
             assert ok == expected_ok, (name, value)
             checked += 1
     assert checked == 5 * len(values)
+
+
+def test_null_means_left_out_for_optional_parameters_without_a_default(args):
+    assert args.schema["properties"]["country"]["type"] == ["string", "null"]
+    assert args.schema["properties"]["kind"]["enum"] == ["a", "b", None]
+    assert args.validate({"country": None, "kind": None})["country"] is None
+    with pytest.raises(ArgumentError, match="Invalid argument 'n': expected an integer, got null None."):
+        args.validate({"n": None})
