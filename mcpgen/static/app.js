@@ -133,7 +133,22 @@ function selectTool(tool) {
     h("div", { id: "result" }));
 }
 
+// An optional parameter may be nullable: [type, "null"] (mcpgen) or anyOf with a null branch
+// (pydantic's Optional[X] in Python tools). The form shows the non-null type; null = left out.
+function plain(prop) {
+  if (Array.isArray(prop.type)) {
+    const enums = prop.enum ? { enum: prop.enum.filter((v) => v !== null) } : {};
+    return { ...prop, ...enums, type: prop.type.find((t) => t !== "null") };
+  }
+  if (!prop.type && Array.isArray(prop.anyOf)) {
+    const branch = prop.anyOf.find((b) => b.type && b.type !== "null");
+    if (branch) return { ...branch, ...prop, type: branch.type };
+  }
+  return prop;
+}
+
 function label(name, prop, required) {
+  prop = plain(prop);
   return h("span", { class: "name" }, name, required ? h("abbr", { title: "required" }, " *") : null,
     h("span", { class: "type" }, " " + (prop.format || prop.type || "json") +
       (prop.type === "array" && prop.items ? ` of ${prop.items.format || prop.items.type}` : "")));
@@ -188,10 +203,7 @@ function parseItem(text, items) {
 }
 
 function field(name, prop, required) {
-  if (!prop.type && Array.isArray(prop.anyOf)) { // pydantic's Optional[X]: the first non-null branch
-    const branch = prop.anyOf.find((b) => b.type && b.type !== "null");
-    if (branch) prop = { ...branch, ...prop, type: branch.type };
-  }
+  prop = plain(prop);
   const id = "arg-" + name;
   const t = prop.type;
   const common = { id, name, required: required && t !== "boolean" && t !== "array" };
