@@ -1,6 +1,6 @@
 """Compiling a checked spec into a Tool: validate arguments, run the query, render the answer.
 
->>> # see tests/test_compile.py for whole specs compiled and called
+Whole specs compiled and called are in tests/test_compile.py.
 """
 from __future__ import annotations
 

@@ -1,0 +1,120 @@
+"""Specs compiled and called: the answer's prose, table, charts, sources and force text."""
+import textwrap
+
+import pytest
+
+from mcpgen.project import open_project
+
+CSV = "city,country,population,founded\nOslo,NO,709037,1040-01-01\nBergen,NO,285911,1070-01-01\n" \
+      "Tokyo,JP,9733276,1457-01-01\nDuplicate,JP,1,2000-01-01\n"
+
+
+@pytest.fixture
+def make(tmp_path, monkeypatch):
+    """Write one spec (YAML body) into a fresh project and open it."""
+    monkeypatch.chdir(tmp_path)  # open_project changes directory; monkeypatch puts it back
+    (tmp_path / "data.csv").write_text(CSV)
+    (tmp_path / "mcpgen.yaml").write_text(textwrap.dedent("""\
+        connections:
+          default:
+            duckdb: ":memory:"
+            init: ["CREATE TABLE cities AS SELECT * FROM read_csv('data.csv')"]
+        defaults: {max_rows: 3}
+        """))
+    opened = []
+
+    def build(body: str):
+        specs = tmp_path / "specs"
+        specs.mkdir(exist_ok=True)
+        (specs / "tool.yaml").write_text(textwrap.dedent(body))
+        project = open_project(specs)
+        opened.append(project)
+        return project.registry
+
+    yield build
+    for project in opened:
+        project.close()
+
+
+BASE = """\
+description: Cities.
+parameters:
+  country: {type: string, description: Country code, required: false}
+sql: SELECT city, population FROM cities WHERE :country IS NULL OR country = :country ORDER BY population DESC
+sources: ["https://example.org/{{ country }}?q=1"]
+"""
+
+
+def test_prose_table_chart_sources_and_force(make):
+    registry = make(BASE + """\
+content: "{% for r in rows %}{{ r.city }} {{ r.population | thousands }}{{ ', ' if not loop.last }}{% endfor %}"
+force: "{{ row_count }} rows from GeoNames"
+table: {columns: [population, city], headers: {city: City}}
+chart: {type: bar, x: city, y: population, title: People}
+""")
+    result = registry.call_sync("tool", {"country": "NO"})
+    assert not result.is_error
+    assert result.content[0].text == "Oslo 709,037, Bergen 285,911"
+    data = result.structured_content
+    assert data["table"] == [["population", "City"], [709037, "Oslo"], [285911, "Bergen"]]
+    assert data["charts"][0]["data"] == {"labels": ["Oslo", "Bergen"],
+                                         "datasets": [{"label": "population", "data": [709037, 285911]}]}
+    assert data["charts"][0]["options"]["plugins"]["title"]["text"] == "People"
+    assert data["sources"] == ["https://example.org/NO?q=1"]
+    assert data["force"] == "2 rows from GeoNames"
+
+
+def test_source_values_are_url_encoded(make):
+    registry = make(BASE + "content: x\n")
+    assert registry.call_sync("tool", {"country": "a b/&"}).structured_content["sources"] == \
+        ["https://example.org/a%20b%2F%26?q=1"]
+
+
+def test_truncation_is_said_in_the_prose_and_the_table_keeps_max_rows(make):
+    registry = make(BASE + 'content: "{{ row_count }} of max {{ max_rows }}, truncated={{ truncated }}"\n')
+    result = registry.call_sync("tool", {})
+    assert result.content[0].text.startswith("3 of max 3, truncated=True")
+    assert "Only the first 3 rows are shown" in result.content[0].text
+    assert len(result.structured_content["table"]) == 4
+
+
+def test_no_rows_uses_empty_or_the_default_sentence(make):
+    registry = make(BASE + "content: x\n")
+    assert registry.call_sync("tool", {"country": "SE"}).content[0].text == "No rows matched."
+
+
+def test_empty_template_and_table_false(make):
+    registry = make(BASE + "content: x\nempty: 'Nothing in {{ country }}.'\ntable: false\n")
+    result = registry.call_sync("tool", {"country": "SE"})
+    assert result.content[0].text == "Nothing in SE."
+    assert "table" not in result.structured_content
+
+
+def test_duplicate_column_names_are_a_clear_error(make):
+    registry = make(BASE.replace("SELECT city, population", "SELECT city, population AS city") + "content: x\n")
+    result = registry.call_sync("tool", {})
+    assert result.is_error
+    assert result.content[0].text == "The query returns column city more than once; give each column its own " \
+                                     "name with AS."
+
+
+def test_dates_bind_as_dates_and_cells_are_iso(make):
+    registry = make("""\
+description: Founded after.
+parameters:
+  after: {type: date, description: A date}
+sql: SELECT city, CAST(founded AS DATE) AS founded FROM cities WHERE CAST(founded AS DATE) > :after ORDER BY 2
+sources: ["https://example.org/"]
+content: "{% for r in rows %}{{ r.founded | date('%Y') }} {% endfor %}"
+""")
+    result = registry.call_sync("tool", {"after": "1060-01-01"})
+    assert result.content[0].text == "1070 1457 2000"
+    assert result.structured_content["table"][1] == ["Bergen", "1070-01-01"]
+
+
+def test_a_template_error_at_run_time_is_a_clear_error_and_the_tool_keeps_working(make):
+    registry = make(BASE + "content: '{{ rows[5].city }}'\n")
+    failed = registry.call_sync("tool", {})
+    assert failed.is_error and "undefined" in failed.content[0].text
+    assert registry.call_sync("tool", {"country": "NO"}).is_error  # still the same template
+    assert not make(BASE + "content: ok\n").call_sync("tool", {}).is_error
