@@ -1,0 +1,114 @@
+"""Every example in the README and in docs/spec-format.md (the contract) runs as written."""
+import json
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import duckdb
+import pytest
+import yaml
+
+from mcpgen.config import ProjectConfig
+from mcpgen.loading import load_project
+from mcpgen.project import open_project
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def blocks(path: str, lang: str) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", (REPO / path).read_text(), re.S)
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """A project whose `cities` and `countries` tables are the shipped GeoNames data."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(REPO / "examples/data/cities.csv", tmp_path)
+    shutil.copy(REPO / "examples/data/countries.csv", tmp_path)
+    (tmp_path / "mcpgen.yaml").write_text(textwrap.dedent("""\
+        connections:
+          default:
+            duckdb: ":memory:"
+            init:
+              - CREATE TABLE cities AS SELECT * FROM read_csv('cities.csv')
+              - CREATE TABLE countries AS SELECT * FROM read_csv('countries.csv')
+        """))
+    (tmp_path / "specs").mkdir()
+    return tmp_path
+
+
+def direct(tmp_path, sql, params):
+    con = duckdb.connect()
+    con.execute(f"CREATE TABLE cities AS SELECT * FROM read_csv('{tmp_path / 'cities.csv'}')")
+    con.execute(f"CREATE TABLE countries AS SELECT * FROM read_csv('{tmp_path / 'countries.csv'}')")
+    return con.execute(re.sub(r"(?<!:):(\w+)", r"$\1", sql), params).fetchall()
+
+
+def test_the_contracts_spec_example_runs_as_written(project):
+    example = blocks("docs/spec-format.md", "yaml")[0]
+    (project / "specs" / "top_cities.yaml").write_text(example)
+    opened = open_project(project / "specs")
+    try:
+        result = opened.registry.call_sync("top_cities", {"n": 2, "country": "JP"})
+        spec = yaml.safe_load(example)
+        rows = direct(project, spec["sql"], {"n": 2, "country": "JP"})
+        assert result.structured_content["table"] == [["city", "population"], *[list(r) for r in rows]]
+        assert result.content[0].text == f"The 2 most populated cities are\n{rows[0][0]} ({rows[0][1]:,}), " \
+                                         f"{rows[1][0]} ({rows[1][1]:,})."
+        assert result.structured_content["charts"][0]["type"] == "bar"
+        tool = opened.registry.get("top_cities").to_mcp()
+        assert tool.title == "Most populated cities"
+        assert tool.input_schema["properties"]["n"]["maximum"] == 100
+    finally:
+        opened.close()
+
+
+def test_the_contracts_project_file_example_is_accepted(monkeypatch):
+    monkeypatch.setenv("WAREHOUSE_PASSWORD", "not-echoed")
+    example = yaml.safe_load(blocks("docs/spec-format.md", "yaml")[1])
+    config = ProjectConfig.model_validate(example)
+    assert config.connections["default"].duckdb == "data/world.duckdb"
+    assert config.connections["warehouse"].url.startswith("postgresql+psycopg://")
+    assert config.defaults.timeout == 30.0
+
+
+def test_the_contracts_result_example_fits_the_output_schema():
+    from mcpgen.results import DataToolPayload
+
+    DataToolPayload.model_validate(json.loads(blocks("docs/spec-format.md", "json")[0]))
+
+
+def test_the_readme_spec_walkthrough_validates_and_runs(project):
+    (project / "specs" / "top_cities.yaml").write_text(blocks("README.md", "yaml")[0])
+    assert not load_project(project / "specs").problems
+    opened = open_project(project / "specs")
+    try:
+        result = opened.registry.call_sync("top_cities", {"top_n": 3})
+        assert not result.is_error and len(result.structured_content["table"]) == 4
+        assert result.structured_content["charts"][0]["options"]["indexAxis"] == "y"
+    finally:
+        opened.close()
+
+
+def test_the_readme_python_examples(tmp_path):
+    from mcpgen import registry
+
+    registry.take_all()
+    namespace: dict = {}
+    exec(compile(blocks("README.md", "python")[1], "README.md", "exec"), namespace)
+    [tool] = registry.take_all()
+    assert tool.name == "list_cities"
+    config = json.loads(blocks("README.md", "json")[0])
+    assert config["mcpServers"]["analytics"]["args"][0] == "serve"
+
+
+@pytest.mark.slow
+def test_the_readme_client_example_talks_to_the_shipped_specs(tmp_path):
+    script = tmp_path / "client.py"
+    script.write_text(blocks("README.md", "python")[0])
+    out = subprocess.run([sys.executable, str(script)], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "Shanghai" in out.stdout and "[['City', 'Country', 'Population', 'Time zone']" in out.stdout
