@@ -129,6 +129,13 @@ for _tag in ("timestamp", "binary", "omap", "pairs", "set"):
 _Loader.add_multi_constructor("", _reject_tag)
 
 
+def _first_alias(text: str):
+    try:
+        return next((t.start_mark for t in yaml.scan(text) if isinstance(t, yaml.AliasToken)), None)
+    except yaml.YAMLError:
+        return None
+
+
 def load_yaml(text: str, path: str, warnings: list[Problem] | None = None):
     """Parse one YAML document; raise SpecError with path:line:col on any problem."""
     if len(text) > MAX_BYTES:
@@ -144,6 +151,8 @@ def load_yaml(text: str, path: str, warnings: list[Problem] | None = None):
             message = "tab characters are not allowed for indentation in YAML; use spaces"
         elif exc.context and exc.problem and "tag" not in exc.problem:
             message = f"{exc.context}, {exc.problem}"
+        if message.startswith("YAML aliases"):
+            mark = _first_alias(text) or mark  # the C loader only knows where the anchor was
         line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
         raise SpecError([Problem(path, line, col, message)]) from None
     except yaml.YAMLError as exc:

@@ -531,7 +531,7 @@ YAML_CASES = {
     "duplicate_key": ("description: a\ndescription: b\nsql: SELECT 1 AS x\nsources: [https://e.org/]\ncontent: x\n",
                       ":2:", "duplicate"),
     "alias_bomb": ("a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
-                   "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\ndescription: x\n", ":1:", "alias"),
+                   "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\ndescription: x\n", ":2:", "alias"),
     "python_tag": ("description: !!python/object/apply:os.system ['touch /tmp/mcpgen-pwned']\nsql: SELECT 1\n",
                    ":1:", "tag"),
     "tabs": ("description: x\nparameters:\n\tn: {type: integer}\n", ":3:", "tab"),

@@ -15,7 +15,7 @@ def test_yaml_12_scalars_stay_strings_and_locations_are_kept():
 
 @pytest.mark.parametrize("text, line, words", [
     ("a: 1\na: 2\n", 2, "duplicate key 'a'"),
-    ("a: &x [1]\nb: [*x, *x]\n", 1, "aliases"),
+    ("a: &x [1]\nb: [*x, *x]\n", 2, "aliases"),
     ("a: !!python/object:os.system x\n", 1, "not allowed"),
     ("a:\n\tb: 1\n", 2, "tab characters"),
     ("a: [1\n", 2, "did not find expected"),
