@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -56,6 +57,40 @@ class Engine:
         """Release connections; the engine is not used afterwards."""
 
 
+class FairSlots:
+    """A semaphore that serves waiters in arrival order: a released slot goes to the oldest waiter.
+
+    (threading.Semaphore lets the releasing thread take the slot straight back, so under load one
+    caller can wait past its timeout while others run again and again.)"""
+
+    def __init__(self, slots: int):
+        self._lock = threading.Lock()
+        self._free = slots
+        self._waiters: deque[threading.Event] = deque()
+
+    def acquire(self, timeout: float) -> bool:
+        with self._lock:
+            if self._free and not self._waiters:
+                self._free -= 1
+                return True
+            granted = threading.Event()
+            self._waiters.append(granted)
+        if granted.wait(timeout):
+            return True
+        with self._lock:
+            if granted.is_set():  # handed over just as the wait ran out
+                return True
+            self._waiters.remove(granted)
+            return False
+
+    def release(self) -> None:
+        with self._lock:
+            if self._waiters:
+                self._waiters.popleft().set()
+            else:
+                self._free += 1
+
+
 class DuckDBEngine(Engine):
     """An in-process DuckDB, locked to the files under `root` once `init` has run."""
 
@@ -64,8 +99,8 @@ class DuckDBEngine(Engine):
     def __init__(self, name: str, database: str, init: list[str], root: str | os.PathLike,
                  threads: int | None = None, max_concurrent: int = 8, queue_timeout: float = 10.0):
         self.name = name
-        # At most max_concurrent queries at once; a call past that waits up to queue_timeout.
-        self._slots = threading.BoundedSemaphore(max_concurrent)
+        # At most max_concurrent queries at once; a call past that waits up to queue_timeout, first come first served.
+        self._slots = FairSlots(max_concurrent)
         self.max_concurrent, self.queue_timeout = max_concurrent, queue_timeout
         root = Path(root).resolve()
         config: dict[str, Any] = {} if threads is None else {"threads": threads}

@@ -42,16 +42,28 @@ class ToolServer:
         self.bus = InMemorySubscriptionBus()
         self.listen = ListenHandler(self.bus)
         self._sessions: weakref.WeakSet = weakref.WeakSet()
+        self._listing: tuple[Registry | None, ListToolsResult | None] = (None, None)
+        # get_tool_input_schema: without it the SDK runs the whole tools/list handler for every
+        # 2026-07-28 tools/call over HTTP, just to check Mcp-Param-* headers.
         self.server = Server(name, version=__version__, instructions=instructions,
                              on_list_tools=self._list_tools, on_call_tool=self._call_tool,
-                             on_subscriptions_listen=self.listen)
+                             on_subscriptions_listen=self.listen, get_tool_input_schema=self._input_schema)
 
     def initialization_options(self):
         return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
 
     async def _list_tools(self, ctx, params) -> ListToolsResult:
         self._remember(ctx)
-        return ListToolsResult(tools=[tool.to_mcp() for tool in self.registry])
+        registry, listing = self._listing
+        if registry is not self.registry or listing is None:  # built once per tool set
+            registry = self.registry
+            listing = ListToolsResult(tools=[tool.to_mcp() for tool in registry])
+            self._listing = (registry, listing)
+        return listing
+
+    def _input_schema(self, name: str):
+        registry = self.registry
+        return registry.get(name).input_schema if name in registry else None
 
     async def _call_tool(self, ctx, params: CallToolRequestParams) -> CallToolResult:
         self._remember(ctx)
