@@ -230,7 +230,8 @@ def list_tools(specs_dir: Path) -> None:
 def validate(specs_dir: Path, live: bool, fmt: str, strict: bool, timeout: float) -> None:
     """Check every spec in SPECS_DIR. Exit 0 clean, 1 problems found, 2 could not run."""
     from .errors import SpecError
-    from .validate import FORMATS, run_validate
+    from .reports import FORMATS
+    from .validate import run_validate
 
     try:
         report = run_validate(specs_dir, live=live, timeout=timeout)

@@ -19,7 +19,7 @@ from .params import Arguments
 from .render import Template
 from .spec import NAME_RE, TEMPLATE_VARIABLES, Spec
 from .sql import DIALECTS, check_read_only, find_placeholders
-from .validate import chart_sense, literal_password, outside_paths, source_problem, template_hazards
+from .checks import chart_sense, literal_password, outside_paths, source_problem, template_hazards
 from .yamlload import Located, load_yaml
 
 

@@ -23,7 +23,7 @@ import httpx2
 import jsonschema
 import pytest
 
-from mcpgen.engines import DuckDBEngine, Prepared
+from mcpgen.engines import Prepared
 from mcpgen.errors import QueryError, SpecError
 from mcpgen.loading import load_project
 from mcpgen.project import open_project
@@ -312,7 +312,7 @@ def test_04_missing_required_is_named(project, sql_runs):
 def test_04_defaults_apply_only_where_declared(project, sql_runs):
     result = call(project, "find_city")
     assert not result.is_error
-    query, values = sql_runs[-1][0], sql_runs[-1][1]
+    values = sql_runs[-1][1]
     assert values["min_pop"] == 0 and values["kind"] == "big" and values["flag"] is True
     assert values["name"] is None and values["code"] is None and values["ids"] is None  # no default: NULL
     assert len(result.structured_content["table"]) == len(CITIES) + 1

@@ -15,8 +15,9 @@ from click.testing import CliRunner
 from mcpgen.cli import main
 from mcpgen.render import PROSE
 from mcpgen.spec import Chart
-from mcpgen.validate import (chart_sense, literal_password, outside_paths, redact, row_references, run_validate,
-                             source_problem, template_hazards)
+from mcpgen.checks import (chart_sense, literal_password, outside_paths, redact, row_references, source_problem,
+                           template_hazards)
+from mcpgen.validate import run_validate
 
 REPO = Path(__file__).resolve().parent.parent
 SPECS = REPO / "specs"
@@ -226,7 +227,7 @@ def test_text_format_groups_by_file_and_is_plain_when_not_a_tty():
 
 
 def test_text_format_is_coloured_on_a_terminal():
-    from mcpgen.validate import format_text
+    from mcpgen.reports import format_text
 
     report = run_validate(BROKEN / "insert")
     assert "\x1b[31m" in format_text(report, color=True)
