@@ -1,0 +1,221 @@
+"""`mcpgen serve --http` as a real process on loopback, driven by the official MCP client and raw HTTP."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parent.parent
+SPECS = REPO / "specs"
+TOKEN = "test-token-" + "k" * 24
+MAX_BODY = 64 * 1024
+JSON_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream",
+                "mcp-protocol-version": "2025-06-18"}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(args: list[str], env: dict | None = None, stderr=None) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "mcpgen.cli", "serve", *args], stdout=subprocess.PIPE,
+                            stderr=stderr or subprocess.PIPE, env={**os.environ, **(env or {})}, cwd=REPO)
+
+
+def wait_healthy(proc: subprocess.Popen, port: int, seconds: float = 20) -> dict:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"server exited with {proc.returncode}")
+        try:
+            response = httpx2.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
+            if response.status_code == 200:
+                return response.json()
+        except httpx2.TransportError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError("server did not become healthy")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    port = free_port()
+    log = tmp_path_factory.mktemp("http") / "stderr.log"
+    with open(log, "w") as err:
+        proc = start([str(SPECS), "--http", "--port", str(port), "--auth-token-env", "MCPGEN_TEST_TOKEN",
+                      "--max-body-bytes", str(MAX_BODY), "--log-format", "json"],
+                     env={"MCPGEN_TEST_TOKEN": TOKEN}, stderr=err)
+        try:
+            health = wait_healthy(proc, port)
+            yield {"port": port, "url": f"http://127.0.0.1:{port}/mcp", "proc": proc, "log": log,
+                   "health": health}
+        finally:
+            stop(proc)
+
+
+def client(url: str, token: str | None = TOKEN) -> Client:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return Client(streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=30)))
+
+
+def post(server, body, **headers) -> httpx2.Response:
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return httpx2.post(server["url"], content=data, timeout=30,
+                       headers={**JSON_HEADERS, "authorization": f"Bearer {TOKEN}", **headers})
+
+
+LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+
+
+def test_healthz_reports_the_tool_count(server):
+    assert server["health"] == {"status": "ok", "tools": 10}
+    assert httpx2.get(f"http://127.0.0.1:{server['port']}/healthz").headers["cache-control"] == "no-store"
+
+
+def test_the_official_client_with_the_right_token(server):
+    async def main():
+        async with client(server["url"]) as c:
+            tools = await c.list_tools()
+            result = await c.call_tool("top_cities", {"top_n": 3, "country": "JP"})
+            bad = await c.call_tool("top_cities", {"top_n": 500})
+            return tools, result, bad
+
+    tools, result, bad = anyio.run(main)
+    assert len(tools.tools) == 10 and "top_cities" in {t.name for t in tools.tools}
+    assert not result.is_error
+    assert result.structured_content["table"][1][0] == "Tokyo"
+    assert bad.is_error and "top_n" in bad.content[0].text
+
+
+def test_no_or_wrong_token_is_401(server):
+    for auth in (None, "Bearer nope", f"Bearer {TOKEN}x", f"Bearer {TOKEN[:-1]}", f"Basic {TOKEN}", TOKEN):
+        headers = {**JSON_HEADERS, **({"authorization": auth} if auth else {})}
+        response = httpx2.post(server["url"], content=json.dumps(LIST), headers=headers)
+        assert response.status_code == 401, (auth, response.status_code)
+        assert response.headers["www-authenticate"].startswith("Bearer")
+
+    async def main():
+        async with client(server["url"], token="wrong"):
+            pass
+
+    with pytest.raises(BaseException):
+        anyio.run(main)
+
+
+def test_dns_rebinding_host_and_origin_are_rejected(server):
+    port = server["port"]
+    assert post(server, LIST, host=f"evil.example:{port}").status_code == 421
+    assert post(server, LIST, host="127.0.0.1:1").status_code == 421
+    assert post(server, LIST, origin="http://evil.example").status_code == 403
+    assert post(server, LIST, origin=f"http://evil.example:{port}").status_code == 403
+    assert post(server, LIST, origin=f"http://localhost:{port}").status_code == 200
+    assert post(server, LIST, host=f"localhost:{port}").status_code == 200
+
+
+def test_a_body_over_the_cap_is_413_and_the_server_lives(server):
+    big = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+           "params": {"name": "top_cities", "arguments": {"country": "x" * (MAX_BODY * 2)}}}
+    assert post(server, big).status_code == 413
+    assert post(server, LIST).status_code == 200
+
+
+@pytest.mark.parametrize("body", [b"{not json", b"", b"[]", b'{"jsonrpc": "2.0"}', b'{"jsonrpc": "1.0", "id": 1}',
+                                  b'{"jsonrpc": "2.0", "id": 1, "method": 5}', b"\xff\xfe\x00"])
+def test_malformed_json_rpc_is_a_protocol_error_and_the_server_lives(server, body):
+    response = post(server, body)
+    assert 400 <= response.status_code < 500, response.status_code
+    assert server["proc"].poll() is None
+    assert post(server, LIST).status_code == 200
+
+
+def test_unknown_tool_and_bad_arguments(server):
+    response = post(server, {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "drop_tables"}})
+    assert response.status_code == 200
+    answer = response.json()
+    assert "error" in answer and "drop_tables" in answer["error"]["message"]
+    response = post(server, {"jsonrpc": "2.0", "id": 8, "method": "tools/call",
+                             "params": {"name": "top_cities", "arguments": {"country": "'; DROP TABLE cities; --"}}})
+    result = response.json()["result"]
+    assert result["isError"] and "country" in result["content"][0]["text"]
+    assert post(server, LIST).status_code == 200
+
+
+def test_one_json_log_line_per_call_on_stderr(server):
+    post(server, {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                  "params": {"name": "top_cities", "arguments": {"top_n": 2}}})
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        lines = [json.loads(line) for line in server["log"].read_text().splitlines() if line.startswith("{")]
+        calls = [line for line in lines if line.get("event") == "call"]
+        if any(c["tool"] == "top_cities" and c["rows"] == 2 for c in calls):
+            break
+        time.sleep(0.1)
+    call = next(c for c in calls if c["tool"] == "top_cities" and c["rows"] == 2)
+    assert call["error"] is None and call["truncated"] is False and call["duration_ms"] >= 0
+    assert any(c["error"] == "ArgumentError" for c in calls)
+    assert TOKEN not in server["log"].read_text()
+
+
+def test_non_loopback_without_a_token_refuses_to_start():
+    for host in ("0.0.0.0", "::"):
+        proc = start([str(SPECS), "--http", "--host", host, "--port", str(free_port())])
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == 2, err
+        assert b"--insecure-no-auth" in err and b"token" in err and not out
+
+
+def test_a_named_token_variable_that_is_unset_refuses_to_start():
+    env = {k: v for k, v in os.environ.items() if k != "MCPGEN_UNSET_TOKEN"}
+    proc = subprocess.Popen([sys.executable, "-m", "mcpgen.cli", "serve", str(SPECS), "--http", "--port",
+                             str(free_port()), "--auth-token-env", "MCPGEN_UNSET_TOKEN"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env, cwd=REPO)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 2 and b"MCPGEN_UNSET_TOKEN" in err
+
+
+def test_non_loopback_with_insecure_no_auth_starts():
+    port = free_port()
+    proc = start([str(SPECS), "--http", "--host", "0.0.0.0", "--port", str(port), "--insecure-no-auth"])
+    try:
+        assert wait_healthy(proc, port)["tools"] == 10
+        # the Host check still applies on a wildcard bind: only loopback names and --allow-host
+        response = httpx2.post(f"http://127.0.0.1:{port}/mcp", content=json.dumps(LIST),
+                               headers={**JSON_HEADERS, "host": "attacker.example"})
+        assert response.status_code == 421
+    finally:
+        stop(proc)
+
+
+def test_short_load_run_has_no_errors():
+    """The load benchmark's short version: a few hundred calls from many clients."""
+    out = subprocess.run([sys.executable, str(REPO / "bench" / "bench_http_load.py"), "--calls", "300",
+                          "--clients", "20", "--json"], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["calls"] == 300 and report["errors"] == 0
+    assert report["p50_ms"] > 0 and report["calls_per_s"] > 0
