@@ -778,6 +778,15 @@ def test_18_past_the_bound_a_short_wait_then_a_clear_error(project):
     still_serving(project)
 
 
+def test_18_callers_waiting_for_a_busy_connection_do_not_starve_other_tools(project):
+    # 45 calls on one connection (3 run, 42 wait for a slot in worker threads) and one Python tool:
+    # with anyio's default 40 threads the Python tool would queue behind the waiters.
+    calls = [("slow", {"ms": 1000})] * 45 + [("broken_output", {})]
+    results = _gather(project, calls)
+    python_tool, took = results[-1]
+    assert "schema" in text(python_tool) and took < 0.3, took
+
+
 def test_18_fifty_at_once_all_answered(project):
     calls = [("find_city", {"name": CITIES[i % 4][1]}) for i in range(47)] + [("slow", {"ms": 300})] * 3
     results = _gather(project, calls)
@@ -896,3 +905,22 @@ def test_22_oversized_malformed_and_unknown_are_protocol_errors(project, body, s
     if status == 200:
         assert "error" in response.json() or response.json()["result"]["isError"]
     assert _post(app, CALL, MODERN).status_code == 200  # and it goes on serving
+
+
+# Logs: secrets never reach a log line, tracebacks included --------------------------------------
+
+def test_log_lines_redact_secrets():
+    import logging
+
+    from mcpgen import logs
+
+    try:
+        raise RuntimeError("connect to postgresql+psycopg://reader:Sup3rS3cret@db:5432/x failed (password=hunter2)")
+    except RuntimeError:
+        record = logging.LogRecord("mcpgen", logging.ERROR, __file__, 1, "tool %s raised with %s", ("t", "Bearer abc.def"),
+                                   sys.exc_info())
+    assert logs.RedactingFilter().filter(record)
+    for formatter in (logging.Formatter("%(message)s"), logs.JSONFormatter()):
+        line = formatter.format(record)
+        assert "Sup3rS3cret" not in line and "hunter2" not in line and "abc.def" not in line, line
+        assert "reader:***@db" in line and "RuntimeError" in line

@@ -105,6 +105,7 @@ def test_stdio_reload_valid_then_invalid(project):
     anyio.run(main)
     log = errlog_path.read_text()
     assert "still serving the last good 2 tools" in log
+    assert "call tool=names ms=" in log  # per-call lines go to stderr; stdout carried only the protocol
 
 
 def test_http_reload_serves_new_tools_and_keeps_the_last_good_set(project):
