@@ -94,9 +94,13 @@ def serve(specs_dir: Path, verbose: bool, log_format: str, reload_: bool, http_:
         reloader = Reloader(server, project, specs_dir)
     try:
         if options is not None:
-            from .http import serve_http
+            from .http import HTTPSetupError, serve_http
 
-            anyio.run(serve_http, server, options, reloader)
+            try:
+                anyio.run(serve_http, server, options, reloader)
+            except HTTPSetupError as exc:
+                click.echo(f"mcpgen: error: {exc}", err=True)
+                raise click.exceptions.Exit(2) from None
         else:
             click.echo(f"mcpgen: serving {len(project.registry)} tools from {specs_dir} over stdio", err=True)
             anyio.run(server.run_stdio, reloader)

@@ -22,6 +22,7 @@ import hmac
 import ipaddress
 import logging
 import os
+import socket
 from dataclasses import dataclass, field
 
 from mcp.server.auth.provider import AccessToken
@@ -178,6 +179,7 @@ async def serve_http(tool_server, options: HTTPOptions, reloader=None) -> None:
     import uvicorn
 
     app = build_app(tool_server, options)
+    sock = _listen(options.host, options.port)
     config = uvicorn.Config(app, host=options.host, port=options.port, log_config=None, access_log=False,
                             server_header=False, lifespan="on", timeout_graceful_shutdown=5)
     server = uvicorn.Server(config)
@@ -189,9 +191,18 @@ async def serve_http(tool_server, options: HTTPOptions, reloader=None) -> None:
         if reloader is not None:
             tg.start_soon(reloader.run)
         try:
-            await server.serve()
+            await server.serve(sockets=[sock])
         finally:
             tool_server.listen.close()
             tg.cancel_scope.cancel()
-    if not server.started:
-        raise HTTPSetupError(f"could not listen on {shown}:{options.port} (is the port in use?)")
+            sock.close()
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """Bind here, so a taken port is one clear sentence rather than a traceback from uvicorn."""
+    bare = host.strip("[]")
+    family = socket.AF_INET6 if ":" in bare else socket.AF_INET
+    try:
+        return socket.create_server((bare, port), family=family, backlog=2048)
+    except OSError as exc:
+        raise HTTPSetupError(f"cannot listen on {_host_header(host)}:{port}: {exc.strerror or exc}") from None

@@ -139,5 +139,5 @@ def setup(fmt: str = "text", verbose: bool = False) -> None:
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
     CALLS.setLevel(logging.INFO)
-    for noisy in ("mcp", "httpx", "httpx2", "httpcore", "uvicorn.access", "watchfiles"):
+    for noisy in ("mcp", "httpx", "httpx2", "httpcore", "uvicorn.access", "uvicorn.error", "watchfiles"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

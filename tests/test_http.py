@@ -219,3 +219,12 @@ def test_short_load_run_has_no_errors():
     report = json.loads(out.stdout.strip().splitlines()[-1])
     assert report["calls"] == 300 and report["errors"] == 0
     assert report["p50_ms"] > 0 and report["calls_per_s"] > 0
+
+
+def test_a_taken_port_is_one_clear_sentence():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        proc = start([str(SPECS), "--http", "--port", str(taken.getsockname()[1])])
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 2 and b"cannot listen on 127.0.0.1:" in err and b"Traceback" not in err
