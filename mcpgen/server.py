@@ -73,21 +73,23 @@ class ToolServer:
         return await registry.call(params.name, params.arguments)
 
     def _remember(self, ctx) -> None:
-        session = getattr(ctx, "session", None)
-        if session is not None:
+        # ctx.session lives for one request; its connection lives as long as the client (stdio).
+        # The SDK exposes no public accessor for it. Stateless HTTP connections have no channel.
+        connection = getattr(getattr(ctx, "session", None), "_connection", None)
+        if connection is not None and getattr(connection, "has_standalone_channel", False):
             try:
-                self._sessions.add(session)
-            except TypeError:  # not weak-referenceable: no legacy notification for it
+                self._sessions.add(connection)
+            except TypeError:  # not weak-referenceable: no handshake-era notification for it
                 pass
 
     async def tools_changed(self) -> None:
         """Tell connected clients that tools/list has changed."""
-        await self.bus.publish(ToolsListChanged())
-        for session in list(self._sessions):
+        await self.bus.publish(ToolsListChanged())  # 2026-07-28 clients: their subscriptions/listen streams
+        for connection in list(self._sessions):  # handshake-era clients: a plain notification
             try:
-                await session.send_tool_list_changed()
-            except Exception as exc:  # a closed session: nothing to tell
-                logger.debug("tools/list_changed not sent to a session: %s", exc)
+                await connection.send_tool_list_changed()
+            except Exception as exc:  # a closed connection: nothing to tell
+                logger.debug("tools/list_changed not sent to a connection: %s", exc)
 
     @staticmethod
     def raise_thread_limit() -> None:

@@ -142,3 +142,28 @@ def test_http_reload_serves_new_tools_and_keeps_the_last_good_set(project):
         proc.send_signal(signal.SIGINT)
         proc.wait(15)
     assert proc.returncode == 0, log.read_text()[-2000:]
+
+
+def test_stdio_reload_notifies_a_handshake_era_client(project):
+    specs = project / "specs"
+    notifications = []
+
+    async def on_message(message):
+        notifications.append(message)
+
+    async def main():
+        params = StdioServerParameters(command=sys.executable, args=["-m", "mcpgen.cli", "serve", str(specs),
+                                                                     "--reload"], cwd=str(project))
+        with open(project / "stderr.log", "w") as errlog:
+            async with Client(stdio_client(params, errlog=errlog), mode="legacy", message_handler=on_message) as c:
+                assert c.server_capabilities.tools.list_changed
+                assert [t.name for t in (await c.list_tools()).tools] == ["count_cities"]
+                await anyio.sleep(0.5)  # let the watcher start
+                (specs / "names.yaml").write_text(NAMES)
+                with anyio.fail_after(20):
+                    while not any(getattr(m, "method", "") == "notifications/tools/list_changed"
+                                  for m in notifications):
+                        await anyio.sleep(0.05)
+                assert sorted(t.name for t in (await c.list_tools()).tools) == ["count_cities", "names"]
+
+    anyio.run(main)
