@@ -29,7 +29,7 @@ SourceURL = Annotated[StrictStr, Field(pattern=r"^https?://[^\s/?#]+[^\s]*$")]
 class DataToolPayload(BaseModel):
     """What the gateway renders: sources always, table, charts and force text when given."""
 
-    model_config = ConfigDict(strict=True, extra="forbid")
+    model_config = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
     sources: list[SourceURL] = Field(min_length=1, description="Links to the original data.")
     # Optional fields are left out when absent, never null: no anyOf for clients to walk.
     table: list[list[Cell]] = Field(None, description="Rows of JSON scalars; the first row is the header.")

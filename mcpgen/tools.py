@@ -155,8 +155,9 @@ def check_result(name: str, result: Any) -> CallToolResult:
     if result.is_error:
         return result
     try:
-        DataToolPayload.model_validate(result.structured_content)
-        json.dumps(result.structured_content, allow_nan=False)
+        payload = DataToolPayload.model_validate(result.structured_content)  # refuses NaN and infinities
+        if payload.charts:  # free-form Chart.js configs: only JSON itself can check them
+            json.dumps(payload.charts, allow_nan=False)
     except (ValidationError, ValueError, TypeError) as exc:
         detail = _first_error(exc)
         logger.error("tool %s broke the output schema: %s", name, detail)

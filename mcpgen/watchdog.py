@@ -46,7 +46,10 @@ class Watchdog:
                 while not self._heap:
                     self._cond.wait()
                 deadline, _, callback = self._heap[0]
-                if callback is not None and deadline > time.monotonic():
+                if callback is None:  # cancelled: drop it now rather than wake up for it later
+                    heapq.heappop(self._heap)
+                    continue
+                if deadline > time.monotonic():
                     self._cond.wait(deadline - time.monotonic())
                     continue
                 heapq.heappop(self._heap)

@@ -52,10 +52,11 @@ def test_a_result_that_breaks_the_schema_is_an_error_not_a_success():
     @registry.tool()
     def bad(kind: str = "ftp") -> DataToolOutput:
         data = {"ftp": {"sources": ["ftp://x"]}, "none": {"table": []}, "nan": {"sources": ["https://x.org"],
-                "table": [["a"], [float("nan")]]}}[kind]
+                "table": [["a"], [float("nan")]]}, "chart": {"sources": ["https://x.org"],
+                "charts": [{"data": {"datasets": [{"data": [float("inf")]}]}}]}}[kind]
         return CallToolResult(content=[TextContent(type="text", text="x")], structured_content=data)
 
-    for kind, words in [("ftp", "sources.0"), ("none", "sources"), ("nan", "breaks its output schema")]:
+    for kind, words in [("ftp", "sources.0"), ("none", "sources"), ("nan", "table.1.0"), ("chart", "Out of range float")]:
         result = registry.call_sync("bad", {"kind": kind})
         assert result.is_error and words in result.content[0].text
     assert "Unknown argument 'other'" in registry.call_sync("bad", {"other": 1}).content[0].text
