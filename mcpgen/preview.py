@@ -36,9 +36,9 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Respon
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from .config import CONFIG_NAME
 from .errors import MCPGenError, Problem, SpecError
 from .project import Project, open_project
+from .reload import watch_project
 
 logger = logging.getLogger("mcpgen")
 
@@ -196,21 +196,12 @@ class PreviewState:
 
     async def watch(self, stop: anyio.Event, on_change: Callable[[], Any] | None = None) -> None:
         """Reload whenever a file in the specs folder, or the project's mcpgen.yaml, changes."""
-        from watchfiles import DefaultFilter, awatch
+        async def changed() -> None:
+            await self.reload()
+            if on_change is not None:
+                on_change()
 
-        specs_filter = DefaultFilter()
-
-        async def watch_one(path: Path, recursive: bool, accept) -> None:
-            async for _ in awatch(path, watch_filter=accept, recursive=recursive, stop_event=stop):
-                await self.reload()
-                if on_change is not None:
-                    on_change()
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(watch_one, self.specs_dir, True, specs_filter)
-            # mcpgen.yaml may sit in the specs folder's parent: watch that one file name there.
-            tg.start_soon(watch_one, self.specs_dir.parent, False,
-                          lambda change, path: Path(path).name == CONFIG_NAME)
+        await watch_project(self.specs_dir, changed, stop)
 
 
 def create_app(specs_dir: str | Path, chartjs: str | None = None, watch: bool = True,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any, Awaitable, Callable
 
 import anyio
 import anyio.to_thread
@@ -26,6 +27,24 @@ logger = logging.getLogger("mcpgen")
 DRAIN_SECONDS = 600.0  # longest wait for the old tools' calls before their engines close anyway
 
 
+async def watch_project(specs_dir: Path, on_change: Callable[[], Awaitable[Any]], stop: anyio.Event | None = None,
+                        debounce_ms: int = 200) -> None:
+    """Await `on_change()` after each batch of changes to the specs folder, or to the
+    mcpgen.yaml in its parent, until `stop` is set (or the task is cancelled)."""
+    from watchfiles import DefaultFilter, awatch
+
+    async def watch(path: Path, recursive: bool, accept) -> None:
+        async for changes in awatch(path, watch_filter=accept, recursive=recursive, debounce=debounce_ms, step=50,
+                                    stop_event=stop):
+            logger.debug("changed: %s", ", ".join(sorted(p for _, p in changes)))
+            await on_change()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(watch, specs_dir, True, DefaultFilter())
+        # mcpgen.yaml may sit in the specs folder's parent: watch that one file name there.
+        tg.start_soon(watch, specs_dir.parent, False, lambda change, path: Path(path).name == CONFIG_NAME)
+
+
 class Reloader:
     def __init__(self, tool_server, project: Project, specs_dir: str | Path, debounce_ms: int = 200):
         self.tool_server = tool_server
@@ -36,28 +55,12 @@ class Reloader:
         self._lock = anyio.Lock()
         self._task_group = None
 
-    def config_dirs(self) -> list[Path]:
-        """Folders where mcpgen.yaml may live besides the specs folder: its parent."""
-        return [self.specs_dir.parent]
-
     async def run(self) -> None:
         """Watch until cancelled; each batch of changes triggers one reload."""
-        from watchfiles import DefaultFilter, awatch
-
-        specs_filter = DefaultFilter()
-
-        async def watch(path: Path, recursive: bool, accept) -> None:
-            async for changes in awatch(path, watch_filter=accept, recursive=recursive,
-                                        debounce=self.debounce_ms, step=50):
-                logger.debug("changed: %s", ", ".join(sorted(p for _, p in changes)))
-                await self.reload()
-
         logger.info("watching %s for changes", self.specs_dir)
         async with anyio.create_task_group() as tg:
             self._task_group = tg
-            tg.start_soon(watch, self.specs_dir, True, specs_filter)
-            for folder in self.config_dirs():
-                tg.start_soon(watch, folder, False, lambda change, path: Path(path).name == CONFIG_NAME)
+            await watch_project(self.specs_dir, self.reload, debounce_ms=self.debounce_ms)
 
     async def reload(self) -> bool:
         """Open the project again; serve it if valid. Returns whether the tools were replaced."""
