@@ -100,6 +100,8 @@ class RedactingFilter(logging.Filter):
     """Redact secrets from the final message (arguments included) and any traceback text."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.name == CALLS.name:  # call lines hold a tool name, numbers and a class name: no secrets
+            return True
         try:
             message = record.getMessage()
         except Exception:  # a bad format string: keep the raw text

@@ -167,6 +167,8 @@ def test_unknown_tool_and_bad_arguments(server):
 
 def test_one_json_log_line_per_call_on_stderr(server):
     post(server, {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                  "params": {"name": "top_cities", "arguments": {"top_n": 0}}})
+    post(server, {"jsonrpc": "2.0", "id": 10, "method": "tools/call",
                   "params": {"name": "top_cities", "arguments": {"top_n": 2}}})
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
