@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import sys
 from pathlib import Path
 
@@ -21,10 +20,10 @@ SPECS_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 
 
 def _setup_logging(verbose: bool = False) -> None:
-    logging.basicConfig(stream=sys.stderr, level=logging.DEBUG if verbose else logging.INFO,
-                        format="mcpgen: %(message)s")
-    for noisy in ("mcp", "httpx", "uvicorn.access"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    """Logs on stderr, secrets redacted, without the per-call lines that `serve` writes."""
+    from . import logs
+
+    logs.setup(verbose=verbose, calls=False)
 
 
 def _open(specs_dir: Path):

@@ -128,8 +128,8 @@ class JSONFormatter(logging.Formatter):
         return json.dumps(out, ensure_ascii=False, default=str)
 
 
-def setup(fmt: str = "text", verbose: bool = False) -> None:
-    """Log to stderr in `fmt` ("text" or "json"), with per-call lines on and secrets redacted."""
+def setup(fmt: str = "text", verbose: bool = False, calls: bool = True) -> None:
+    """Log to stderr in `fmt` ("text" or "json") with secrets redacted; `calls`: one line per tool call."""
     if fmt not in ("text", "json"):
         raise ValueError(f"log format must be text or json, not {fmt!r}")
     handler = logging.StreamHandler(sys.stderr)
@@ -140,6 +140,6 @@ def setup(fmt: str = "text", verbose: bool = False) -> None:
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
-    CALLS.setLevel(logging.INFO)
+    CALLS.setLevel(logging.INFO if calls else logging.WARNING)
     for noisy in ("mcp", "httpx", "httpx2", "httpcore", "uvicorn.access", "uvicorn.error", "watchfiles"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

@@ -26,7 +26,7 @@ def test_call_prints_prose_table_and_sources(runner):
 
 def test_call_json_is_the_raw_result(runner):
     result = runner.invoke(main, ["call", "country_profile", "-a", "country=NO", "--json"])
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     assert data["structuredContent"]["sources"][0] == "https://www.geonames.org/countries/NO/"
     assert "force" in data["structuredContent"]
 
