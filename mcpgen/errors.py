@@ -32,6 +32,20 @@ class Problem:
         return f"{where}: {prefix}{self.message}"
 
 
+class Findings:
+    """Mixin for whatever holds `problems`: split into errors and warnings."""
+
+    problems: list[Problem]
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "warning"]
+
+
 class SpecError(MCPGenError):
     """One or more errors in spec or project files."""
 

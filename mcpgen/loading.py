@@ -14,7 +14,7 @@ from jinja2 import TemplateSyntaxError, nodes
 from pydantic import ValidationError
 
 from .config import CONFIG_NAME, ProjectConfig
-from .errors import ArgumentError, Problem, SpecError, UnsafeSQL
+from .errors import ArgumentError, Findings, Problem, SpecError, UnsafeSQL
 from .params import Arguments
 from .render import Template
 from .spec import NAME_RE, TEMPLATE_VARIABLES, Spec
@@ -39,7 +39,7 @@ class LoadedSpec:
 
 
 @dataclass
-class LoadedProject:
+class LoadedProject(Findings):
     specs_dir: Path
     root: Path  # paths in SQL are relative to this folder
     config: ProjectConfig
@@ -47,14 +47,6 @@ class LoadedProject:
     specs: list[LoadedSpec]
     python_files: list[Path]
     problems: list[Problem]
-
-    @property
-    def errors(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity == "error"]
-
-    @property
-    def warnings(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity == "warning"]
 
     def raise_errors(self) -> None:
         if self.errors:

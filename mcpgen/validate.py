@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .checks import redact, row_references, secrets_of
-from .errors import Problem
+from .errors import Findings, Problem
 
 if TYPE_CHECKING:
     from .loading import LoadedProject, LoadedSpec
@@ -31,7 +31,7 @@ PARALLEL_MIN = 200  # static validation forks workers from this many spec files 
 
 
 @dataclass
-class Report:
+class Report(Findings):
     """What one `validate` run found."""
 
     specs_dir: str
@@ -40,14 +40,6 @@ class Report:
     live: bool = False
     seconds: float = 0.0
     connections: dict[str, str] = field(default_factory=dict)  # name -> "ok" or "unreachable"
-
-    @property
-    def errors(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity == "error"]
-
-    @property
-    def warnings(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity == "warning"]
 
     def exit_code(self, strict: bool = False) -> int:
         return 1 if self.errors or (strict and self.warnings) else 0
