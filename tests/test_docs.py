@@ -78,7 +78,8 @@ def test_the_contracts_project_file_example_is_accepted(monkeypatch):
 def test_the_contracts_result_example_fits_the_output_schema():
     from mcpgen.results import DataToolPayload
 
-    DataToolPayload.model_validate(json.loads(blocks("docs/spec-format.md", "json")[0]))
+    payload = DataToolPayload.model_validate(json.loads(blocks("docs/spec-format.md", "json")[0]))
+    assert payload.sources == ["https://www.geonames.org/"] and payload.table[1] == ["Shanghai", 24874500]
 
 
 def test_the_readme_spec_walkthrough_validates_and_runs(project):
