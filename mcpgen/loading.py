@@ -141,19 +141,37 @@ def load_spec(path: Path, config: ProjectConfig, problems: list[Problem]) -> Loa
     if not isinstance(data, Located):
         problems.append(Problem(shown, 1, 1, "a spec must be a YAML mapping of fields (name, description, sql, ...)"))
         return None
+    before = len(problems)
     try:
         spec = Spec.model_validate(data)
     except ValidationError as exc:
         problems.extend(_validation_problems(exc, data, path))
-        return None
+        spec = _without_broken_extras(exc, data)  # so the other checks still run and report too
+        if spec is None:
+            return None
     loaded = LoadedSpec(path, spec, spec.name or path.stem, "", data)
-    before = len(problems)
     _check_name(loaded, problems)
     _check_sql(loaded, config, problems)
     _check_parameters(loaded, problems)
     _check_templates(loaded, problems)
     _check_charts(loaded, problems)
     return loaded if len([p for p in problems[before:] if p.severity == "error"]) == 0 else None
+
+
+# Fields whose errors do not stop the other checks: leave them out and check the rest.
+_SEPARABLE = {"title", "chart", "table", "tests", "annotations", "empty", "force", "max_rows", "timeout", "name"}
+
+
+def _without_broken_extras(exc: ValidationError, data: Located) -> Spec | None:
+    """The spec without the optional fields (and unknown keys) that broke it, or None when a
+    field the other checks need (parameters, sql, sources, content) is itself broken."""
+    broken = {err["loc"][0] for err in exc.errors() if err["loc"]}
+    if not broken or any(key in Spec.model_fields and key not in _SEPARABLE for key in broken):
+        return None
+    try:
+        return Spec.model_validate({k: v for k, v in data.items() if k not in broken})
+    except ValidationError:
+        return None
 
 
 def _problem(loaded: LoadedSpec, key: str, message: str, severity: str = "error",
