@@ -202,12 +202,7 @@ class SQLAlchemyEngine(Engine):
                                   values)
             columns, rows = list(result.keys()), [tuple(r) for r in result.fetchall()]
         elif backend in ("mysql", "mariadb"):
-            if conn.dialect.is_mariadb:
-                prefix = f"SET STATEMENT max_statement_time={_seconds(timeout)}, sql_select_limit={fetch} FOR\n"
-            else:
-                prefix = ""
-                conn.exec_driver_sql(f"SET SESSION max_execution_time = {_ms(timeout)}, sql_select_limit = {fetch}")
-            conn.exec_driver_sql("START TRANSACTION READ ONLY")
+            prefix = _mysql_limits(conn, timeout, fetch)
             columns, rows = self._stream(conn, self._clause(statement, values, prefix), values, fetch)
         elif backend == "sqlite":
             raw = conn.connection.dbapi_connection
@@ -262,12 +257,7 @@ class SQLAlchemyEngine(Engine):
                         sa.bindparam("oids", expanding=True, type_=sa.Integer)), {"oids": oids}).all()) if oids else {}
                     out = [(c, names.get(t, str(t))) for c, t in described]
                 elif self.backend in ("mysql", "mariadb"):
-                    if conn.dialect.is_mariadb:
-                        prefix = f"SET STATEMENT max_statement_time={_seconds(timeout)}, sql_select_limit=0 FOR\n"
-                    else:
-                        prefix = ""
-                        conn.exec_driver_sql(f"SET SESSION max_execution_time = {_ms(timeout)}, sql_select_limit = 0")
-                    conn.exec_driver_sql("START TRANSACTION READ ONLY")
+                    prefix = _mysql_limits(conn, timeout, 0)
                     out = [(c, _mysql_type(t)) for c, t in self._describe(conn, statement, values, prefix, "")]
                 else:
                     if self.backend == "sqlite":
@@ -363,6 +353,18 @@ class SQLAlchemyEngine(Engine):
 
 def _ms(seconds: float) -> int:
     return max(1, int(round(seconds * 1000)))
+
+
+def _mysql_limits(conn, timeout: float, rows: int) -> str:
+    """Bound the next statement's time and rows and start a read-only transaction. MariaDB takes
+    the limits as a `SET STATEMENT ... FOR` prefix (returned); MySQL as session settings."""
+    if conn.dialect.is_mariadb:
+        prefix = f"SET STATEMENT max_statement_time={_seconds(timeout)}, sql_select_limit={rows} FOR\n"
+    else:
+        prefix = ""
+        conn.exec_driver_sql(f"SET SESSION max_execution_time = {_ms(timeout)}, sql_select_limit = {rows}")
+    conn.exec_driver_sql("START TRANSACTION READ ONLY")
+    return prefix
 
 
 def _seconds(seconds: float) -> str:
