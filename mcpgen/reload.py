@@ -51,7 +51,6 @@ class Reloader:
         self.project = project
         self.specs_dir = Path(specs_dir).resolve()  # open_project changes the working directory
         self.debounce_ms = debounce_ms
-        self.generation = 0  # grows on every successful reload
         self._lock = anyio.Lock()
         self._task_group = None
 
@@ -79,7 +78,6 @@ class Reloader:
             before = set(self.tool_server.registry.names())
             self.project = new
             self.tool_server.registry = new.registry
-            self.generation += 1
             after = set(new.registry.names())
         added, removed = sorted(after - before), sorted(before - after)
         logger.info("reloaded: %d tools%s%s", len(after), f"; added {', '.join(added)}" if added else "",
