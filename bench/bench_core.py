@@ -8,6 +8,7 @@ their ratios. Targets: p50 within 10 %, startup within 25 %.
 
     python bench/bench_core.py [--rounds 5] [--n 300]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,9 +24,26 @@ REPO = HERE.parent
 
 
 def run_once(label: str, cmd: list[str], n: int, tool_args: dict) -> dict:
-    out = subprocess.run([sys.executable, str(HERE / "bench_stdio.py"), "--tool", "top_cities",
-                          "--args", json.dumps(tool_args), "--n", str(n), "--label", label, "--", *cmd],
-                         capture_output=True, text=True, check=True, cwd=REPO)
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(HERE / "bench_stdio.py"),
+            "--tool",
+            "top_cities",
+            "--args",
+            json.dumps(tool_args),
+            "--n",
+            str(n),
+            "--label",
+            label,
+            "--",
+            *cmd,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -46,19 +64,25 @@ def main() -> None:
             r = run_once(label, commands[label], opts.n, {"n": 10})
             assert r["seq_errors"] == 0 and r["conc_errors"] == 0 and not r["result"]["isError"], r
             results[label].append(r)
-            print(f"round {round_ + 1} {label:12s} startup {r['startup_ms']:7.1f} ms  p50 {r['seq_p50_ms']:6.2f} ms"
-                  f"  p95 {r['seq_p95_ms']:6.2f} ms  conc {r['conc_calls_per_s']:7.1f}/s  rss {r['server_rss_mb']} MB",
-                  file=sys.stderr)
+            print(
+                f"round {round_ + 1} {label:12s} startup {r['startup_ms']:7.1f} ms  p50 {r['seq_p50_ms']:6.2f} ms"
+                f"  p95 {r['seq_p95_ms']:6.2f} ms  conc {r['conc_calls_per_s']:7.1f}/s  rss {r['server_rss_mb']} MB",
+                file=sys.stderr,
+            )
     summary = {}
     for label, runs in results.items():
-        summary[label] = {key: round(statistics.median(r[key] for r in runs), 2)
-                          for key in ("startup_ms", "seq_p50_ms", "seq_p95_ms", "conc_calls_per_s")}
+        summary[label] = {
+            key: round(statistics.median(r[key] for r in runs), 2)
+            for key in ("startup_ms", "seq_p50_ms", "seq_p95_ms", "conc_calls_per_s")
+        }
     p50 = summary["mcpgen"]["seq_p50_ms"] / summary["handwritten"]["seq_p50_ms"]
     startup = summary["mcpgen"]["startup_ms"] / summary["handwritten"]["startup_ms"]
     print(f"{'':12s} {'startup ms':>11s} {'p50 ms':>8s} {'p95 ms':>8s} {'conc calls/s':>13s}")
     for label, s in summary.items():
-        print(f"{label:12s} {s['startup_ms']:11.1f} {s['seq_p50_ms']:8.2f} {s['seq_p95_ms']:8.2f} "
-              f"{s['conc_calls_per_s']:13.1f}")
+        print(
+            f"{label:12s} {s['startup_ms']:11.1f} {s['seq_p50_ms']:8.2f} {s['seq_p95_ms']:8.2f} "
+            f"{s['conc_calls_per_s']:13.1f}"
+        )
     print(f"p50 ratio mcpgen/handwritten: {p50:.3f} (target <= 1.10) {'OK' if p50 <= 1.10 else 'OVER'}")
     print(f"startup ratio mcpgen/handwritten: {startup:.3f} (target <= 1.25) {'OK' if startup <= 1.25 else 'OVER'}")
 

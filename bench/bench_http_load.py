@@ -13,6 +13,7 @@ Exit status 1 if any call failed or (from a warm-up of 1,000 calls on) the RSS g
     python bench/bench_http_load.py                       # 10,000 calls, 50 clients
     python bench/bench_http_load.py --calls 300 --json    # the short version the tests run
 """
+
 from __future__ import annotations
 
 import argparse
@@ -53,7 +54,7 @@ CALLS = [
 
 def pct(values: list[float], p: float) -> float:
     s = sorted(values)
-    return s[max(0, min(len(s) - 1, int(round(p / 100 * len(s) + 0.5)) - 1))]
+    return s[max(0, min(len(s) - 1, round(p / 100 * len(s) + 0.5) - 1))]
 
 
 def free_port() -> int:
@@ -64,9 +65,24 @@ def free_port() -> int:
 
 def start_server(specs: Path, port: int, token: str) -> subprocess.Popen:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mcpgen.cli", "serve", str(specs), "--http", "--host", "127.0.0.1",
-         "--port", str(port), "--auth-token-env", "MCPGEN_BENCH_TOKEN"],
-        env={**os.environ, "MCPGEN_BENCH_TOKEN": token}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [
+            sys.executable,
+            "-m",
+            "mcpgen.cli",
+            "serve",
+            str(specs),
+            "--http",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--auth-token-env",
+            "MCPGEN_BENCH_TOKEN",
+        ],
+        env={**os.environ, "MCPGEN_BENCH_TOKEN": token},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -120,8 +136,11 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=10_000)
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=600, help="stop after this long whatever the count")
-    parser.add_argument("--warmup", type=int, help="RSS is first read after this many calls (default: "
-                        "1,000, or a third of --calls when fewer)")
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        help="RSS is first read after this many calls (default: 1,000, or a third of --calls when fewer)",
+    )
     parser.add_argument("--specs", type=Path, default=REPO / "specs")
     parser.add_argument("--json", action="store_true", help="print one JSON line instead of text")
     args = parser.parse_args()
@@ -134,7 +153,8 @@ def main() -> int:
     proc = start_server(args.specs.resolve(), port, token)
     try:
         latencies, errors, wall, rss_warm, rss_end = anyio.run(
-            run_load, f"http://127.0.0.1:{port}/mcp", token, calls, clients, args.seconds, warmup, proc.pid)
+            run_load, f"http://127.0.0.1:{port}/mcp", token, calls, clients, args.seconds, warmup, proc.pid
+        )
     finally:
         proc.send_signal(signal.SIGINT)
         try:
@@ -144,13 +164,20 @@ def main() -> int:
     done = len(latencies)
     growth = (rss_end - rss_warm) / rss_warm if rss_warm else 0.0
     report = {
-        "calls": done, "clients": clients, "errors": len(errors), "wall_s": round(wall, 2),
+        "calls": done,
+        "clients": clients,
+        "errors": len(errors),
+        "wall_s": round(wall, 2),
         "calls_per_s": round(done / wall, 1) if wall else 0.0,
-        "p50_ms": round(pct(latencies, 50) * 1000, 2), "p95_ms": round(pct(latencies, 95) * 1000, 2),
-        "p99_ms": round(pct(latencies, 99) * 1000, 2), "max_ms": round(max(latencies) * 1000, 2),
+        "p50_ms": round(pct(latencies, 50) * 1000, 2),
+        "p95_ms": round(pct(latencies, 95) * 1000, 2),
+        "p99_ms": round(pct(latencies, 99) * 1000, 2),
+        "max_ms": round(max(latencies) * 1000, 2),
         "mean_ms": round(statistics.fmean(latencies) * 1000, 2),
-        "rss_after_warmup_mb": round((rss_warm or 0) / 2**20, 1), "rss_after_run_mb": round(rss_end / 2**20, 1),
-        "rss_growth_pct": round(growth * 100, 1), "warmup_calls": warmup,
+        "rss_after_warmup_mb": round((rss_warm or 0) / 2**20, 1),
+        "rss_after_run_mb": round(rss_end / 2**20, 1),
+        "rss_growth_pct": round(growth * 100, 1),
+        "warmup_calls": warmup,
     }
     # Memory is compared only from a steady state: short runs (warm-up under 1,000 calls) skip that check.
     memory_checked = warmup >= 1000
@@ -159,14 +186,19 @@ def main() -> int:
     if args.json:
         print(json.dumps(report))
     else:
-        print(f"calls: {done} of {calls} from {clients} clients in {report['wall_s']} s "
-              f"({report['calls_per_s']} calls/s)")
+        print(
+            f"calls: {done} of {calls} from {clients} clients in {report['wall_s']} s ({report['calls_per_s']} calls/s)"
+        )
         print(f"errors: {len(errors)}" + (" (zero-error check passed)" if not errors else ""))
-        print(f"latency ms: p50 {report['p50_ms']}  p95 {report['p95_ms']}  p99 {report['p99_ms']}  "
-              f"max {report['max_ms']}")
-        print(f"server RSS: {report['rss_after_warmup_mb']} MiB after {warmup} calls, "
-              f"{report['rss_after_run_mb']} MiB after the run ({report['rss_growth_pct']:+}%, limit +10%: "
-              f"{report['memory_check']})")
+        print(
+            f"latency ms: p50 {report['p50_ms']}  p95 {report['p95_ms']}  p99 {report['p99_ms']}  "
+            f"max {report['max_ms']}"
+        )
+        print(
+            f"server RSS: {report['rss_after_warmup_mb']} MiB after {warmup} calls, "
+            f"{report['rss_after_run_mb']} MiB after the run ({report['rss_growth_pct']:+}%, limit +10%: "
+            f"{report['memory_check']})"
+        )
     for message in errors[:5]:
         print(f"error: {message}", file=sys.stderr)
     return 0 if ok else 1

@@ -30,6 +30,7 @@ Usage:  python bench/bench_sqlalchemy.py [--url URL] [--rounds 15] [--calls 200]
 Needs PostgreSQL (default postgresql+psycopg://postgres@127.0.0.1:5432/test). The script
 loads examples/data/cities.csv into a table of its own and drops it at the end.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,8 +40,8 @@ import os
 import secrets
 import statistics
 import sys
-import threading
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -57,8 +58,8 @@ from typing import Annotated, Any  # noqa: E402
 
 from mcp import Client  # noqa: E402
 from mcp.server.mcpserver import MCPServer  # noqa: E402
-from pydantic import BaseModel, ConfigDict  # noqa: E402
 from mcp.types import CallToolResult, TextContent  # noqa: E402
+from pydantic import BaseModel, ConfigDict  # noqa: E402
 
 from mcpgen.config import URLConnection  # noqa: E402
 from mcpgen.project import open_project  # noqa: E402
@@ -79,13 +80,27 @@ def load_cities(url: str, table: str) -> None:
         rows = list(csv.DictReader(f))
     eng = sa.create_engine(url)
     with eng.begin() as c:
-        c.exec_driver_sql(f"CREATE TABLE {table} (geonameid bigint, name text, country_code text, "
-                          "admin1_code text, population bigint, latitude double precision, "
-                          "longitude double precision, timezone text)")
-        c.execute(sa.text(f"INSERT INTO {table} VALUES (:geonameid, :name, :country_code, :admin1_code, "
-                          ":population, :latitude, :longitude, :timezone)"),
-                  [{**r, "geonameid": int(r["geonameid"]), "population": int(r["population"]),
-                    "latitude": float(r["latitude"]), "longitude": float(r["longitude"])} for r in rows])
+        c.exec_driver_sql(
+            f"CREATE TABLE {table} (geonameid bigint, name text, country_code text, "
+            "admin1_code text, population bigint, latitude double precision, "
+            "longitude double precision, timezone text)"
+        )
+        c.execute(
+            sa.text(
+                f"INSERT INTO {table} VALUES (:geonameid, :name, :country_code, :admin1_code, "
+                ":population, :latitude, :longitude, :timezone)"
+            ),
+            [
+                {
+                    **r,
+                    "geonameid": int(r["geonameid"]),
+                    "population": int(r["population"]),
+                    "latitude": float(r["latitude"]),
+                    "longitude": float(r["longitude"]),
+                }
+                for r in rows
+            ],
+        )
         # An index, so the database's own work is small and the per-call overhead shows.
         c.exec_driver_sql(f"CREATE INDEX {table}_cc ON {table} (country_code, population DESC)")
         c.exec_driver_sql(f"ANALYZE {table}")
@@ -136,14 +151,21 @@ def tool_project(url: str, table: str):
     folder = Path(tempfile.mkdtemp(prefix="mcpgen_bench_"))
     (folder / "mcpgen.yaml").write_text(yaml.safe_dump({"connections": {"default": {"url": url}}}))
     (folder / "specs").mkdir()
-    (folder / "specs" / "largest_cities.yaml").write_text(yaml.safe_dump({
-        "description": "The largest cities of one country.",
-        "parameters": {"country": {"type": "string", "description": "ISO code"},
-                       "n": {"type": "integer", "description": "how many", "default": 10}},
-        "sql": QUERY.format(table=table),
-        "sources": SOURCES,
-        "content": "{% for r in rows %}{{ r.name }} ({{ r.country_code }}): {{ r.population }}\n{% endfor %}",
-    }, sort_keys=False))
+    (folder / "specs" / "largest_cities.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "description": "The largest cities of one country.",
+                "parameters": {
+                    "country": {"type": "string", "description": "ISO code"},
+                    "n": {"type": "integer", "description": "how many", "default": 10},
+                },
+                "sql": QUERY.format(table=table),
+                "sources": SOURCES,
+                "content": "{% for r in rows %}{{ r.name }} ({{ r.country_code }}): {{ r.population }}\n{% endfor %}",
+            },
+            sort_keys=False,
+        )
+    )
     cwd = os.getcwd()
     try:
         project = open_project(folder / "specs")
@@ -191,8 +213,10 @@ def mcp_call_comparison(url: str, table: str, via: str = "client"):
             rows = [list(row) for row in r.fetchall()]
         assert len(rows) == 10
         text = "".join(f"{name} ({code}): {population}\n" for name, code, population in rows)
-        return CallToolResult(content=[TextContent(type="text", text=text)],
-                              structured_content={"sources": SOURCES, "table": [columns, *rows]})
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)],
+            structured_content={"sources": SOURCES, "table": [columns, *rows]},
+        )
 
     async def same():
         async with session():
@@ -242,8 +266,10 @@ def handwritten_server_comparison(url: str, table: str):
             columns = list(r.keys())
             rows = [list(row) for row in r.fetchall()]
         text = "".join(f"{name} ({code}): {population}\n" for name, code, population in rows)
-        return CallToolResult(content=[TextContent(type="text", text=text)],
-                              structured_content={"sources": SOURCES, "table": [columns, *rows]})
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)],
+            structured_content={"sources": SOURCES, "table": [columns, *rows]},
+        )
 
     clients = {}
 
@@ -274,8 +300,13 @@ def handwritten_server_comparison(url: str, table: str):
         close_project()
         plain_engine.dispose()
 
-    return ("mcpgen tools/call vs the same tool hand-written on MCPServer (both via in-memory client)",
-            ours, baseline, cleanup, session)
+    return (
+        "mcpgen tools/call vs the same tool hand-written on MCPServer (both via in-memory client)",
+        ours,
+        baseline,
+        cleanup,
+        session,
+    )
 
 
 COMPARISONS = [engine_comparison, handwritten_server_comparison, mcp_call_comparison, registry_call_comparison]
@@ -298,6 +329,7 @@ async def per_call_us_async(fn, calls: int) -> float:
 def compare(label, ours, baseline, rounds: int, calls: int, session=None) -> float:
     """Median per-call times over interleaved rounds. A coroutine-function `ours` runs inside
     `session()` on one event loop; the (sync) baseline then runs on that loop's thread too."""
+
     async def measured():
         if session is None:
             return await _rounds(ours, baseline, rounds, calls)
@@ -308,9 +340,11 @@ def compare(label, ours, baseline, rounds: int, calls: int, session=None) -> flo
     o, b = statistics.median(ours_t), statistics.median(base_t)
     pairs = sorted(x / y for x, y in zip(ours_t, base_t))
     FIGURES[label] = (o, b, o / b, pairs[0], pairs[-1])
-    print(f"{label}: ours {o:.0f} us/call, baseline {b:.0f} us/call, ratio {o / b:.2f}x "
-          f"(median of {rounds} interleaved rounds of {calls} calls; per-round ratios "
-          f"{pairs[0]:.2f}..{pairs[-1]:.2f})")
+    print(
+        f"{label}: ours {o:.0f} us/call, baseline {b:.0f} us/call, ratio {o / b:.2f}x "
+        f"(median of {rounds} interleaved rounds of {calls} calls; per-round ratios "
+        f"{pairs[0]:.2f}..{pairs[-1]:.2f})"
+    )
     return o / b
 
 
@@ -326,7 +360,7 @@ async def _rounds(ours, baseline, rounds: int, calls: int) -> tuple[list[float],
     ours_t, base_t = [], []
     for i in range(rounds):
         pair = [(ours, ours_t), (baseline, base_t)]
-        for fn, into in (pair if i % 2 == 0 else pair[::-1]):
+        for fn, into in pair if i % 2 == 0 else pair[::-1]:
             into.append(await timed(fn, calls))
     return ours_t, base_t
 
@@ -354,8 +388,9 @@ def concurrent(url: str, table: str, n: int = 20) -> int:
         list(pool.map(call, range(n)))
     wall = (time.perf_counter() - start) * 1e3
     engine.close()
-    print(f"{n} concurrent calls: {wall:.1f} ms wall, errors {len(errors)}"
-          + (f" (first: {errors[0]})" if errors else ""))
+    print(
+        f"{n} concurrent calls: {wall:.1f} ms wall, errors {len(errors)}" + (f" (first: {errors[0]})" if errors else "")
+    )
     return len(errors)
 
 
@@ -386,8 +421,10 @@ def concurrent_mcp(url: str, table: str, n: int = 20) -> int:
         wall = anyio.run(run)
     finally:
         close_project()
-    print(f"{n} concurrent tools/call (in-memory MCP client, pool 5 + 5): {wall:.1f} ms wall, errors {len(errors)}"
-          + (f" (first: {errors[0]})" if errors else ""))
+    print(
+        f"{n} concurrent tools/call (in-memory MCP client, pool 5 + 5): {wall:.1f} ms wall, errors {len(errors)}"
+        + (f" (first: {errors[0]})" if errors else "")
+    )
     FIGURES["concurrent_mcp"] = (n, wall, len(errors))
     return len(errors)
 
@@ -411,8 +448,10 @@ def main() -> int:
         errors += concurrent_mcp(args.url, table)
         call = FIGURES.get("mcpgen tools/call vs the same tool hand-written on MCPServer (both via in-memory client)")
         if call:
-            print(f"target: an mcpgen tools/call <= 1.2x the same tool written by hand, both through the "
-                  f"in-memory client: {call[2]:.2f}x, {'met' if call[2] <= 1.2 else 'NOT met'}")
+            print(
+                f"target: an mcpgen tools/call <= 1.2x the same tool written by hand, both through the "
+                f"in-memory client: {call[2]:.2f}x, {'met' if call[2] <= 1.2 else 'NOT met'}"
+            )
     finally:
         drop(args.url, table)
     return 1 if errors else 0

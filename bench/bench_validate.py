@@ -6,6 +6,7 @@
 Both are measured as subprocess runs of the installed `mcpgen` command (interpreter
 start-up and imports included), several repetitions, median reported.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -125,11 +126,15 @@ def main() -> None:
     v, h = statistics.median(validate), statistics.median(helps)
     load = " / ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"machine: {os.cpu_count()} CPUs, load average {load} (1/5/15 min) after the runs")
-    print(f"mcpgen validate, {args.n} specs (static): median {v:.3f} s over {args.repeat} runs "
-          f"(min {min(validate):.3f}, max {max(validate):.3f}); target {VALIDATE_TARGET:g} s, "
-          f"ratio {v / VALIDATE_TARGET:.2f}; CPU time median {statistics.median(validate_cpu):.3f} s")
-    print(f"mcpgen --help: median {h:.3f} s over {args.repeat} runs "
-          f"(min {min(helps):.3f}, max {max(helps):.3f}); target {HELP_TARGET:g} s, ratio {h / HELP_TARGET:.2f}")
+    print(
+        f"mcpgen validate, {args.n} specs (static): median {v:.3f} s over {args.repeat} runs "
+        f"(min {min(validate):.3f}, max {max(validate):.3f}); target {VALIDATE_TARGET:g} s, "
+        f"ratio {v / VALIDATE_TARGET:.2f}; CPU time median {statistics.median(validate_cpu):.3f} s"
+    )
+    print(
+        f"mcpgen --help: median {h:.3f} s over {args.repeat} runs "
+        f"(min {min(helps):.3f}, max {max(helps):.3f}); target {HELP_TARGET:g} s, ratio {h / HELP_TARGET:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -4,10 +4,11 @@
 
 Attributes load on first use so that `mcpgen --help` stays fast.
 """
+
 from __future__ import annotations
 
 __version__ = "0.1.0"
-__all__ = ["DataToolOutput", "DataToolPayload", "Registry", "registry", "__version__"]
+__all__ = ["DataToolOutput", "DataToolPayload", "Registry", "__version__", "registry"]
 
 
 def __getattr__(name: str):

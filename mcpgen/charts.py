@@ -4,6 +4,7 @@
 >>> build_chart(Chart(type="bar", x="city", y="pop"), ["city", "pop"], [("Tokyo", 37), ("Delhi", 30)])
 {'type': 'bar', 'data': {'labels': ['Tokyo', 'Delhi'], 'datasets': [{'label': 'pop', 'data': [37, 30]}]}, 'options': {}}
 """
+
 from __future__ import annotations
 
 import copy
@@ -12,8 +13,16 @@ from typing import Any
 from .results import to_cell
 from .spec import Chart
 
-_JS_TYPE = {"bar": "bar", "horizontal_bar": "bar", "stacked_bar": "bar", "line": "line", "area": "line",
-            "pie": "pie", "doughnut": "doughnut", "scatter": "scatter"}
+_JS_TYPE = {
+    "bar": "bar",
+    "horizontal_bar": "bar",
+    "stacked_bar": "bar",
+    "line": "line",
+    "area": "line",
+    "pie": "pie",
+    "doughnut": "doughnut",
+    "scatter": "scatter",
+}
 
 
 def build_chart(chart: Chart, columns: list[str], rows: list[tuple]) -> dict[str, Any]:
@@ -24,8 +33,10 @@ def build_chart(chart: Chart, columns: list[str], rows: list[tuple]) -> dict[str
         labels, datasets = _pivot(chart, index, rows)
     elif chart.type == "scatter":
         labels = None
-        datasets = [{"label": y, "data": [{"x": to_cell(r[x]), "y": to_cell(r[index[y]])} for r in rows]}
-                    for y in chart.y_columns]
+        datasets = [
+            {"label": y, "data": [{"x": to_cell(r[x]), "y": to_cell(r[index[y]])} for r in rows]}
+            for y in chart.y_columns
+        ]
     else:
         labels = [to_cell(r[x]) for r in rows]
         datasets = [{"label": y, "data": [to_cell(r[index[y]]) for r in rows]} for y in chart.y_columns]

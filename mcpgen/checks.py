@@ -12,11 +12,13 @@ literal passwords in `mcpgen.yaml`.
 >>> literal_password("postgresql://reader:secret@db/analytics"), literal_password("postgresql://reader:${PW}@db/x")
 (True, False)
 """
+
 from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from jinja2 import nodes
 
@@ -32,18 +34,49 @@ MAX_RANGE = 100_000  # jinja2.sandbox.MAX_RANGE
 # Templates: constructs the sandbox refuses or that would blow its limits
 
 
-_UNSAFE_ATTRS = frozenset({
-    "mro", "func_globals", "func_code", "func_closure", "f_globals", "f_locals", "f_builtins", "f_code",
-    "gi_frame", "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "cr_await", "ag_frame", "ag_code",
-    "tb_frame", "tb_next", "im_func", "im_self", "im_class", "co_code",
-})
+_UNSAFE_ATTRS = frozenset(
+    {
+        "mro",
+        "func_globals",
+        "func_code",
+        "func_closure",
+        "f_globals",
+        "f_locals",
+        "f_builtins",
+        "f_code",
+        "gi_frame",
+        "gi_code",
+        "gi_yieldfrom",
+        "cr_frame",
+        "cr_code",
+        "cr_await",
+        "ag_frame",
+        "ag_code",
+        "tb_frame",
+        "tb_next",
+        "im_func",
+        "im_self",
+        "im_class",
+        "co_code",
+    }
+)
 
 
 def template_hazards(ast: nodes.Template) -> list[tuple[int, str]]:
     """(line, what) for each construct a spec template may not use; `what` completes "the template ..."."""
     out: list[tuple[int, str]] = []
-    kinds = (nodes.Getattr, nodes.Getitem, nodes.Filter, nodes.Call, nodes.Mul, nodes.Pow,
-             nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)
+    kinds = (
+        nodes.Getattr,
+        nodes.Getitem,
+        nodes.Filter,
+        nodes.Call,
+        nodes.Mul,
+        nodes.Pow,
+        nodes.Include,
+        nodes.Import,
+        nodes.FromImport,
+        nodes.Extends,
+    )
     for node in ast.find_all(kinds):
         line = node.lineno
         if isinstance(node, nodes.Getattr):
@@ -54,15 +87,29 @@ def template_hazards(ast: nodes.Template) -> list[tuple[int, str]]:
                 out.append((line, f"reads the internal item '{node.arg.value}', which the sandbox refuses"))
         elif isinstance(node, nodes.Filter):
             if node.name == "attr":
-                out.append((line, "uses the attr filter, which reaches attributes by name; "
-                                  "write r.column or r['column'] instead"))
+                out.append(
+                    (
+                        line,
+                        "uses the attr filter, which reaches attributes by name; write r.column or r['column'] instead",
+                    )
+                )
             elif node.name == "format" and not isinstance(node.node, nodes.Const):
-                out.append((line, "uses the format filter, but its format string is not a literal (values must never act as "
-                                  "templates); write e.g. '%s km' | format(r.distance)"))
+                out.append(
+                    (
+                        line,
+                        "uses the format filter, but its format string is not a literal (values must never act as "
+                        "templates); write e.g. '%s km' | format(r.distance)",
+                    )
+                )
         elif isinstance(node, nodes.Call):
             if isinstance(node.node, nodes.Getattr) and node.node.attr in ("format", "format_map"):
-                out.append((line, f"calls .{node.node.attr}(), which can reach into objects; use the format "
-                                  "filter ('%s' | format(x)), ~ or the thousands/round filters"))
+                out.append(
+                    (
+                        line,
+                        f"calls .{node.node.attr}(), which can reach into objects; use the format "
+                        "filter ('%s' | format(x)), ~ or the thousands/round filters",
+                    )
+                )
             elif isinstance(node.node, nodes.Name) and node.node.name == "range" and node.args:
                 size = _const_number(node.args[-1] if len(node.args) < 3 else node.args[1])
                 if isinstance(size, int) and abs(size) > MAX_RANGE:
@@ -75,21 +122,33 @@ def template_hazards(ast: nodes.Template) -> list[tuple[int, str]]:
             for seq, n in ((node.left, node.right), (node.right, node.left)):
                 count = _const_number(n)
                 if isinstance(seq, (nodes.Const, nodes.List, nodes.Tuple)) and isinstance(count, int):
-                    length = len(seq.value) if isinstance(seq, nodes.Const) and isinstance(seq.value, str) else (
-                        len(seq.items) if not isinstance(seq, nodes.Const) else None)
+                    length = (
+                        len(seq.value)
+                        if isinstance(seq, nodes.Const) and isinstance(seq.value, str)
+                        else (len(seq.items) if not isinstance(seq, nodes.Const) else None)
+                    )
                     if length is not None and length * count > MAX_SEQUENCE:
                         size = f"{length * count:,}" if count < _HUGE else "an astronomical number of"
-                        out.append((line, f"builds a sequence of {size} items with *; "
-                                          f"templates may not build more than {MAX_SEQUENCE:,}"))
+                        out.append(
+                            (
+                                line,
+                                f"builds a sequence of {size} items with *; "
+                                f"templates may not build more than {MAX_SEQUENCE:,}",
+                            )
+                        )
                         break
         else:  # include, import, extends
-            word = {nodes.Include: "include", nodes.Import: "import", nodes.FromImport: "from ... import",
-                    nodes.Extends: "extends"}[type(node)]
+            word = {
+                nodes.Include: "include",
+                nodes.Import: "import",
+                nodes.FromImport: "from ... import",
+                nodes.Extends: "extends",
+            }[type(node)]
             out.append((line, f"uses {{% {word} %}}; spec templates cannot load other templates"))
     return list(dict.fromkeys(out))
 
 
-_HUGE = 10 ** 30  # stands for any constant too big to compute
+_HUGE = 10**30  # stands for any constant too big to compute
 
 
 def _const_number(node: nodes.Node) -> int | float | None:
@@ -109,13 +168,21 @@ def _const_number(node: nodes.Node) -> int | float | None:
                     return None  # a power above the bound is its own hazard
                 if abs(left) > 1 and abs(right) * math.log2(abs(left)) > 4096:
                     return _HUGE  # too big to compute here
-                value = left ** right
+                value = left**right
                 return value if isinstance(value, (int, float)) else None
-            if isinstance(node, nodes.Mul) and abs(left) > 1 and abs(right) > 1 and \
-                    math.log2(abs(left)) + math.log2(abs(right)) > 4096:
+            if (
+                isinstance(node, nodes.Mul)
+                and abs(left) > 1
+                and abs(right) > 1
+                and math.log2(abs(left)) + math.log2(abs(right)) > 4096
+            ):
                 return _HUGE
-            return {nodes.Add: lambda: left + right, nodes.Sub: lambda: left - right, nodes.Mul: lambda: left * right,
-                    nodes.FloorDiv: lambda: left // right}[type(node)]()
+            return {
+                nodes.Add: lambda: left + right,
+                nodes.Sub: lambda: left - right,
+                nodes.Mul: lambda: left * right,
+                nodes.FloorDiv: lambda: left // right,
+            }[type(node)]()
         except (OverflowError, ZeroDivisionError, ValueError, TypeError):
             return None
     return None
@@ -181,23 +248,34 @@ def row_references(ast: nodes.Template) -> list[tuple[int, str]]:
         elif isinstance(node, nodes.Getitem) and kind(node.node, env) == _ROW:
             if isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str):
                 found.append((node.lineno, node.arg.value))
-        elif isinstance(node, nodes.Filter) and node.node is not None and kind(node.node, env) == _ROWS:
-            if node.name in _ATTRIBUTE_FILTERS | {"selectattr", "rejectattr"}:
-                found.extend((node.lineno, name) for name in attribute_names(node))
+        elif (
+            isinstance(node, nodes.Filter)
+            and node.node is not None
+            and kind(node.node, env) == _ROWS
+            and node.name in _ATTRIBUTE_FILTERS | {"selectattr", "rejectattr"}
+        ):
+            found.extend((node.lineno, name) for name in attribute_names(node))
 
     def visit(node: nodes.Node, env: dict) -> None:
         if isinstance(node, nodes.For):
             visit(node.iter, env)
             inner = dict(env)
-            names = [n.name for n in node.target.find_all(nodes.Name)] if not isinstance(node.target, nodes.Name) \
+            names = (
+                [n.name for n in node.target.find_all(nodes.Name)]
+                if not isinstance(node.target, nodes.Name)
                 else [node.target.name]
+            )
             for name in names:
                 inner[name] = None
             over = kind(node.iter, env)
             if isinstance(node.target, nodes.Name) and over in (_ROWS, _GROUPS):
                 inner[node.target.name] = _ROW if over == _ROWS else _GROUP
-            elif isinstance(node.target, nodes.Tuple) and over == _GROUPS and len(node.target.items) == 2 and \
-                    isinstance(node.target.items[1], nodes.Name):
+            elif (
+                isinstance(node.target, nodes.Tuple)
+                and over == _GROUPS
+                and len(node.target.items) == 2
+                and isinstance(node.target.items[1], nodes.Name)
+            ):
                 inner[node.target.items[1].name] = _ROWS  # {% for key, items in rows | groupby('x') %}
             for child in [node.test, *node.body]:
                 if child is not None:
@@ -224,12 +302,44 @@ def row_references(ast: nodes.Template) -> list[tuple[int, str]]:
 # Charts, SQL file paths, sources, secrets
 
 
-CHART_JS_OPTIONS = frozenset({
-    "responsive", "maintainAspectRatio", "aspectRatio", "onResize", "resizeDelay", "devicePixelRatio", "locale",
-    "interaction", "events", "onHover", "onClick", "layout", "plugins", "scales", "indexAxis", "elements",
-    "animation", "animations", "transitions", "datasets", "parsing", "normalized", "clip", "spanGaps", "hover",
-    "cutout", "radius", "rotation", "circumference", "showLine", "borderColor", "backgroundColor", "color", "font",
-})
+CHART_JS_OPTIONS = frozenset(
+    {
+        "responsive",
+        "maintainAspectRatio",
+        "aspectRatio",
+        "onResize",
+        "resizeDelay",
+        "devicePixelRatio",
+        "locale",
+        "interaction",
+        "events",
+        "onHover",
+        "onClick",
+        "layout",
+        "plugins",
+        "scales",
+        "indexAxis",
+        "elements",
+        "animation",
+        "animations",
+        "transitions",
+        "datasets",
+        "parsing",
+        "normalized",
+        "clip",
+        "spanGaps",
+        "hover",
+        "cutout",
+        "radius",
+        "rotation",
+        "circumference",
+        "showLine",
+        "borderColor",
+        "backgroundColor",
+        "color",
+        "font",
+    }
+)
 _BAR_TYPES = ("bar", "horizontal_bar", "stacked_bar")
 
 
@@ -243,11 +353,22 @@ def chart_sense(chart: Chart) -> list[tuple[str, str, str]]:
     if chart.x in ys:
         out.append(("error", "y", f"column '{chart.x}' is both x and y"))
     if chart.series and (chart.series == chart.x or chart.series in ys):
-        out.append(("error", "series", f"series '{chart.series}' is also the chart's "
-                                       f"{'x' if chart.series == chart.x else 'y'} column"))
+        out.append(
+            (
+                "error",
+                "series",
+                f"series '{chart.series}' is also the chart's {'x' if chart.series == chart.x else 'y'} column",
+            )
+        )
     if chart.type == "stacked_bar" and len(ys) == 1 and not chart.series:
-        out.append(("warning", "type", "a stacked_bar with one y column and no series has nothing to stack; "
-                                       "use bar, or give several y columns or a series"))
+        out.append(
+            (
+                "warning",
+                "type",
+                "a stacked_bar with one y column and no series has nothing to stack; "
+                "use bar, or give several y columns or a series",
+            )
+        )
     options = chart.options or {}
     for key in options:
         if key not in CHART_JS_OPTIONS:
@@ -257,13 +378,19 @@ def chart_sense(chart: Chart) -> list[tuple[str, str, str]]:
     if "indexAxis" in options and chart.type not in _BAR_TYPES:
         out.append(("warning", "options", f"options.indexAxis only applies to bar charts, not {chart.type}"))
     if chart.type == "horizontal_bar" and options.get("indexAxis") == "x":
-        out.append(("warning", "options", "options.indexAxis: x turns a horizontal_bar back into a vertical bar; "
-                                          "use type: bar"))
+        out.append(
+            (
+                "warning",
+                "options",
+                "options.indexAxis: x turns a horizontal_bar back into a vertical bar; use type: bar",
+            )
+        )
     return out
 
 
 _FILE_FUNCTIONS = re.compile(
-    r"\b(read_\w+|parquet_\w+|glob|sniff_csv|delta_scan|iceberg_\w+|st_read|open)\s*\(", re.IGNORECASE)
+    r"\b(read_\w+|parquet_\w+|glob|sniff_csv|delta_scan|iceberg_\w+|st_read|open)\s*\(", re.IGNORECASE
+)
 _FROM_STRING = re.compile(r"\b(FROM|JOIN)\s+'", re.IGNORECASE)
 _STRING = re.compile(r"'((?:[^']|'')*)'")
 
@@ -323,7 +450,7 @@ def _blank_comments(sql: str) -> str:
         c = sql[i]
         if c == "'":
             end = sql.find("'", i + 1)
-            while end != -1 and sql[end + 1:end + 2] == "'":
+            while end != -1 and sql[end + 1 : end + 2] == "'":
                 end = sql.find("'", end + 2)
             i = n if end == -1 else end + 1
         elif sql.startswith("--", i):

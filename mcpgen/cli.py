@@ -1,13 +1,14 @@
 """The command line: a thin layer over mcpgen's Python API.
 
-    mcpgen serve specs/             serve every tool over stdio
-    mcpgen call top_cities -a n=3   run one tool and print its answer
-    mcpgen list specs/              the tools, their parameters and connections
-    mcpgen validate specs/          static checks (--live: against the database), exit 1 on problems
-    mcpgen test specs/              run the specs' tests: against the real connections
-    mcpgen schema                   JSON Schema of spec files, for editors
-    mcpgen preview specs/           a local web page showing each answer as the gateway would
+mcpgen serve specs/             serve every tool over stdio
+mcpgen call top_cities -a n=3   run one tool and print its answer
+mcpgen list specs/              the tools, their parameters and connections
+mcpgen validate specs/          static checks (--live: against the database), exit 1 on problems
+mcpgen test specs/              run the specs' tests: against the real connections
+mcpgen schema                   JSON Schema of spec files, for editors
+mcpgen preview specs/           a local web page showing each answer as the gateway would
 """
+
 from __future__ import annotations
 
 import json
@@ -47,24 +48,60 @@ def main() -> None:
 @main.command()
 @click.argument("specs_dir", type=SPECS_DIR)
 @click.option("-v", "--verbose", is_flag=True, help="Log debug detail on stderr.")
-@click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="One line per call on stderr, as text or JSON.")
+@click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="One line per call on stderr, as text or JSON.",
+)
 @click.option("--reload", "reload_", is_flag=True, help="Watch SPECS_DIR and mcpgen.yaml; serve valid changes.")
 @click.option("--http", "http_", is_flag=True, help="Serve streamable HTTP (stateless) instead of stdio.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: address to bind.")
 @click.option("--port", default=8000, show_default=True, type=int, help="HTTP: port to bind.")
-@click.option("--auth-token-env", "token_envs", multiple=True, metavar="VAR",
-              help="HTTP: require the bearer token held in environment variable VAR (repeatable).")
-@click.option("--allow-host", "allow_hosts", multiple=True, metavar="HOST[:PORT]",
-              help="HTTP: another Host header value to accept (repeatable).")
-@click.option("--allow-origin", "allow_origins", multiple=True, metavar="ORIGIN",
-              help="HTTP: another browser Origin to accept, e.g. https://app.example.com (repeatable).")
-@click.option("--max-body-bytes", default=1024 * 1024, show_default=True, type=int,
-              help="HTTP: largest request body accepted (413 above it).")
+@click.option(
+    "--auth-token-env",
+    "token_envs",
+    multiple=True,
+    metavar="VAR",
+    help="HTTP: require the bearer token held in environment variable VAR (repeatable).",
+)
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="HOST[:PORT]",
+    help="HTTP: another Host header value to accept (repeatable).",
+)
+@click.option(
+    "--allow-origin",
+    "allow_origins",
+    multiple=True,
+    metavar="ORIGIN",
+    help="HTTP: another browser Origin to accept, e.g. https://app.example.com (repeatable).",
+)
+@click.option(
+    "--max-body-bytes",
+    default=1024 * 1024,
+    show_default=True,
+    type=int,
+    help="HTTP: largest request body accepted (413 above it).",
+)
 @click.option("--insecure-no-auth", is_flag=True, help="HTTP: allow a non-loopback bind without a token.")
-def serve(specs_dir: Path, verbose: bool, log_format: str, reload_: bool, http_: bool, host: str, port: int,
-          token_envs: tuple[str, ...], allow_hosts: tuple[str, ...], allow_origins: tuple[str, ...],
-          max_body_bytes: int, insecure_no_auth: bool) -> None:
+def serve(
+    specs_dir: Path,
+    verbose: bool,
+    log_format: str,
+    reload_: bool,
+    http_: bool,
+    host: str,
+    port: int,
+    token_envs: tuple[str, ...],
+    allow_hosts: tuple[str, ...],
+    allow_origins: tuple[str, ...],
+    max_body_bytes: int,
+    insecure_no_auth: bool,
+) -> None:
     """Serve the tools in SPECS_DIR over stdio (stdout carries only the protocol), or HTTP with --http."""
     import gc
 
@@ -80,8 +117,9 @@ def serve(specs_dir: Path, verbose: bool, log_format: str, reload_: bool, http_:
     specs_dir = specs_dir.resolve()  # opening the project changes the working directory
     options = None
     if http_:
-        options = _http_options(specs_dir, host, port, token_envs, allow_hosts, allow_origins, max_body_bytes,
-                                insecure_no_auth)
+        options = _http_options(
+            specs_dir, host, port, token_envs, allow_hosts, allow_origins, max_body_bytes, insecure_no_auth
+        )
     project = _open(specs_dir)
     gc.freeze()
     gc.enable()
@@ -121,10 +159,15 @@ def _http_options(specs_dir, host, port, token_envs, allow_hosts, allow_origins,
     except SpecError:
         settings = HTTPSettings()  # opening the project reports the problems
     try:
-        options = HTTPOptions(host=host, port=port, tokens=read_tokens([*token_envs, *settings.tokens_env]),
-                              allow_hosts=[*allow_hosts, *settings.allowed_hosts],
-                              allow_origins=[*allow_origins, *settings.allowed_origins],
-                              insecure_no_auth=insecure, max_body=max_body)
+        options = HTTPOptions(
+            host=host,
+            port=port,
+            tokens=read_tokens([*token_envs, *settings.tokens_env]),
+            allow_hosts=[*allow_hosts, *settings.allowed_hosts],
+            allow_origins=[*allow_origins, *settings.allowed_origins],
+            insecure_no_auth=insecure,
+            max_body=max_body,
+        )
         check_options(options)
     except MCPGenError as exc:
         click.echo(f"mcpgen: error: {exc}", err=True)
@@ -135,8 +178,9 @@ def _http_options(specs_dir, host, port, token_envs, allow_hosts, allow_origins,
 @main.command()
 @click.argument("tool")
 @click.option("-a", "--arg", "args", multiple=True, metavar="KEY=VALUE", help="An argument; repeat for more.")
-@click.option("-s", "--specs", "specs_dir", type=SPECS_DIR, default="specs", show_default=True,
-              help="The specs folder.")
+@click.option(
+    "-s", "--specs", "specs_dir", type=SPECS_DIR, default="specs", show_default=True, help="The specs folder."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the raw result as JSON.")
 def call(tool: str, args: tuple[str, ...], specs_dir: Path, as_json: bool) -> None:
     """Run TOOL once, without a client, and print its answer."""
@@ -144,14 +188,17 @@ def call(tool: str, args: tuple[str, ...], specs_dir: Path, as_json: bool) -> No
     project = _open(specs_dir)
     try:
         if tool not in project.registry:
-            raise click.UsageError(f"no tool named '{tool}' in {specs_dir} (tools: {', '.join(project.registry.names())})")
+            raise click.UsageError(
+                f"no tool named '{tool}' in {specs_dir} (tools: {', '.join(project.registry.names())})"
+            )
         arguments = _parse_args(args, project.registry.get(tool).input_schema)
         result = project.registry.call_sync(tool, arguments)
     finally:
         project.close()
     if as_json:
-        click.echo(json.dumps(result.model_dump(mode="json", by_alias=True, exclude_none=True), indent=2,
-                              ensure_ascii=False))
+        click.echo(
+            json.dumps(result.model_dump(mode="json", by_alias=True, exclude_none=True), indent=2, ensure_ascii=False)
+        )
     else:
         _print_result(result)
     if result.is_error:
@@ -216,8 +263,9 @@ def list_tools(specs_dir: Path) -> None:
     for tool in project.registry:
         props = tool.input_schema.get("properties", {})
         required = set(tool.input_schema.get("required", []))
-        params = ", ".join(f"{n}{'' if n in required else '?'}: {p.get('format') or p.get('type', 'any')}"
-                           for n, p in props.items())
+        params = ", ".join(
+            f"{n}{'' if n in required else '?'}: {p.get('format') or p.get('type', 'any')}" for n, p in props.items()
+        )
         table.add_row(tool.name, tool.title or "", params, Path(tool.source or "").name)
     project.close()
     Console().print(table)
@@ -226,10 +274,18 @@ def list_tools(specs_dir: Path) -> None:
 @main.command()
 @click.argument("specs_dir", type=SPECS_DIR)
 @click.option("--live", is_flag=True, help="Also connect and describe every query (nothing runs, nothing is written).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True,
-              help="text for people, json for programs, github for Actions annotations.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "github"]),
+    default="text",
+    show_default=True,
+    help="text for people, json for programs, github for Actions annotations.",
+)
 @click.option("--strict", is_flag=True, help="Warnings fail too.")
-@click.option("--timeout", type=float, default=10.0, show_default=True, help="--live: seconds per connection and query.")
+@click.option(
+    "--timeout", type=float, default=10.0, show_default=True, help="--live: seconds per connection and query."
+)
 def validate(specs_dir: Path, live: bool, fmt: str, strict: bool, timeout: float) -> None:
     """Check every spec in SPECS_DIR. Exit 0 clean, 1 problems found, 2 could not run."""
     from .errors import SpecError
@@ -280,11 +336,19 @@ def schema(of_config: bool) -> None:
 
 @main.command()
 @click.argument("specs_dir", type=SPECS_DIR)
-@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
-              help="Port on 127.0.0.1 (0: any free port).")
-@click.option("--chartjs", metavar="URL_OR_PATH", default=None,
-              help="Where the page loads Chart.js 4 from: a URL, or a local file for offline use "
-                   "[default: the jsDelivr CDN].")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8765,
+    show_default=True,
+    help="Port on 127.0.0.1 (0: any free port).",
+)
+@click.option(
+    "--chartjs",
+    metavar="URL_OR_PATH",
+    default=None,
+    help="Where the page loads Chart.js 4 from: a URL, or a local file for offline use [default: the jsDelivr CDN].",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Log debug detail on stderr.")
 def preview(specs_dir: Path, port: int, chartjs: str | None, verbose: bool) -> None:
     """Preview the tools in SPECS_DIR in a browser, as the gateway shows them (loopback only; reloads on change)."""

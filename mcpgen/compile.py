@@ -2,6 +2,7 @@
 
 Whole specs compiled and called are in tests/test_compile.py.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -50,20 +51,28 @@ class SpecTool:
         columns = result.columns
         if len(set(columns)) != len(columns):
             twice = sorted({c for c in columns if columns.count(c) > 1})
-            raise MCPGenError(f"the query returns column {', '.join(twice)} more than once; "
-                              "give each column its own name with AS")
+            raise MCPGenError(
+                f"the query returns column {', '.join(twice)} more than once; give each column its own name with AS"
+            )
         missing = [c for chart in self.spec.charts for c in chart.columns if c not in columns]
         if not isinstance(self.spec.table, bool) and self.spec.table.columns:
             missing += [c for c in self.spec.table.columns if c not in columns]
         if missing:
-            raise MCPGenError(f"the query result has no column {', '.join(sorted(set(missing)))} "
-                              f"(it has {', '.join(columns)})")
+            raise MCPGenError(
+                f"the query result has no column {', '.join(sorted(set(missing)))} (it has {', '.join(columns)})"
+            )
         rows = [dict(zip(columns, row)) for row in result.rows]
-        context = {**values, "rows": rows, "columns": columns, "row_count": len(rows),
-                   "truncated": result.truncated, "max_rows": self.max_rows}
+        context = {
+            **values,
+            "rows": rows,
+            "columns": columns,
+            "row_count": len(rows),
+            "truncated": result.truncated,
+            "max_rows": self.max_rows,
+        }
         prose = (self.content if rows else self.empty).render(context)
         if result.truncated:
-            prose += (f"\n\n(Only the first {self.max_rows:,} rows are shown; the query matched more.)")
+            prose += f"\n\n(Only the first {self.max_rows:,} rows are shown; the query matched more.)"
         payload: dict[str, Any] = {"sources": [t.render(values) for t in self.sources]}
         table = build_table(columns, result.rows, self.spec.table)
         if table is not None:
@@ -85,7 +94,19 @@ def compile_spec(loaded: LoadedSpec, engine: Engine, max_rows: int, timeout: flo
     spec = loaded.spec
     run = SpecTool(loaded, engine, max_rows, timeout)
     a = spec.annotations
-    annotations = ToolAnnotations(title=spec.title, read_only_hint=a.readOnlyHint, idempotent_hint=a.idempotentHint,
-                                  open_world_hint=a.openWorldHint, destructive_hint=a.destructiveHint)
-    return Tool(name=loaded.name, description=spec.description.strip(), input_schema=run.arguments.schema,
-                handler=run, title=spec.title, annotations=annotations, source=str(loaded.path))
+    annotations = ToolAnnotations(
+        title=spec.title,
+        read_only_hint=a.readOnlyHint,
+        idempotent_hint=a.idempotentHint,
+        open_world_hint=a.openWorldHint,
+        destructive_hint=a.destructiveHint,
+    )
+    return Tool(
+        name=loaded.name,
+        description=spec.description.strip(),
+        input_schema=run.arguments.schema,
+        handler=run,
+        title=spec.title,
+        annotations=annotations,
+        source=str(loaded.path),
+    )

@@ -3,6 +3,7 @@
 >>> expand_env("postgresql://u@${MCPGEN_DOC_HOST:-localhost}/db", {})
 'postgresql://u@localhost/db'
 """
+
 from __future__ import annotations
 
 import os

@@ -8,14 +8,16 @@ statement) and then runs it per call with bound values, a row cap and a time lim
 >>> engine.run(query, {"n": 3}, max_rows=2, timeout=5).rows
 [(0,), (1,)]
 """
+
 from __future__ import annotations
 
 import os
 import threading
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import duckdb
 
@@ -96,8 +98,16 @@ class DuckDBEngine(Engine):
 
     dialect = "duckdb"
 
-    def __init__(self, name: str, database: str, init: list[str], root: str | os.PathLike,
-                 threads: int | None = None, max_concurrent: int = 8, queue_timeout: float = 10.0):
+    def __init__(
+        self,
+        name: str,
+        database: str,
+        init: list[str],
+        root: str | os.PathLike,
+        threads: int | None = None,
+        max_concurrent: int = 8,
+        queue_timeout: float = 10.0,
+    ):
         self.name = name
         # At most max_concurrent queries at once; a call past that waits up to queue_timeout, first come first served.
         self._slots = FairSlots(max_concurrent)
@@ -135,8 +145,10 @@ class DuckDBEngine(Engine):
 
     def run(self, query: Prepared, params: dict[str, Any], max_rows: int, timeout: float) -> QueryResult:
         if not self._slots.acquire(timeout=self.queue_timeout):
-            raise QueryError(f"connection '{self.name}' is busy: {self.max_concurrent} queries are already "
-                             f"running and none finished within {self.queue_timeout:g} s; try again shortly")
+            raise QueryError(
+                f"connection '{self.name}' is busy: {self.max_concurrent} queries are already "
+                f"running and none finished within {self.queue_timeout:g} s; try again shortly"
+            )
         try:
             result = self._run(query, params, max_rows, timeout)
         finally:
@@ -170,8 +182,15 @@ def create_engine(name: str, connection, root: str | os.PathLike) -> Engine:
         from .sqlalchemy_engine import SQLAlchemyEngine  # imported only when a project uses one
 
         return SQLAlchemyEngine(name, connection)
-    return DuckDBEngine(name, connection.duckdb, connection.init, root, connection.threads,
-                        connection.max_concurrent, connection.queue_timeout)
+    return DuckDBEngine(
+        name,
+        connection.duckdb,
+        connection.init,
+        root,
+        connection.threads,
+        connection.max_concurrent,
+        connection.queue_timeout,
+    )
 
 
 def _first_line(exc: Exception) -> str:

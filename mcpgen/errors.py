@@ -3,6 +3,7 @@
 >>> str(Problem("specs/a.yaml", 3, 5, "unknown key 'titel'"))
 "specs/a.yaml:3:5: unknown key 'titel'"
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

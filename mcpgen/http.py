@@ -16,6 +16,7 @@ unless the user passes `--insecure-no-auth`.
 >>> is_loopback("0.0.0.0"), is_loopback("::1"), is_loopback("localhost")
 (False, True, True)
 """
+
 from __future__ import annotations
 
 import hmac
@@ -87,7 +88,7 @@ def allowed_hosts(host: str, port: int, extra: list[str]) -> list[str]:
         name = name.strip()
         if not name:
             continue
-        if name.startswith("[") and "]:" in name or (not name.startswith("[") and ":" in name):
+        if (name.startswith("[") and "]:" in name) or (not name.startswith("[") and ":" in name):
             out.append(name)  # already has a port (or a :* wildcard)
         else:
             out += [name, f"{name}:*"]
@@ -113,8 +114,9 @@ def read_tokens(env_names: list[str], environ=None) -> list[str]:
         if not value:
             raise HTTPSetupError(f"environment variable {name} (named for a bearer token) is not set or empty")
         if len(value) < MIN_TOKEN_LENGTH:
-            logger.warning("the token in %s is shorter than %d characters; use a long random value",
-                           name, MIN_TOKEN_LENGTH)
+            logger.warning(
+                "the token in %s is shorter than %d characters; use a long random value", name, MIN_TOKEN_LENGTH
+            )
         tokens.append(value)
     return tokens
 
@@ -129,7 +131,8 @@ def check_options(options: HTTPOptions) -> None:
         raise HTTPSetupError(
             f"refusing to serve on {options.host} (not a loopback address) without a bearer token: "
             "set --auth-token-env VAR (or http.tokens_env in mcpgen.yaml), or pass --insecure-no-auth "
-            "if something in front of mcpgen already authenticates every request")
+            "if something in front of mcpgen already authenticates every request"
+        )
 
 
 class StaticTokenVerifier:
@@ -159,18 +162,23 @@ def build_app(tool_server, options: HTTPOptions):
     )
 
     async def healthz(request: Request) -> JSONResponse:
-        return JSONResponse({"status": "ok", "tools": len(tool_server.registry)},
-                            headers={"Cache-Control": "no-store"})
+        return JSONResponse({"status": "ok", "tools": len(tool_server.registry)}, headers={"Cache-Control": "no-store"})
 
     auth = verifier = None
     if options.tokens:
         verifier = StaticTokenVerifier(options.tokens)
         auth = AuthSettings(issuer_url="http://localhost", resource_server_url=None)
     return tool_server.server.streamable_http_app(
-        streamable_http_path=options.path, stateless_http=True, json_response=True,
-        max_request_body_size=options.max_body, transport_security=security, host=options.host,
-        auth=auth, token_verifier=verifier,
-        custom_starlette_routes=[Route("/healthz", healthz, methods=["GET", "HEAD"])])
+        streamable_http_path=options.path,
+        stateless_http=True,
+        json_response=True,
+        max_request_body_size=options.max_body,
+        transport_security=security,
+        host=options.host,
+        auth=auth,
+        token_verifier=verifier,
+        custom_starlette_routes=[Route("/healthz", healthz, methods=["GET", "HEAD"])],
+    )
 
 
 async def serve_http(tool_server, options: HTTPOptions, reloader=None) -> None:
@@ -180,13 +188,27 @@ async def serve_http(tool_server, options: HTTPOptions, reloader=None) -> None:
 
     app = build_app(tool_server, options)
     sock = _listen(options.host, options.port)
-    config = uvicorn.Config(app, host=options.host, port=options.port, log_config=None, access_log=False,
-                            server_header=False, lifespan="on", timeout_graceful_shutdown=5)
+    config = uvicorn.Config(
+        app,
+        host=options.host,
+        port=options.port,
+        log_config=None,
+        access_log=False,
+        server_header=False,
+        lifespan="on",
+        timeout_graceful_shutdown=5,
+    )
     server = uvicorn.Server(config)
     tool_server.raise_thread_limit()
     shown = _host_header(options.host)
-    logger.info("serving %d tools on http://%s:%d%s (%s)", len(tool_server.registry), shown, options.port,
-                options.path, "bearer token required" if options.tokens else "no token")
+    logger.info(
+        "serving %d tools on http://%s:%d%s (%s)",
+        len(tool_server.registry),
+        shown,
+        options.port,
+        options.path,
+        "bearer token required" if options.tokens else "no token",
+    )
     async with anyio.create_task_group() as tg:
         if reloader is not None:
             tg.start_soon(reloader.run)

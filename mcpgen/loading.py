@@ -3,6 +3,7 @@
 Loading is static: nothing connects to a database. Each problem is a `Problem`
 with file:line:col; a folder reports all of its problems, not the first.
 """
+
 from __future__ import annotations
 
 import re
@@ -13,13 +14,13 @@ from typing import Any
 from jinja2 import TemplateSyntaxError, nodes
 from pydantic import ValidationError
 
+from .checks import chart_sense, literal_password, outside_paths, source_problem, template_hazards
 from .config import CONFIG_NAME, ProjectConfig
 from .errors import ArgumentError, Findings, Problem, SpecError, UnsafeSQL
 from .params import Arguments
 from .render import Template
 from .spec import NAME_RE, TEMPLATE_VARIABLES, Spec
 from .sql import DIALECTS, check_read_only, find_placeholders
-from .checks import chart_sense, literal_password, outside_paths, source_problem, template_hazards
 from .yamlload import Located, load_yaml
 
 
@@ -107,7 +108,7 @@ def _load_config(path: Path, problems: list[Problem]) -> ProjectConfig:
 
 
 def _not_utf8(path: Path, exc: UnicodeDecodeError) -> Problem:
-    before = exc.object[:exc.start]
+    before = exc.object[: exc.start]
     line, col = before.count(b"\n") + 1, exc.start - (before.rfind(b"\n") + 1) + 1
     return Problem(str(path), line, col, f"the file is not UTF-8 text (byte 0x{exc.object[exc.start]:02x})")
 
@@ -117,11 +118,23 @@ def _check_secrets(config: ProjectConfig, data: Any, path: Path, problems: list[
     for name, conn in config.connections.items():
         node = data["connections"][name]
         if getattr(conn, "url", None) and literal_password(conn.url):
-            problems.append(Problem(str(path), *node.where("url"), f"connection '{name}': the URL contains a "
-                                    "literal password; write password: ${ENV_VAR} instead", "warning"))
+            problems.append(
+                Problem(
+                    str(path),
+                    *node.where("url"),
+                    f"connection '{name}': the URL contains a literal password; write password: ${{ENV_VAR}} instead",
+                    "warning",
+                )
+            )
         if getattr(conn, "password", None) and "${" not in conn.password:
-            problems.append(Problem(str(path), *node.where("password"), f"connection '{name}': the password is "
-                                    "written out; write password: ${ENV_VAR} instead", "warning"))
+            problems.append(
+                Problem(
+                    str(path),
+                    *node.where("password"),
+                    f"connection '{name}': the password is written out; write password: ${{ENV_VAR}} instead",
+                    "warning",
+                )
+            )
 
 
 def load_spec(path: Path, config: ProjectConfig, problems: list[Problem]) -> LoadedSpec | None:
@@ -174,8 +187,9 @@ def _without_broken_extras(exc: ValidationError, data: Located) -> Spec | None:
         return None
 
 
-def _problem(loaded: LoadedSpec, key: str, message: str, severity: str = "error",
-             offset: tuple[int, int] | None = None) -> Problem:
+def _problem(
+    loaded: LoadedSpec, key: str, message: str, severity: str = "error", offset: tuple[int, int] | None = None
+) -> Problem:
     line, col = loaded.data.where(("value", key)) if offset else loaded.data.where(key)
     if offset and line is not None:
         line, col = line + offset[0] - 1, (offset[1] if offset[0] > 1 else (col or 1) + offset[1] - 1)
@@ -184,21 +198,33 @@ def _problem(loaded: LoadedSpec, key: str, message: str, severity: str = "error"
 
 def _check_name(loaded: LoadedSpec, problems: list[Problem]) -> None:
     if loaded.spec.name is None and not re.match(NAME_RE, loaded.name):
-        problems.append(Problem(str(loaded.path), 1, 1,
-                                f"the file name gives the tool name '{loaded.name}', which is not a valid tool name; "
-                                "rename the file or set name:"))
+        problems.append(
+            Problem(
+                str(loaded.path),
+                1,
+                1,
+                f"the file name gives the tool name '{loaded.name}', which is not a valid tool name; "
+                "rename the file or set name:",
+            )
+        )
 
 
 def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem]) -> None:
     spec = loaded.spec
     connection = config.connections.get(spec.connection)
     if connection is None:
-        problems.append(_problem(loaded, "connection", f"connection '{spec.connection}' is not defined in "
-                                 f"{CONFIG_NAME} (defined: {', '.join(config.connections) or 'none'})"))
+        problems.append(
+            _problem(
+                loaded,
+                "connection",
+                f"connection '{spec.connection}' is not defined in "
+                f"{CONFIG_NAME} (defined: {', '.join(config.connections) or 'none'})",
+            )
+        )
         return
     key = "sql" if spec.sql is not None else "sql_file"
     if spec.sql_file is not None:
-        sql_path = (loaded.path.parent / spec.sql_file)
+        sql_path = loaded.path.parent / spec.sql_file
         if not sql_path.is_file():
             problems.append(_problem(loaded, "sql_file", f"sql_file {spec.sql_file} does not exist"))
             return
@@ -220,15 +246,33 @@ def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem
             problems.append(_problem(loaded, key, f"the SQL {reason}", offset=(line, col) if key == "sql" else None))
     for name, p in used.items():
         if name not in spec.parameters:
-            problems.append(_problem(loaded, key, f"the SQL uses :{name}, which is not a declared parameter",
-                                     offset=(p.line, p.col) if key == "sql" else None))
+            problems.append(
+                _problem(
+                    loaded,
+                    key,
+                    f"the SQL uses :{name}, which is not a declared parameter",
+                    offset=(p.line, p.col) if key == "sql" else None,
+                )
+            )
         elif p.after_in and spec.parameters[name].type != "array":
-            problems.append(_problem(loaded, key, f"IN :{name} needs an array parameter, but {name} is "
-                                     f"{spec.parameters[name].type}", offset=(p.line, p.col) if key == "sql" else None))
+            problems.append(
+                _problem(
+                    loaded,
+                    key,
+                    f"IN :{name} needs an array parameter, but {name} is {spec.parameters[name].type}",
+                    offset=(p.line, p.col) if key == "sql" else None,
+                )
+            )
     for name in spec.parameters:
         if name not in used:
-            problems.append(Problem(str(loaded.path), *loaded.data["parameters"].where(name),
-                                    f"parameter '{name}' is declared but the SQL never uses :{name}", "warning"))
+            problems.append(
+                Problem(
+                    str(loaded.path),
+                    *loaded.data["parameters"].where(name),
+                    f"parameter '{name}' is declared but the SQL never uses :{name}",
+                    "warning",
+                )
+            )
 
 
 def _locate(sql: str, message: str) -> tuple[int | None, int | None]:
@@ -260,8 +304,13 @@ def _check_parameters(loaded: LoadedSpec, problems: list[Problem]) -> None:
                 Arguments({name: param}).validate({name: param.default})
             except ArgumentError as exc:
                 reason = str(exc).split(": ", 1)[-1]
-                problems.append(Problem(str(loaded.path), *loaded.data["parameters"].where(name),
-                                        f"the default of '{name}' is invalid: {reason}"))
+                problems.append(
+                    Problem(
+                        str(loaded.path),
+                        *loaded.data["parameters"].where(name),
+                        f"the default of '{name}' is invalid: {reason}",
+                    )
+                )
 
 
 def _check_templates(loaded: LoadedSpec, problems: list[Problem]) -> None:
@@ -275,14 +324,14 @@ def _check_templates(loaded: LoadedSpec, problems: list[Problem]) -> None:
         _compile(loaded, f"sources[{i}]", source, True, set(spec.parameters), problems)
 
 
-def _compile(loaded: LoadedSpec, key: str, source: str, url: bool, allowed: set[str],
-             problems: list[Problem]) -> None:
+def _compile(loaded: LoadedSpec, key: str, source: str, url: bool, allowed: set[str], problems: list[Problem]) -> None:
     field_key = key.split("[")[0]
     try:
         template = Template(source, url=url)
     except TemplateSyntaxError as exc:
-        problems.append(_problem(loaded, field_key, f"{key}: template syntax error: {exc.message}",
-                                 offset=(exc.lineno, 1)))
+        problems.append(
+            _problem(loaded, field_key, f"{key}: template syntax error: {exc.message}", offset=(exc.lineno, 1))
+        )
         return
     hazards = template_hazards(template.ast)
     for line, what in hazards:
@@ -290,7 +339,7 @@ def _compile(loaded: LoadedSpec, key: str, source: str, url: bool, allowed: set[
     if url:
         reason = source_problem(source)
         if reason:
-            where = loaded.data["sources"].lines[int(key[len("sources["):-1])]
+            where = loaded.data["sources"].lines[int(key[len("sources[") : -1])]
             problems.append(Problem(str(loaded.path), *where, f"{key}: {source!r} {reason}"))
             return
     if hazards:
@@ -298,9 +347,16 @@ def _compile(loaded: LoadedSpec, key: str, source: str, url: bool, allowed: set[
     unknown = sorted(template.names() - allowed - {"range", "loop", "lipsum", "cycler", "joiner", "namespace", "dict"})
     if unknown:
         first = min((n.lineno for n in template.ast.find_all(nodes.Name) if n.name in unknown), default=1)
-        problems.append(_problem(loaded, field_key, f"{key}: the template uses {', '.join(unknown)}, which "
-                                 f"{'is' if len(unknown) == 1 else 'are'} neither a parameter nor one of "
-                                 f"{', '.join(sorted(allowed))}", offset=(first, 1)))
+        problems.append(
+            _problem(
+                loaded,
+                field_key,
+                f"{key}: the template uses {', '.join(unknown)}, which "
+                f"{'is' if len(unknown) == 1 else 'are'} neither a parameter nor one of "
+                f"{', '.join(sorted(allowed))}",
+                offset=(first, 1),
+            )
+        )
         return
     loaded.templates[key] = template
 
@@ -319,8 +375,13 @@ def check_unique_names(specs: list, problems: list[Problem]) -> None:
     seen: dict[str, LoadedSpec] = {}
     for loaded in specs:
         if loaded.name in seen:
-            problems.append(Problem(str(loaded.path), *loaded.where("name"),
-                                    f"tool name '{loaded.name}' is already used by {seen[loaded.name].path}"))
+            problems.append(
+                Problem(
+                    str(loaded.path),
+                    *loaded.where("name"),
+                    f"tool name '{loaded.name}' is already used by {seen[loaded.name].path}",
+                )
+            )
         else:
             seen[loaded.name] = loaded
 
@@ -342,8 +403,9 @@ def _validation_problems(exc: ValidationError, data: Any, path: Path) -> list[Pr
                 line, col = getattr(node, "lines", [(line, col)] * (part + 1))[part]
                 node = node[part]
                 shown.append(f"[{part}]")
-            elif isinstance(node, Located) and (err["type"] == "extra_forbidden" or
-                                                (err["type"] == "missing" and last)):
+            elif isinstance(node, Located) and (
+                err["type"] == "extra_forbidden" or (err["type"] == "missing" and last)
+            ):
                 line, col = node.where(part) if part in node.lines else (line, col)
                 shown.append(str(part))
         where = ".".join(shown).replace(".[", "[") or "spec"
@@ -359,16 +421,22 @@ _UNION_TAG = re.compile(r"^(?:[\w-]+\[|[A-Z]|(?:bool|str|int|float|none|list|dic
 def _relevant(errors: list[dict], data: Any) -> list[dict]:
     """Drop the errors of union branches that do not match what was written: for a
     mapping, the list and scalar branches; for a list, the mapping branches."""
+
     def fits(err: dict) -> bool:
         node = data
         for part in err["loc"]:
-            if isinstance(part, str) and isinstance(node, Located) and part in node:
-                node = node[part]
-            elif isinstance(part, int) and isinstance(node, list) and part < len(node):
+            if (isinstance(part, str) and isinstance(node, Located) and part in node) or (
+                isinstance(part, int) and isinstance(node, list) and part < len(node)
+            ):
                 node = node[part]
             elif isinstance(part, str) and _UNION_TAG.match(part):  # a union branch: list[...], Chart, bool
-                kind = "list" if part.startswith("list[") else "map" if part.startswith("dict[") or re.search(
-                    r"\b[A-Z]\w*", part) else "scalar"
+                kind = (
+                    "list"
+                    if part.startswith("list[")
+                    else "map"
+                    if part.startswith("dict[") or re.search(r"\b[A-Z]\w*", part)
+                    else "scalar"
+                )
                 have = "map" if isinstance(node, dict) else "list" if isinstance(node, list) else "scalar"
                 if kind != have and err["type"] != "extra_forbidden":
                     return False
@@ -385,5 +453,5 @@ def _message(err: dict, where: str) -> str:
     if kind == "missing":
         return f"missing required field '{where}'"
     if msg.startswith("Value error, "):
-        msg = msg[len("Value error, "):]
+        msg = msg[len("Value error, ") :]
     return f"{where}: {msg}"

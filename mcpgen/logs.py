@@ -17,6 +17,7 @@ Per-call lines are off until `setup()` switches them on, so library users and
 >>> redact("password=hunter2 sslmode=require")
 'password=*** sslmode=require'
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -34,8 +35,9 @@ CALLS.setLevel(logging.WARNING)  # switched on by setup()
 # scheme://user:password@host  ->  scheme://user:***@host
 _URL_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*:)[^@\s]+(@)")
 # password=..., pwd: ..., "password": "..."  (libpq DSNs, connect_args, JSON)
-_KEY_VALUE = re.compile(r"""((?:password|passwd|pwd|secret|token|api_key)["']?\s*[=:]\s*["']?)[^\s"',;&)}]+""",
-                        re.IGNORECASE)
+_KEY_VALUE = re.compile(
+    r"""((?:password|passwd|pwd|secret|token|api_key)["']?\s*[=:]\s*["']?)[^\s"',;&)}]+""", re.IGNORECASE
+)
 # Authorization: Bearer xyz
 _BEARER = re.compile(r"(Bearer\s+)[A-Za-z0-9._~+/=-]+", re.IGNORECASE)
 
@@ -88,12 +90,23 @@ def log_call(tool: str, stats: CallStats) -> None:
     if not CALLS.isEnabledFor(logging.INFO):
         return
     ms = round((time.perf_counter() - stats.started) * 1000, 1)
-    fields = {"event": "call", "tool": tool, "duration_ms": ms, "rows": stats.rows,
-              "truncated": stats.truncated, "error": stats.error}
-    CALLS.info("call tool=%s ms=%s rows=%s truncated=%s error=%s", tool, ms,
-               "-" if stats.rows is None else stats.rows,
-               "-" if stats.truncated is None else str(stats.truncated).lower(),
-               stats.error or "-", extra={"fields": fields})
+    fields = {
+        "event": "call",
+        "tool": tool,
+        "duration_ms": ms,
+        "rows": stats.rows,
+        "truncated": stats.truncated,
+        "error": stats.error,
+    }
+    CALLS.info(
+        "call tool=%s ms=%s rows=%s truncated=%s error=%s",
+        tool,
+        ms,
+        "-" if stats.rows is None else stats.rows,
+        "-" if stats.truncated is None else str(stats.truncated).lower(),
+        stats.error or "-",
+        extra={"fields": fields},
+    )
 
 
 class RedactingFilter(logging.Filter):

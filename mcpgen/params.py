@@ -11,6 +11,7 @@ Traceback (most recent call last):
 ...
 mcpgen.errors.ArgumentError: Invalid argument 'n': 11 is greater than the maximum of 10.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -24,11 +25,25 @@ from .spec import Constraints, Parameter
 
 INT64 = (-(2**63), 2**63 - 1)
 MAX_STRING = 65536  # characters, for strings without max_length
-_JSON_TYPES = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean",
-               "date": "string", "datetime": "string", "array": "array"}
+_JSON_TYPES = {
+    "string": "string",
+    "integer": "integer",
+    "number": "number",
+    "boolean": "boolean",
+    "date": "string",
+    "datetime": "string",
+    "array": "array",
+}
 _FORMATS = {"date": "date", "datetime": "date-time"}
-_KEYWORDS = {"minimum": "minimum", "maximum": "maximum", "min_length": "minLength", "max_length": "maxLength",
-             "pattern": "pattern", "min_items": "minItems", "max_items": "maxItems"}
+_KEYWORDS = {
+    "minimum": "minimum",
+    "maximum": "maximum",
+    "min_length": "minLength",
+    "max_length": "maxLength",
+    "pattern": "pattern",
+    "min_items": "minItems",
+    "max_items": "maxItems",
+}
 
 
 def _value_schema(type_: str, c: Constraints) -> dict[str, Any]:
@@ -119,8 +134,10 @@ def _convert(name: str, type_: str, value: Any, c: Constraints) -> Any:
             raise ArgumentError(f"Invalid argument '{name}': {_short(value)} is outside the 64-bit integer range.")
     if type_ == "string":
         if len(value) > MAX_STRING and c.max_length is None:
-            raise ArgumentError(f"Invalid argument '{name}': a string of {len(value)} characters is longer than "
-                                f"the limit of {MAX_STRING}.")
+            raise ArgumentError(
+                f"Invalid argument '{name}': a string of {len(value)} characters is longer than "
+                f"the limit of {MAX_STRING}."
+            )
         if "\x00" in value:
             raise ArgumentError(f"Invalid argument '{name}': the string contains a NUL character.")
         try:
@@ -141,7 +158,7 @@ def _convert(name: str, type_: str, value: Any, c: Constraints) -> Any:
 def _utc(value):
     # Naive datetimes compare as UTC, so naive and zoned bounds can meet.
     if isinstance(value, dt.datetime) and value.tzinfo is None:
-        return value.replace(tzinfo=dt.timezone.utc)
+        return value.replace(tzinfo=dt.UTC)
     return value
 
 
@@ -171,11 +188,14 @@ def _check(name: str, schema: dict[str, Any], value: Any) -> None:
         if value is None:
             return
         kind = kind[0]
-    if isinstance(value, bool) and kind != "boolean" or not isinstance(value, _TYPES[kind]) and not (
-            kind == "integer" and isinstance(value, float) and value.is_integer()):
+    if (isinstance(value, bool) and kind != "boolean") or (
+        not isinstance(value, _TYPES[kind])
+        and not (kind == "integer" and isinstance(value, float) and value.is_integer())
+    ):
         article = "an" if kind[0] in "aeiou" else "a"
-        raise ArgumentError(f"Invalid argument '{name}': expected {article} {kind}, got {_type_name(value)} "
-                            f"{_short(value)}.")
+        raise ArgumentError(
+            f"Invalid argument '{name}': expected {article} {kind}, got {_type_name(value)} {_short(value)}."
+        )
     shown, size = _short(value), len(value) if isinstance(value, (str, list)) else 0
     if "enum" in schema and value not in schema["enum"]:
         _fail(name, f"{shown} is not one of {', '.join(_short(v, 30) for v in schema['enum'] if v is not None)}")
@@ -208,8 +228,15 @@ def _pattern(pattern: str) -> re.Pattern:
 
 
 def _type_name(value: Any) -> str:
-    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object",
-            type(None): "null"}.get(type(value), type(value).__name__)
+    return {
+        bool: "boolean",
+        int: "integer",
+        float: "number",
+        str: "string",
+        list: "array",
+        dict: "object",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)
 
 
 def param_types(parameters: dict[str, Parameter]) -> dict[str, str]:

@@ -16,6 +16,7 @@ folder (and mcpgen.yaml) are watched: every change re-runs `open_project`. When
 the new specs are broken the page shows the problems and keeps the last tool set
 that loaded, marked as stale.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -23,9 +24,10 @@ import html
 import json
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import anyio
 from starlette.applications import Starlette
@@ -104,8 +106,11 @@ class PreviewState:
             return None, list(exc.problems), []
         except Exception as exc:  # a broken project must show on the page, not kill the preview
             logger.exception("loading %s failed", self.specs_dir)
-            return None, [Problem(str(self.specs_dir), None, None,
-                                  f"loading the project failed: {type(exc).__name__}: {exc}")], []
+            return (
+                None,
+                [Problem(str(self.specs_dir), None, None, f"loading the project failed: {type(exc).__name__}: {exc}")],
+                [],
+            )
         finally:
             logger.removeHandler(collect)
         warnings = list(project.loaded.warnings)
@@ -124,8 +129,7 @@ class PreviewState:
                     self._retire(old)
             self.version += 1
         if errors:
-            logger.warning("the specs have %d error(s):\n%s", len(errors),
-                           "\n".join(self.shown(p) for p in errors))
+            logger.warning("the specs have %d error(s):\n%s", len(errors), "\n".join(self.shown(p) for p in errors))
         else:
             logger.info("loaded %d tools (version %d)", len(self.project.registry), self.version)
 
@@ -168,12 +172,17 @@ class PreviewState:
         return path
 
     def shown(self, problem: Problem) -> str:
-        return str(Problem(self.relative(problem.path), problem.line, problem.col, problem.message,
-                           problem.severity))
+        return str(Problem(self.relative(problem.path), problem.line, problem.col, problem.message, problem.severity))
 
     def problem_json(self, problem: Problem) -> dict[str, Any]:
-        return {"path": self.relative(problem.path), "line": problem.line, "col": problem.col,
-                "message": problem.message, "severity": problem.severity, "text": self.shown(problem)}
+        return {
+            "path": self.relative(problem.path),
+            "line": problem.line,
+            "col": problem.col,
+            "message": problem.message,
+            "severity": problem.severity,
+            "text": self.shown(problem),
+        }
 
     def tools_json(self) -> dict[str, Any]:
         tools = []
@@ -196,6 +205,7 @@ class PreviewState:
 
     async def watch(self, stop: anyio.Event, on_change: Callable[[], Any] | None = None) -> None:
         """Reload whenever a file in the specs folder, or the project's mcpgen.yaml, changes."""
+
         async def changed() -> None:
             await self.reload()
             if on_change is not None:
@@ -204,21 +214,34 @@ class PreviewState:
         await watch_project(self.specs_dir, changed, stop)
 
 
-def create_app(specs_dir: str | Path, chartjs: str | None = None, watch: bool = True,
-               state: PreviewState | None = None) -> Starlette:
+def create_app(
+    specs_dir: str | Path, chartjs: str | None = None, watch: bool = True, state: PreviewState | None = None
+) -> Starlette:
     """The preview app. `chartjs`: a URL or a local file path (default: the jsDelivr CDN)."""
     script_src, chartjs_file = chartjs_source(chartjs)
     state = state or PreviewState(Path(specs_dir))
-    page = (STATIC / "index.html").read_text(encoding="utf-8").replace(
-        "{{CHARTJS_SRC}}", html.escape(script_src, quote=True))
-    csp = ("default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
-           f"script-src 'self' {_origin(script_src)}; connect-src 'self'; base-uri 'none'; form-action 'none'; "
-           "frame-ancestors 'none'")
+    page = (
+        (STATIC / "index.html")
+        .read_text(encoding="utf-8")
+        .replace("{{CHARTJS_SRC}}", html.escape(script_src, quote=True))
+    )
+    csp = (
+        "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
+        f"script-src 'self' {_origin(script_src)}; connect-src 'self'; base-uri 'none'; form-action 'none'; "
+        "frame-ancestors 'none'"
+    )
     no_store = {"Cache-Control": "no-store"}
 
     async def index(request: Request) -> Response:
-        return HTMLResponse(page, headers={**no_store, "Content-Security-Policy": csp,
-                                           "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"})
+        return HTMLResponse(
+            page,
+            headers={
+                **no_store,
+                "Content-Security-Policy": csp,
+                "X-Content-Type-Options": "nosniff",
+                "Referrer-Policy": "no-referrer",
+            },
+        )
 
     async def chart_js(request: Request) -> Response:
         if chartjs_file is None:
@@ -254,10 +277,16 @@ def create_app(specs_dir: str | Path, chartjs: str | None = None, watch: bool = 
             started = time.perf_counter()
             result = await project.registry.call(name, arguments)
             elapsed = (time.perf_counter() - started) * 1000
-        return JSONResponse({"tool": name, "arguments": arguments, "elapsed_ms": round(elapsed, 1),
-                             "version": state.version,
-                             "result": result.model_dump(mode="json", by_alias=True, exclude_none=True)},
-                            headers=no_store)
+        return JSONResponse(
+            {
+                "tool": name,
+                "arguments": arguments,
+                "elapsed_ms": round(elapsed, 1),
+                "version": state.version,
+                "result": result.model_dump(mode="json", by_alias=True, exclude_none=True),
+            },
+            headers=no_store,
+        )
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):
@@ -309,13 +338,16 @@ def listen(port: int):
         sock.bind((HOST, port))
     except OSError as exc:
         sock.close()
-        raise PreviewError(f"cannot listen on {HOST}:{port} ({exc.strerror or exc}); "
-                           "choose another --port, or --port 0 for any free one") from None
+        raise PreviewError(
+            f"cannot listen on {HOST}:{port} ({exc.strerror or exc}); "
+            "choose another --port, or --port 0 for any free one"
+        ) from None
     return sock
 
 
-def run(specs_dir: str | Path, port: int = DEFAULT_PORT, chartjs: str | None = None,
-        announce: Callable[[str], Any] = print) -> None:
+def run(
+    specs_dir: str | Path, port: int = DEFAULT_PORT, chartjs: str | None = None, announce: Callable[[str], Any] = print
+) -> None:
     """Serve the preview on 127.0.0.1:`port` (0: any free port) until interrupted."""
     import asyncio
 
@@ -334,8 +366,10 @@ def run(specs_dir: str | Path, port: int = DEFAULT_PORT, chartjs: str | None = N
             state: PreviewState = app.state.preview
             count = len(state.project.registry) if state.project else 0
             broken = f" (the specs have {len(state.errors)} error(s): see the page)" if state.errors else ""
-            announce(f"mcpgen: previewing {count} tools from {state.relative(str(state.specs_dir))}{broken} "
-                     f"at http://{HOST}:{sock.getsockname()[1]}/ (Ctrl-C to stop)")
+            announce(
+                f"mcpgen: previewing {count} tools from {state.relative(str(state.specs_dir))}{broken} "
+                f"at http://{HOST}:{sock.getsockname()[1]}/ (Ctrl-C to stop)"
+            )
         await task
 
     try:

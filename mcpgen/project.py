@@ -8,6 +8,7 @@ DuckDB resolves relative file paths against the working directory, so opening a
 project makes its root (the folder of mcpgen.yaml, else the specs folder's parent)
 the working directory.
 """
+
 from __future__ import annotations
 
 import logging
@@ -79,8 +80,9 @@ def _import_tools(path: Path, registry: Registry) -> list[Problem]:
         return [Problem(str(path), exc.lineno, exc.offset, f"syntax error: {exc.msg}")]
     except Exception as exc:
         logger.exception("importing %s failed", path)
-        return [Problem(str(path), _line_in(exc, path), None, f"importing the file failed: "
-                        f"{type(exc).__name__}: {exc}")]
+        return [
+            Problem(str(path), _line_in(exc, path), None, f"importing the file failed: {type(exc).__name__}: {exc}")
+        ]
     problems = []
     for tool in default_registry.take_all():
         try:

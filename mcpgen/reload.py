@@ -9,11 +9,13 @@ problem is logged on stderr as `file:line:col: message`.
     reloader = Reloader(tool_server, project, specs_dir)
     await reloader.run()          # until cancelled
 """
+
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -27,15 +29,17 @@ logger = logging.getLogger("mcpgen")
 DRAIN_SECONDS = 600.0  # longest wait for the old tools' calls before their engines close anyway
 
 
-async def watch_project(specs_dir: Path, on_change: Callable[[], Awaitable[Any]], stop: anyio.Event | None = None,
-                        debounce_ms: int = 200) -> None:
+async def watch_project(
+    specs_dir: Path, on_change: Callable[[], Awaitable[Any]], stop: anyio.Event | None = None, debounce_ms: int = 200
+) -> None:
     """Await `on_change()` after each batch of changes to the specs folder, or to the
     mcpgen.yaml in its parent, until `stop` is set (or the task is cancelled)."""
     from watchfiles import DefaultFilter, awatch
 
     async def watch(path: Path, recursive: bool, accept) -> None:
-        async for changes in awatch(path, watch_filter=accept, recursive=recursive, debounce=debounce_ms, step=50,
-                                    stop_event=stop):
+        async for changes in awatch(
+            path, watch_filter=accept, recursive=recursive, debounce=debounce_ms, step=50, stop_event=stop
+        ):
             logger.debug("changed: %s", ", ".join(sorted(p for _, p in changes)))
             await on_change()
 
@@ -67,12 +71,19 @@ class Reloader:
             try:
                 new = await anyio.to_thread.run_sync(open_project, self.specs_dir)
             except SpecError as exc:
-                logger.error("reload failed; still serving the last good %d tools. Problems:\n%s",
-                             len(self.tool_server.registry), "\n".join(str(p) for p in exc.problems))
+                logger.error(
+                    "reload failed; still serving the last good %d tools. Problems:\n%s",
+                    len(self.tool_server.registry),
+                    "\n".join(str(p) for p in exc.problems),
+                )
                 return False
             except Exception as exc:  # e.g. a database that is down: same rule, keep serving
-                logger.error("reload failed (%s: %s); still serving the last good %d tools",
-                             type(exc).__name__, exc, len(self.tool_server.registry))
+                logger.error(
+                    "reload failed (%s: %s); still serving the last good %d tools",
+                    type(exc).__name__,
+                    exc,
+                    len(self.tool_server.registry),
+                )
                 return False
             old = self.project
             before = set(self.tool_server.registry.names())
@@ -80,8 +91,12 @@ class Reloader:
             self.tool_server.registry = new.registry
             after = set(new.registry.names())
         added, removed = sorted(after - before), sorted(before - after)
-        logger.info("reloaded: %d tools%s%s", len(after), f"; added {', '.join(added)}" if added else "",
-                    f"; removed {', '.join(removed)}" if removed else "")
+        logger.info(
+            "reloaded: %d tools%s%s",
+            len(after),
+            f"; added {', '.join(added)}" if added else "",
+            f"; removed {', '.join(removed)}" if removed else "",
+        )
         await self.tool_server.tools_changed()
         if self._task_group is not None:
             self._task_group.start_soon(self._close_when_idle, old)

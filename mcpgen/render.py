@@ -9,6 +9,7 @@ up so that a row cannot put a live image in front of the user.
 >>> t.render({"n": 1234567, "names": ["Oslo", "Bergen", "Bodø"]})
 '1,234,567 people in Oslo, Bergen and Bodø'
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -84,7 +85,7 @@ def _bounded_pow(a, b):
         raise SecurityError(f"a template may not raise to a power above {MAX_POWER:,}")
     if isinstance(a, int) and isinstance(b, int) and b > 0 and a.bit_length() * b > MAX_INT_BITS:
         raise SecurityError(f"a template may not build an integer of more than {MAX_INT_BITS:,} bits")
-    return a ** b
+    return a**b
 
 
 # One operation must not build a huge string either: widths, padding, replace and join are checked first.
@@ -131,8 +132,9 @@ def _check_join(items: list, sep: Any) -> None:
 
 def _guarded_filters(filters: dict) -> dict:
     """Builtin filters that can make a string far bigger than their input, checked before they run."""
-    center, indent, fmt, replace, join, wordwrap = (filters[n] for n in (
-        "center", "indent", "format", "replace", "join", "wordwrap"))
+    center, indent, fmt, replace, join, wordwrap = (
+        filters[n] for n in ("center", "indent", "format", "replace", "join", "wordwrap")
+    )
 
     def center_(value, width=80):
         _check_ints([width])
@@ -204,7 +206,7 @@ class _Environment(ImmutableSandboxedEnvironment):
             _check_format(left, right)
         return super().call_binop(context, operator_, left, right)
 
-    def call(__self, __context, __obj, *args, **kwargs):  # noqa: N805 (jinja's signature)
+    def call(__self, __context, __obj, *args, **kwargs):
         owner = getattr(getattr(__obj, "__wrapped__", __obj), "__self__", None)  # the sandbox wraps str.format
         if isinstance(owner, str):  # str methods: ljust, center, zfill, format, replace, join, ...
             name = getattr(__obj, "__name__", "")
@@ -224,10 +226,15 @@ def _finalize(value: Any) -> Any:
 
 
 def _make_env(url: bool) -> _Environment:
-    env = _Environment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False,
-                       finalize=(lambda v: quote(str(v), safe="")) if url else _finalize)
-    env.filters.update(thousands=thousands, round=round_, percent=percent, date=date, join_names=join_names,
-                       _bounded=_bounded)
+    env = _Environment(
+        undefined=StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=False,
+        finalize=(lambda v: quote(str(v), safe="")) if url else _finalize,
+    )
+    env.filters.update(
+        thousands=thousands, round=round_, percent=percent, date=date, join_names=join_names, _bounded=_bounded
+    )
     env.filters.update(_guarded_filters(env.filters))
     return env
 
@@ -248,8 +255,13 @@ class Template:
             self.ast = self.env.parse(source)  # raises TemplateSyntaxError
         self._compiled = None  # compiled on first render: `validate` never pays for code generation
         # Plain text needs no rendering: it is its own output.
-        self.constant = source if len(self.ast.body) == 1 and isinstance(self.ast.body[0], nodes.Output) and all(
-            isinstance(n, nodes.TemplateData) for n in self.ast.body[0].nodes) else None
+        self.constant = (
+            source
+            if len(self.ast.body) == 1
+            and isinstance(self.ast.body[0], nodes.Output)
+            and all(isinstance(n, nodes.TemplateData) for n in self.ast.body[0].nodes)
+            else None
+        )
 
     @property
     def _template(self):
@@ -297,4 +309,3 @@ class Template:
 
 class _Overtime(BaseException):
     """Raised when a loop runs past the deadline; a BaseException so nothing in between swallows it."""
-

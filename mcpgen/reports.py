@@ -1,6 +1,7 @@
 """The validate report for people (text, grouped by file), machines (JSON, documented in
 docs/validate.md) and GitHub (workflow annotations).
 """
+
 from __future__ import annotations
 
 import json
@@ -17,20 +18,26 @@ JSON_VERSION = 1
 
 def format_json(report: Report, strict: bool = False) -> str:
     """The stable machine form; see docs/validate.md."""
-    return json.dumps({
-        "version": JSON_VERSION,
-        "specs_dir": report.specs_dir,
-        "live": report.live,
-        "strict": strict,
-        "files": report.files,
-        "errors": len(report.errors),
-        "warnings": len(report.warnings),
-        "ok": report.exit_code(strict) == 0,
-        "exit_code": report.exit_code(strict),
-        "connections": report.connections,
-        "problems": [{"file": p.path, "line": p.line, "column": p.col, "severity": p.severity,
-                      "message": p.message} for p in report.problems],
-    }, indent=2, ensure_ascii=False)
+    return json.dumps(
+        {
+            "version": JSON_VERSION,
+            "specs_dir": report.specs_dir,
+            "live": report.live,
+            "strict": strict,
+            "files": report.files,
+            "errors": len(report.errors),
+            "warnings": len(report.warnings),
+            "ok": report.exit_code(strict) == 0,
+            "exit_code": report.exit_code(strict),
+            "connections": report.connections,
+            "problems": [
+                {"file": p.path, "line": p.line, "column": p.col, "severity": p.severity, "message": p.message}
+                for p in report.problems
+            ],
+        },
+        indent=2,
+        ensure_ascii=False,
+    )
 
 
 def _gh_escape(text: str, prop: bool = False) -> str:
@@ -80,9 +87,11 @@ def format_text(report: Report, strict: bool = False, color: bool = False) -> st
 def _summary(report: Report, strict: bool) -> str:
     e, w = len(report.errors), len(report.warnings)
     mode = "static and live" if report.live else "static"
-    return (f"{report.files} spec file{'s' if report.files != 1 else ''} checked ({mode}): "
-            f"{e} error{'s' if e != 1 else ''}, {w} warning{'s' if w != 1 else ''}"
-            f"{' (warnings fail: --strict)' if strict and w else ''} in {report.seconds:.2f} s")
+    return (
+        f"{report.files} spec file{'s' if report.files != 1 else ''} checked ({mode}): "
+        f"{e} error{'s' if e != 1 else ''}, {w} warning{'s' if w != 1 else ''}"
+        f"{' (warnings fail: --strict)' if strict and w else ''} in {report.seconds:.2f} s"
+    )
 
 
 FORMATS = {"text": format_text, "json": format_json, "github": format_github}

@@ -3,6 +3,7 @@
 >>> to_cell(2**60), to_cell(float("nan")), to_cell(Decimal("1.50"))
 ('1152921504606846976', None, 1.5)
 """
+
 from __future__ import annotations
 
 import base64
@@ -21,8 +22,10 @@ from .spec import TableSpec
 MAX_SAFE_INT = 2**53
 # One type list rather than anyOf of five schemas: clients check every cell against it, and a
 # list is about twice as fast to check as five alternatives.
-Cell = Annotated[StrictStr | StrictInt | StrictFloat | StrictBool | None,
-                 WithJsonSchema({"type": ["string", "number", "boolean", "null"]})]
+Cell = Annotated[
+    StrictStr | StrictInt | StrictFloat | StrictBool | None,
+    WithJsonSchema({"type": ["string", "number", "boolean", "null"]}),
+]
 SourceURL = Annotated[StrictStr, Field(pattern=r"^https?://[^\s/?#]+[^\s]*$")]
 
 

@@ -12,6 +12,7 @@ hover text and red squiggles while typing; `mcpgen validate` remains the full ch
 >>> schema["$schema"], sorted(schema["required"])
 ('https://json-schema.org/draft/2020-12/schema', ['content', 'description', 'sources'])
 """
+
 from __future__ import annotations
 
 import copy
@@ -33,7 +34,7 @@ SPEC_FIELDS = {
     "sql_file": "A file holding the query, relative to this YAML file (instead of sql).",
     "sources": "URLs of the original data (Jinja2 may fill in parameters; values are URL-encoded).",
     "content": "Jinja2 template of the prose for the model: parameters, rows, columns, row_count, truncated, "
-               "max_rows; filters thousands, round, percent, date, join_names.",
+    "max_rows; filters thousands, round, percent, date, join_names.",
     "empty": "Template used instead of content when the query returns no rows.",
     "force": "Template whose text is shown to the user verbatim (structuredContent.force).",
     "table": "true: every column; false: no table; or {columns, headers} to choose, order and label columns.",
@@ -63,13 +64,17 @@ def spec_schema() -> dict[str, Any]:
     """The JSON Schema of one spec file."""
     from .spec import PARAM_NAME_RE, TEMPLATE_VARIABLES, Spec
 
-    schema = _base(Spec.model_json_schema(), "mcpgen spec",
-                   "One MCP tool: parameters, one read-only SQL query, sources and a prose template.")
+    schema = _base(
+        Spec.model_json_schema(),
+        "mcpgen spec",
+        "One MCP tool: parameters, one read-only SQL query, sources and a prose template.",
+    )
     props = schema["properties"]
-    props["parameters"]["propertyNames"] = {
-        "pattern": PARAM_NAME_RE, "not": {"enum": list(TEMPLATE_VARIABLES)}}
-    schema["oneOf"] = [{"required": ["sql"], "not": {"required": ["sql_file"]}},
-                       {"required": ["sql_file"], "not": {"required": ["sql"]}}]
+    props["parameters"]["propertyNames"] = {"pattern": PARAM_NAME_RE, "not": {"enum": list(TEMPLATE_VARIABLES)}}
+    schema["oneOf"] = [
+        {"required": ["sql"], "not": {"required": ["sql_file"]}},
+        {"required": ["sql_file"], "not": {"required": ["sql"]}},
+    ]
     _describe(props, SPEC_FIELDS)
     defs = schema.get("$defs", {})
     if "Parameter" in defs:
@@ -83,8 +88,11 @@ def config_schema() -> dict[str, Any]:
     """The JSON Schema of mcpgen.yaml."""
     from .config import ProjectConfig
 
-    return _base(ProjectConfig.model_json_schema(), "mcpgen project file (mcpgen.yaml)",
-                 "Named connections (an embedded DuckDB, or any SQLAlchemy URL) and defaults.")
+    return _base(
+        ProjectConfig.model_json_schema(),
+        "mcpgen project file (mcpgen.yaml)",
+        "Named connections (an embedded DuckDB, or any SQLAlchemy URL) and defaults.",
+    )
 
 
 def _base(schema: dict, title: str, description: str) -> dict[str, Any]:

@@ -7,6 +7,7 @@ mistyped arguments are refused rather than dropped or coerced.
     server = ToolServer(registry)
     anyio.run(server.run_stdio)
 """
+
 from __future__ import annotations
 
 import logging
@@ -22,7 +23,6 @@ from mcp.types import INVALID_PARAMS, CallToolRequestParams, CallToolResult, Lis
 
 from . import __version__
 from .tools import Registry
-
 
 logger = logging.getLogger("mcpgen")
 
@@ -45,9 +45,15 @@ class ToolServer:
         self._listing: tuple[Registry | None, ListToolsResult | None] = (None, None)
         # get_tool_input_schema: without it the SDK runs the whole tools/list handler for every
         # 2026-07-28 tools/call over HTTP, just to check Mcp-Param-* headers.
-        self.server = Server(name, version=__version__, instructions=instructions,
-                             on_list_tools=self._list_tools, on_call_tool=self._call_tool,
-                             on_subscriptions_listen=self.listen, get_tool_input_schema=self._input_schema)
+        self.server = Server(
+            name,
+            version=__version__,
+            instructions=instructions,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_subscriptions_listen=self.listen,
+            get_tool_input_schema=self._input_schema,
+        )
 
     def initialization_options(self):
         return self.server.create_initialization_options(NotificationOptions(tools_changed=True))

@@ -5,6 +5,7 @@
 >>> spec.connection, spec.table, spec.charts
 ('default', True, [])
 """
+
 from __future__ import annotations
 
 import re

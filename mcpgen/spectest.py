@@ -17,6 +17,7 @@ strings, decimals as numbers). A tool that is not a spec is checked against its 
 ...                    Outcome(False, "Tokyo is big.", [{"city": "Tokyo"}]))
 []
 """
+
 from __future__ import annotations
 
 import os
@@ -124,8 +125,11 @@ def check_expectations(expect: Expect, outcome: Outcome) -> list[str]:
         wanted = [expect.error_contains] if isinstance(expect.error_contains, str) else expect.error_contains
         if not outcome.is_error:
             return [f"expected an error containing {', '.join(map(repr, wanted))}, but the call succeeded"]
-        reasons += [f"the error does not contain {w!r} (it says: {_short(outcome.text)})"
-                    for w in wanted if w not in outcome.text]
+        reasons += [
+            f"the error does not contain {w!r} (it says: {_short(outcome.text)})"
+            for w in wanted
+            if w not in outcome.text
+        ]
         return reasons
     if outcome.is_error:
         return [f"the call failed: {_short(outcome.text)}"]
@@ -175,7 +179,7 @@ def _show(row: dict) -> str:
 
 def _short(text: str, limit: int = 200) -> str:
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def summary(results: list[TestResult]) -> str:

@@ -8,6 +8,7 @@ strings and `-- :x` in comments are left alone.
 >>> rewrite("SELECT * FROM t WHERE id IN :ids AND n < :n", "$")
 'SELECT * FROM t WHERE id IN (SELECT unnest($ids)) AND n < $n'
 """
+
 from __future__ import annotations
 
 import logging
@@ -22,21 +23,96 @@ from sqlglot.tokens import TokenType
 from .errors import UnsafeSQL
 
 # sqlglot dialect names by SQLAlchemy backend name; unknown backends parse as generic SQL.
-DIALECTS = {"duckdb": "duckdb", "postgresql": "postgres", "mysql": "mysql", "mariadb": "mysql",
-            "sqlite": "sqlite", "mssql": "tsql", "oracle": "oracle", "snowflake": "snowflake",
-            "bigquery": "bigquery", "trino": "trino", "redshift": "redshift", "databricks": "databricks"}
+DIALECTS = {
+    "duckdb": "duckdb",
+    "postgresql": "postgres",
+    "mysql": "mysql",
+    "mariadb": "mysql",
+    "sqlite": "sqlite",
+    "mssql": "tsql",
+    "oracle": "oracle",
+    "snowflake": "snowflake",
+    "bigquery": "bigquery",
+    "trino": "trino",
+    "redshift": "redshift",
+    "databricks": "databricks",
+}
 
 # Nodes that write, change state or reach outside the query, anywhere in the tree.
-_WRITES = tuple(getattr(exp, n) for n in (
-    "Insert", "Update", "Delete", "Merge", "Create", "Drop", "Alter", "AlterColumn", "TruncateTable",
-    "Command", "Copy", "Attach", "Detach", "Install", "Pragma", "Set", "Use", "Into", "Lock",
-    "Transaction", "Commit", "Rollback", "Grant", "Revoke", "Analyze", "Export", "LoadData",
-) if hasattr(exp, n))
+_WRITES = tuple(
+    getattr(exp, n)
+    for n in (
+        "Insert",
+        "Update",
+        "Delete",
+        "Merge",
+        "Create",
+        "Drop",
+        "Alter",
+        "AlterColumn",
+        "TruncateTable",
+        "Command",
+        "Copy",
+        "Attach",
+        "Detach",
+        "Install",
+        "Pragma",
+        "Set",
+        "Use",
+        "Into",
+        "Lock",
+        "Transaction",
+        "Commit",
+        "Rollback",
+        "Grant",
+        "Revoke",
+        "Analyze",
+        "Export",
+        "LoadData",
+    )
+    if hasattr(exp, n)
+)
 _READS = (exp.Query, exp.Values, exp.Pivot, exp.Table)
-_WRITE_WORDS = {"INSERT", "UPDATE", "DELETE", "MERGE", "CREATE", "DROP", "ALTER", "TRUNCATE", "COPY", "ATTACH",
-                "DETACH", "INSTALL", "LOAD", "PRAGMA", "SET", "RESET", "CALL", "EXPORT", "IMPORT", "GRANT",
-                "REVOKE", "VACUUM", "CHECKPOINT", "USE", "BEGIN", "COMMIT", "ROLLBACK", "INTO", "EXECUTE",
-                "PREPARE", "DEALLOCATE", "LOCK", "REPLACE", "UPSERT", "DO", "HANDLER", "RENAME", "COMMENT"}
+_WRITE_WORDS = {
+    "INSERT",
+    "UPDATE",
+    "DELETE",
+    "MERGE",
+    "CREATE",
+    "DROP",
+    "ALTER",
+    "TRUNCATE",
+    "COPY",
+    "ATTACH",
+    "DETACH",
+    "INSTALL",
+    "LOAD",
+    "PRAGMA",
+    "SET",
+    "RESET",
+    "CALL",
+    "EXPORT",
+    "IMPORT",
+    "GRANT",
+    "REVOKE",
+    "VACUUM",
+    "CHECKPOINT",
+    "USE",
+    "BEGIN",
+    "COMMIT",
+    "ROLLBACK",
+    "INTO",
+    "EXECUTE",
+    "PREPARE",
+    "DEALLOCATE",
+    "LOCK",
+    "REPLACE",
+    "UPSERT",
+    "DO",
+    "HANDLER",
+    "RENAME",
+    "COMMENT",
+}
 
 
 @dataclass(frozen=True)
@@ -69,7 +145,7 @@ def find_placeholders(sql: str, dialect: str | None = "duckdb") -> tuple[Placeho
             continue
         if nxt.token_type == TokenType.STRING or sql[nxt.start] in "\"'`[":
             continue
-        name = sql[nxt.start:nxt.end + 1]
+        name = sql[nxt.start : nxt.end + 1]
         if not (name[:1].isalpha() or name[:1] == "_") or not name.replace("_", "").isalnum():
             continue
         after_in = i > 0 and tokens[i - 1].token_type == TokenType.IN
@@ -86,7 +162,7 @@ def rewrite(sql: str, style: str, dialect: str | None = "duckdb") -> str:
         return sql
     out, last = [], 0
     for p in find_placeholders(sql, dialect):
-        out.append(sql[last:p.start])
+        out.append(sql[last : p.start])
         out.append(f"(SELECT unnest(${p.name}))" if p.after_in else f"${p.name}")
         last = p.end
     out.append(sql[last:])
@@ -116,14 +192,30 @@ def check_read_only(sql: str, dialect: str | None = "duckdb") -> None:
         if isinstance(node, _WRITES):
             raise UnsafeSQL(f"the query must only read, but it contains {_describe(node)}")
     if not isinstance(tree, _READS):
-        raise UnsafeSQL(f"the statement must be a query (SELECT, WITH ... SELECT, VALUES or TABLE), "
-                        f"not {_describe(tree)}")
+        raise UnsafeSQL(
+            f"the statement must be a query (SELECT, WITH ... SELECT, VALUES or TABLE), not {_describe(tree)}"
+        )
 
 
 # Every word that starts a writing statement or clause, and more: a query without any of
 # them (not even inside a string or as a name) cannot contain a node of _WRITES.
-_SUSPECT_WORDS = _WRITE_WORDS | {"FOR", "SHARE", "START", "ANALYZE", "FORCE", "RETURNING", "TRANSACTION", "ABORT",
-                                 "SAVEPOINT", "RELEASE", "TRUNCATE", "DISCARD", "NOTIFY", "LISTEN", "REFRESH"}
+_SUSPECT_WORDS = _WRITE_WORDS | {
+    "FOR",
+    "SHARE",
+    "START",
+    "ANALYZE",
+    "FORCE",
+    "RETURNING",
+    "TRANSACTION",
+    "ABORT",
+    "SAVEPOINT",
+    "RELEASE",
+    "TRUNCATE",
+    "DISCARD",
+    "NOTIFY",
+    "LISTEN",
+    "REFRESH",
+}
 _QUERY_STARTS = {"SELECT", "WITH", "VALUES", "FROM", "("}
 
 
@@ -137,8 +229,9 @@ def _plainly_reads(tokens: list) -> bool:
         if tok.token_type == TokenType.SEMICOLON and i != len(tokens) - 1:
             return False
         text = tok.text.upper()
-        if text in _SUSPECT_WORDS or (tok.token_type == TokenType.STRING and any(
-                w in _SUSPECT_WORDS for w in text.replace("(", " ").split())):
+        if text in _SUSPECT_WORDS or (
+            tok.token_type == TokenType.STRING and any(w in _SUSPECT_WORDS for w in text.replace("(", " ").split())
+        ):
             return False
     return True
 
@@ -148,19 +241,22 @@ def _check_tokens(sql: str, dialect: str | None) -> None:
         tokens = _tokens(sql, dialect)
     except SqlglotError as exc:
         raise UnsafeSQL(f"the SQL cannot be read: {_first_line(exc)}") from None
-    statements = 1 + sum(1 for i, t in enumerate(tokens)
-                         if t.token_type == TokenType.SEMICOLON and i < len(tokens) - 1)
+    statements = 1 + sum(1 for i, t in enumerate(tokens) if t.token_type == TokenType.SEMICOLON and i < len(tokens) - 1)
     if statements != 1:
         raise UnsafeSQL(f"the SQL must be exactly one statement, found {statements}")
     if tokens and tokens[0].text.upper() not in ("SELECT", "WITH", "VALUES", "TABLE", "FROM", "(", "PIVOT", "UNPIVOT"):
-        raise UnsafeSQL(f"the statement must be a query (SELECT, WITH ... SELECT, VALUES or TABLE), "
-                        f"not {tokens[0].text.upper()}")
+        raise UnsafeSQL(
+            f"the statement must be a query (SELECT, WITH ... SELECT, VALUES or TABLE), not {tokens[0].text.upper()}"
+        )
     for tok in tokens:
         word = tok.text.upper()
         if word in _WRITE_WORDS and tok.token_type not in (TokenType.STRING, TokenType.IDENTIFIER, TokenType.VAR):
-            raise UnsafeSQL(f"the query must only read, but it contains {word} "
-                            f"(line {tok.line}, column {tok.col - len(tok.text) + 1})",
-                            tok.line, tok.col - len(tok.text) + 1)
+            raise UnsafeSQL(
+                f"the query must only read, but it contains {word} "
+                f"(line {tok.line}, column {tok.col - len(tok.text) + 1})",
+                tok.line,
+                tok.col - len(tok.text) + 1,
+            )
 
 
 def _describe(node: exp.Expression) -> str:

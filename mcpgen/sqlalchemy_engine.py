@@ -17,6 +17,7 @@ reads (errors, logs) ever carries a password: see `redact`.
 
 SQLAlchemy is imported only here, and this module only when a project has a `url:` connection.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -25,13 +26,15 @@ import os
 import re
 import threading
 import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Iterable, Mapping
+from typing import Any
 from urllib.parse import quote, unquote
 
 import sqlalchemy as sa
-from sqlalchemy import event, exc as sa_exc
+from sqlalchemy import event
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import StaticPool
 from sqlglot.errors import SqlglotError
@@ -39,11 +42,11 @@ from sqlglot.tokens import TokenType
 
 from .config import URLConnection, expand_env
 from .engines import Engine, Prepared, QueryResult
-from .params import param_types
 from .errors import QueryError, QueryTimeout, UnsafeSQL
+from .params import param_types
 from .sql import DIALECTS, _tokens, check_read_only, find_placeholders
 
-__all__ = ["SQLAlchemyEngine", "redact", "param_types"]
+__all__ = ["SQLAlchemyEngine", "param_types", "redact"]
 
 # scheme://user:password@host -> scheme://user:***@host ; also libpq/ODBC "password=..." pairs.
 _URL_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@'\"]*):(?P<pw>[^\s@'\"]*)@")
@@ -51,14 +54,19 @@ _KV_PASSWORD = re.compile(r"(?i)\b(?P<key>password|passwd|pwd)\s*=\s*(?P<pw>'[^'
 # SQLAlchemy's text() takes every `:word` not preceded by ':', a word character or a backslash.
 _IN_BEFORE = re.compile(r"(?i)(?:(?P<not>\bNOT)\s+)?\bIN\s*\Z")
 _SA_BIND = re.compile(r"(?<![:\w\\]):(\w+)(?!:)", re.UNICODE)
-_DRIVER_HINTS = {"psycopg": 'pip install "mcpgen[postgres]"',
-                 "psycopg2": 'pip install psycopg2-binary, or use postgresql+psycopg:// with '
-                             'pip install "mcpgen[postgres]"',
-                 "pymysql": 'pip install "mcpgen[mysql]"',
-                 "MySQLdb": 'pip install mysqlclient, or use mysql+pymysql:// with pip install "mcpgen[mysql]"'}
+_DRIVER_HINTS = {
+    "psycopg": 'pip install "mcpgen[postgres]"',
+    "psycopg2": 'pip install psycopg2-binary, or use postgresql+psycopg:// with pip install "mcpgen[postgres]"',
+    "pymysql": 'pip install "mcpgen[mysql]"',
+    "MySQLdb": 'pip install mysqlclient, or use mysql+pymysql:// with pip install "mcpgen[mysql]"',
+}
 # A URL without a driver gets the one the extras install (SQLAlchemy's own default is psycopg2/mysqlclient).
-_DEFAULT_DRIVERS = {"postgresql": "postgresql+psycopg", "postgres": "postgresql+psycopg",
-                    "mysql": "mysql+pymysql", "mariadb": "mariadb+pymysql"}
+_DEFAULT_DRIVERS = {
+    "postgresql": "postgresql+psycopg",
+    "postgres": "postgresql+psycopg",
+    "mysql": "mysql+pymysql",
+    "mariadb": "mariadb+pymysql",
+}
 _PG_TIMEOUT_STATE = "57014"  # query_canceled: statement_timeout
 _MYSQL_TIMEOUT_CODES = {1969, 3024}  # MariaDB max_statement_time, MySQL max_execution_time
 _ITEM_TYPES = ("string", "integer", "number", "boolean", "date", "datetime")
@@ -98,8 +106,9 @@ class SQLAlchemyEngine(Engine):
         try:
             url = make_url(raw_url)
         except Exception:
-            raise QueryError(f"connection '{name}': the url is not a valid SQLAlchemy URL "
-                             "(dialect+driver://user@host:port/database)") from None
+            raise QueryError(
+                f"connection '{name}': the url is not a valid SQLAlchemy URL (dialect+driver://user@host:port/database)"
+            ) from None
         if url.password:
             self._secrets.append(str(url.password))
         if password is not None:
@@ -112,9 +121,13 @@ class SQLAlchemyEngine(Engine):
         self.pool_timeout = float(connection.pool_timeout)
         self.pool_capacity = connection.pool_size + connection.max_overflow
         connect_args = dict(connection.connect_args)
-        kwargs: dict[str, Any] = dict(pool_pre_ping=True, pool_size=connection.pool_size,
-                                      max_overflow=connection.max_overflow, pool_timeout=self.pool_timeout,
-                                      hide_parameters=True)
+        kwargs: dict[str, Any] = dict(
+            pool_pre_ping=True,
+            pool_size=connection.pool_size,
+            max_overflow=connection.max_overflow,
+            pool_timeout=self.pool_timeout,
+            hide_parameters=True,
+        )
         if self.backend == "postgresql":
             # Every statement is its own transaction, read-only by the session default set on connect.
             kwargs["isolation_level"] = "AUTOCOMMIT"
@@ -138,8 +151,10 @@ class SQLAlchemyEngine(Engine):
             hint = f": {hint}" if hint else ""
             raise QueryError(f"connection '{name}' needs the Python package {exc.name}{hint}") from None
         except sa_exc.NoSuchModuleError:
-            raise QueryError(f"connection '{name}': no SQLAlchemy dialect for {url.drivername} is installed; "
-                             "pip install the package that provides it (see docs/databases.md)") from None
+            raise QueryError(
+                f"connection '{name}': no SQLAlchemy dialect for {url.drivername} is installed; "
+                "pip install the package that provides it (see docs/databases.md)"
+            ) from None
         except Exception as exc:
             raise QueryError(f"connection '{name}': {self._redact(_first_line(exc))}") from None
         if self.backend == "sqlite":
@@ -164,8 +179,12 @@ class SQLAlchemyEngine(Engine):
         lists = frozenset(p.name for p in placeholders if p.after_in)
         for p in placeholders:
             if p.name in lists and not p.after_in:
-                raise UnsafeSQL(f"parameter {p.name} is used both as a list (IN :{p.name}) and as a single "
-                                f"value (line {p.line}, column {p.col})", p.line, p.col)
+                raise UnsafeSQL(
+                    f"parameter {p.name} is used both as a list (IN :{p.name}) and as a single "
+                    f"value (line {p.line}, column {p.col})",
+                    p.line,
+                    p.col,
+                )
         declared = tuple(sorted((k, v) for k, v in (types or {}).items() if k in names))
         for name, type_ in declared:
             if type_.removesuffix("[]") not in _ITEM_TYPES:
@@ -198,8 +217,9 @@ class SQLAlchemyEngine(Engine):
             # The session is read-only from connect (default_transaction_read_only), and the
             # statement runs as its own transaction; the server stops after max_rows + 1 rows.
             self._pg_timeout(conn, timeout)
-            result = conn.execute(self._clause(statement, values, "SELECT * FROM (\n", f"\n) AS mcpgen_q LIMIT {fetch}"),
-                                  values)
+            result = conn.execute(
+                self._clause(statement, values, "SELECT * FROM (\n", f"\n) AS mcpgen_q LIMIT {fetch}"), values
+            )
             columns, rows = list(result.keys()), [tuple(r) for r in result.fetchall()]
         elif backend in ("mysql", "mariadb"):
             prefix = _mysql_limits(conn, timeout, fetch)
@@ -209,8 +229,9 @@ class SQLAlchemyEngine(Engine):
             deadline = time.monotonic() + timeout
             raw.set_progress_handler(lambda: time.monotonic() > deadline, 1000)
             try:
-                columns, rows = self._stream(conn, self._clause(statement, _sqlite_values(values), ""),
-                                             _sqlite_values(values), fetch)
+                columns, rows = self._stream(
+                    conn, self._clause(statement, _sqlite_values(values), ""), _sqlite_values(values), fetch
+                )
             finally:
                 raw.set_progress_handler(None, 0)
         else:
@@ -252,9 +273,18 @@ class SQLAlchemyEngine(Engine):
                     self._pg_timeout(conn, timeout)
                     described = self._describe(conn, statement, values, "SELECT * FROM (\n", "\n) AS q LIMIT 0")
                     oids = sorted({t for _, t in described if isinstance(t, int)})
-                    names = dict(conn.execute(sa.text("SELECT oid::int, format_type(oid, NULL) FROM pg_type "
-                                                      "WHERE oid IN :oids").bindparams(
-                        sa.bindparam("oids", expanding=True, type_=sa.Integer)), {"oids": oids}).all()) if oids else {}
+                    names = (
+                        dict(
+                            conn.execute(
+                                sa.text(
+                                    "SELECT oid::int, format_type(oid, NULL) FROM pg_type WHERE oid IN :oids"
+                                ).bindparams(sa.bindparam("oids", expanding=True, type_=sa.Integer)),
+                                {"oids": oids},
+                            ).all()
+                        )
+                        if oids
+                        else {}
+                    )
                     out = [(c, names.get(t, str(t))) for c, t in described]
                 elif self.backend in ("mysql", "mariadb"):
                     prefix = _mysql_limits(conn, timeout, 0)
@@ -262,8 +292,10 @@ class SQLAlchemyEngine(Engine):
                 else:
                     if self.backend == "sqlite":
                         values = _sqlite_values(values)
-                    out = [(c, "unknown" if t is None else str(t)) for c, t in
-                           self._describe(conn, statement, values, "SELECT * FROM (\n", "\n) AS q LIMIT 0")]
+                    out = [
+                        (c, "unknown" if t is None else str(t))
+                        for c, t in self._describe(conn, statement, values, "SELECT * FROM (\n", "\n) AS q LIMIT 0")
+                    ]
                 conn.rollback()
                 return out
         except sa_exc.DBAPIError as exc:
@@ -284,8 +316,10 @@ class SQLAlchemyEngine(Engine):
         try:
             return self._engine.connect()
         except sa_exc.TimeoutError:
-            raise QueryError(f"connection '{self.name}' is busy: all {self.pool_capacity} connections were in "
-                             f"use for {self.pool_timeout:g} s; try again shortly") from None
+            raise QueryError(
+                f"connection '{self.name}' is busy: all {self.pool_capacity} connections were in "
+                f"use for {self.pool_timeout:g} s; try again shortly"
+            ) from None
         except sa_exc.DBAPIError as exc:
             raise QueryError(f"connection '{self.name}' is unavailable: {self._reason(exc)}") from None
         except sa_exc.SQLAlchemyError as exc:
@@ -294,8 +328,9 @@ class SQLAlchemyEngine(Engine):
     def _clause(self, statement: _Statement, values: dict, prefix: str, suffix: str = ""):
         """The text() clause for these values' types, built once per type signature."""
         declared = dict(statement.types)
-        signature = tuple(sorted((name, _type_key(name, value, declared, name in statement.lists))
-                                 for name, value in values.items()))
+        signature = tuple(
+            sorted((name, _type_key(name, value, declared, name in statement.lists)) for name, value in values.items())
+        )
         if self.backend == "sqlite":  # dates are ISO text there (see _sqlite_values)
             signature = tuple((n, "string" if t in ("date", "datetime", "datetimetz") else t) for n, t in signature)
         key = (statement, signature, prefix, suffix)
@@ -319,8 +354,11 @@ class SQLAlchemyEngine(Engine):
 
     def _error(self, exc: sa_exc.DBAPIError, timeout: float, deadline: float) -> QueryError:
         orig = exc.orig
-        if (self.backend == "postgresql" and getattr(orig, "sqlstate", None) == _PG_TIMEOUT_STATE
-                and "timeout" in str(orig)):
+        if (
+            self.backend == "postgresql"
+            and getattr(orig, "sqlstate", None) == _PG_TIMEOUT_STATE
+            and "timeout" in str(orig)
+        ):
             return QueryTimeout(f"the query ran longer than {timeout:g} s and was cancelled")
         if self.backend in ("mysql", "mariadb") and _mysql_code(orig) in _MYSQL_TIMEOUT_CODES:
             return QueryTimeout(f"the query ran longer than {timeout:g} s and was cancelled")
@@ -352,7 +390,7 @@ class SQLAlchemyEngine(Engine):
 
 
 def _ms(seconds: float) -> int:
-    return max(1, int(round(seconds * 1000)))
+    return max(1, round(seconds * 1000))
 
 
 def _mysql_limits(conn, timeout: float, rows: int) -> str:
@@ -379,7 +417,7 @@ def _strip_semicolon(sql: str, dialect: str | None) -> str:
     except SqlglotError:
         return sql.rstrip().rstrip(";")
     if tokens and tokens[-1].token_type == TokenType.SEMICOLON:
-        return sql[:tokens[-1].start].rstrip()
+        return sql[: tokens[-1].start].rstrip()
     return sql.rstrip()
 
 
@@ -412,7 +450,7 @@ def _sa_text(sql: str, placeholders, empty_lists: frozenset[str] | set[str] = fr
     for p in placeholders:
         if p.start > 0 and (sql[p.start - 1].isalnum() or sql[p.start - 1] in "_\\:"):
             inserts.append((p.start, " "))
-        if sql[p.end:p.end + 1] == ":":
+        if sql[p.end : p.end + 1] == ":":
             inserts.append((p.end, " "))
     out, last = [], 0
     for at, text in sorted(inserts):
@@ -464,8 +502,15 @@ class _Boolean(sa.Boolean):
     render_bind_cast = True
 
 
-_SA_TYPES = {"string": sa.String, "integer": sa.BigInteger, "number": sa.Float, "boolean": _Boolean,
-             "date": sa.Date, "datetime": sa.DateTime, "datetimetz": lambda: sa.DateTime(timezone=True)}
+_SA_TYPES = {
+    "string": sa.String,
+    "integer": sa.BigInteger,
+    "number": sa.Float,
+    "boolean": _Boolean,
+    "date": sa.Date,
+    "datetime": sa.DateTime,
+    "datetimetz": lambda: sa.DateTime(timezone=True),
+}
 
 
 def _bindparam(name: str, type_key: str, is_list: bool):
@@ -479,12 +524,14 @@ def _bindparam(name: str, type_key: str, is_list: bool):
 
 def _sqlite_values(values: dict) -> dict:
     """SQLite keeps dates as ISO text: bind them the way Python's sqlite3 writes them."""
+
     def one(v):
         if isinstance(v, dt.datetime):
             return v.isoformat(" ")
         if isinstance(v, dt.date):
             return v.isoformat()
         return v
+
     return {k: ([one(x) for x in v] if isinstance(v, (list, tuple)) else one(v)) for k, v in values.items()}
 
 

@@ -10,14 +10,16 @@
 >>> reg.names()
 ['hello']
 """
+
 from __future__ import annotations
 
 import inspect
 import json
 import logging
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import anyio.to_thread
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
@@ -56,8 +58,14 @@ class Tool:
     is_async: bool = field(default=False)
 
     def to_mcp(self) -> MCPTool:
-        return MCPTool(name=self.name, title=self.title, description=self.description,
-                       input_schema=self.input_schema, output_schema=OUTPUT_SCHEMA, annotations=self.annotations)
+        return MCPTool(
+            name=self.name,
+            title=self.title,
+            description=self.description,
+            input_schema=self.input_schema,
+            output_schema=OUTPUT_SCHEMA,
+            annotations=self.annotations,
+        )
 
 
 class Registry:
@@ -94,15 +102,23 @@ class Registry:
         tools, self._tools = list(self._tools.values()), {}
         return tools
 
-    def tool(self, name: str | None = None, title: str | None = None, description: str | None = None,
-             annotations: ToolAnnotations | None = None) -> Callable:
+    def tool(
+        self,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: ToolAnnotations | None = None,
+    ) -> Callable:
         """Decorator: register `fn` if it is annotated `-> DataToolOutput`; otherwise warn and leave it out."""
 
         def decorator(fn: Callable) -> Callable:
             returns = inspect.signature(fn, eval_str=True).return_annotation
             if returns != DataToolOutput:
-                logger.warning("%s is not registered: its return annotation must be DataToolOutput, "
-                               "so that every result declares its sources", fn.__qualname__)
+                logger.warning(
+                    "%s is not registered: its return annotation must be DataToolOutput, "
+                    "so that every result declares its sources",
+                    fn.__qualname__,
+                )
                 return fn
             self.add(_function_tool(fn, name, title, description, annotations))
             return fn
@@ -173,11 +189,17 @@ def _first_error(exc: Exception) -> str:
     return str(exc)
 
 
-def _function_tool(fn: Callable, name: str | None, title: str | None, description: str | None,
-                   annotations: ToolAnnotations | None) -> Tool:
+def _function_tool(
+    fn: Callable, name: str | None, title: str | None, description: str | None, annotations: ToolAnnotations | None
+) -> Tool:
     params = inspect.signature(fn, eval_str=True).parameters
-    fields = {p.name: (p.annotation if p.annotation is not inspect.Parameter.empty else Any,
-                       ... if p.default is inspect.Parameter.empty else p.default) for p in params.values()}
+    fields = {
+        p.name: (
+            p.annotation if p.annotation is not inspect.Parameter.empty else Any,
+            ... if p.default is inspect.Parameter.empty else p.default,
+        )
+        for p in params.values()
+    }
     model = create_model(f"{fn.__name__}_arguments", __config__=ConfigDict(extra="forbid", strict=True), **fields)
     schema = model.model_json_schema()
     schema.pop("title", None)
@@ -197,15 +219,24 @@ def _function_tool(fn: Callable, name: str | None, title: str | None, descriptio
         return {k: getattr(args, k) for k in fields}
 
     if is_async:
+
         async def handler(arguments):
             return await fn(**validated(arguments))
     else:
+
         def handler(arguments):
             return fn(**validated(arguments))
 
-    return Tool(name=name or fn.__name__, description=description or inspect.getdoc(fn) or fn.__name__,
-                input_schema=schema, handler=handler, title=title, annotations=annotations or READ_ONLY,
-                source=inspect.getsourcefile(fn), is_async=is_async)
+    return Tool(
+        name=name or fn.__name__,
+        description=description or inspect.getdoc(fn) or fn.__name__,
+        input_schema=schema,
+        handler=handler,
+        title=title,
+        annotations=annotations or READ_ONLY,
+        source=inspect.getsourcefile(fn),
+        is_async=is_async,
+    )
 
 
 default_registry = Registry()

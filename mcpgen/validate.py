@@ -6,6 +6,7 @@ its work, and check every column that charts, `table:` and templates (`r.city`,
 The static checks themselves are in `checks`; the text, JSON and GitHub forms of the
 report in `reports`. Exit codes: 0 clean, 1 problems found, 2 could not run.
 """
+
 from __future__ import annotations
 
 import os
@@ -45,8 +46,9 @@ class Report(Findings):
         return 1 if self.errors or (strict and self.warnings) else 0
 
 
-def run_validate(specs_dir: str | Path, live: bool = False, timeout: float = LIVE_TIMEOUT,
-                 jobs: int | None = None) -> Report:
+def run_validate(
+    specs_dir: str | Path, live: bool = False, timeout: float = LIVE_TIMEOUT, jobs: int | None = None
+) -> Report:
     """Check a project. Raises SpecError when it cannot run at all (no such folder)."""
     import gc
 
@@ -175,11 +177,17 @@ def _live(loaded: LoadedProject, report: Report, timeout: float) -> None:
         for name in dict.fromkeys(s.spec.connection for s in specs):
             conn = loaded.config.connections[name]
             try:
-                engine = _bounded(lambda: create_engine(name, conn, loaded.root), timeout,
-                                  f"connection '{name}' did not open within {timeout:g} s")
+                engine = _bounded(
+                    lambda name=name, conn=conn: create_engine(name, conn, loaded.root),
+                    timeout,
+                    f"connection '{name}' did not open within {timeout:g} s",
+                )
                 engines[name] = engine
-                _bounded(lambda: _probe(engine, timeout), timeout + 1,
-                         f"connection '{name}' did not answer within {timeout:g} s")
+                _bounded(
+                    lambda engine=engine: _probe(engine, timeout),
+                    timeout + 1,
+                    f"connection '{name}' did not answer within {timeout:g} s",
+                )
                 report.connections[name] = "ok"
             except Exception as exc:  # one clear error per connection, whatever went wrong
                 report.connections[name] = "unreachable"
@@ -194,8 +202,10 @@ def _live(loaded: LoadedProject, report: Report, timeout: float) -> None:
         for spec in specs:
             engine = engines.get(spec.spec.connection)
             if engine is not None:
-                report.problems += [Problem(p.path, p.line, p.col, redact(p.message, secrets), p.severity)
-                                    for p in check_spec_live(spec, engine, timeout)]
+                report.problems += [
+                    Problem(p.path, p.line, p.col, redact(p.message, secrets), p.severity)
+                    for p in check_spec_live(spec, engine, timeout)
+                ]
     finally:
         os.chdir(cwd)
         for engine in engines.values():
@@ -319,8 +329,13 @@ def check_spec_live(loaded: LoadedSpec, engine: Any, timeout: float = LIVE_TIMEO
     have = f"(the query returns {', '.join(columns)})"
     twice = sorted({c for c in columns if columns.count(c) > 1})
     if twice:
-        out.append(Problem(path, *_value_where(data, sql_key),
-                           f"the query returns column {', '.join(twice)} more than once; give each its own name with AS"))
+        out.append(
+            Problem(
+                path,
+                *_value_where(data, sql_key),
+                f"the query returns column {', '.join(twice)} more than once; give each its own name with AS",
+            )
+        )
     known = set(columns)
     # charts
     chart_data = data.get("chart")
@@ -333,21 +348,38 @@ def check_spec_live(loaded: LoadedSpec, engine: Any, timeout: float = LIVE_TIMEO
             for j, column in enumerate(names):
                 if column not in known:
                     line, col = _item_where(node, key, j if isinstance(value, list) else None)
-                    out.append(Problem(path, line, col, f"{where}.{key} names column '{column}', which the query "
-                                                        f"does not return {have}"))
+                    out.append(
+                        Problem(
+                            path,
+                            line,
+                            col,
+                            f"{where}.{key} names column '{column}', which the query does not return {have}",
+                        )
+                    )
     # table
     if not isinstance(spec.table, bool):
         node = data.get("table")
         for j, column in enumerate(spec.table.columns or []):
             if column not in known:
-                out.append(Problem(path, *_item_where(node, "columns", j),
-                                   f"table.columns names column '{column}', which the query does not return {have}"))
+                out.append(
+                    Problem(
+                        path,
+                        *_item_where(node, "columns", j),
+                        f"table.columns names column '{column}', which the query does not return {have}",
+                    )
+                )
         headers = node.get("headers") if hasattr(node, "get") else None
         for column in spec.table.headers:
             if column not in known:
                 line, col = headers.where(column) if hasattr(headers, "where") else (None, None)
-                out.append(Problem(path, line, col, f"table.headers labels column '{column}', which the query "
-                                                    f"does not return {have}"))
+                out.append(
+                    Problem(
+                        path,
+                        line,
+                        col,
+                        f"table.headers labels column '{column}', which the query does not return {have}",
+                    )
+                )
     # templates
     for key, template in loaded.templates.items():
         if key.startswith("sources"):
@@ -357,9 +389,14 @@ def check_spec_live(loaded: LoadedSpec, engine: Any, timeout: float = LIVE_TIMEO
             if column not in known and (line, column) not in reported:
                 reported.add((line, column))
                 start, col = _value_where(data, key)
-                out.append(Problem(path, None if start is None else start + line - 1, col if line == 1 else 1,
-                                   f"{key}: the template reads column '{column}' of a row, which the query "
-                                   f"does not return {have}"))
+                out.append(
+                    Problem(
+                        path,
+                        None if start is None else start + line - 1,
+                        col if line == 1 else 1,
+                        f"{key}: the template reads column '{column}' of a row, which the query does not return {have}",
+                    )
+                )
     return out
 
 

@@ -8,13 +8,14 @@ Cheaper per call than a `threading.Timer`, which starts a thread each time.
 >>> fired.wait(1)
 True
 """
+
 from __future__ import annotations
 
 import heapq
 import itertools
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 
 class Watchdog:

@@ -8,6 +8,7 @@ tags are errors with a line and column.
 >>> data, data.where("on")
 ({'n': 3, 'on': 'yes'}, (2, 1))
 """
+
 from __future__ import annotations
 
 import re
@@ -61,9 +62,11 @@ def _construct_child(loader, node):
 for tag, regexp, first in [
     ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", list("tTfF")),
     ("tag:yaml.org,2002:int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", list("-+0123456789")),
-    ("tag:yaml.org,2002:float",
-     r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
-     list("-+0123456789.")),
+    (
+        "tag:yaml.org,2002:float",
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        list("-+0123456789."),
+    ),
     ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
 ]:
     _Loader.add_implicit_resolver(tag, re.compile(regexp), first)
@@ -87,8 +90,9 @@ def _construct_mapping(loader, node):
         where = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
         if key in out:
             first = out.lines[key][0]
-            raise yaml.MarkedYAMLError(None, None, f"duplicate key {key!r} (first defined on line {first})",
-                                       key_node.start_mark)
+            raise yaml.MarkedYAMLError(
+                None, None, f"duplicate key {key!r} (first defined on line {first})", key_node.start_mark
+            )
         _warn_yaml11(loader, key_node)
         _warn_yaml11(loader, value_node)
         out[key] = _construct_child(loader, value_node)
@@ -112,9 +116,14 @@ def _construct_sequence(loader, node):
 
 def _warn_yaml11(loader, node):
     if isinstance(node, yaml.ScalarNode) and not node.style and node.value.lower() in YAML11_WORDS:
-        loader.warnings.append((node.start_mark.line + 1, node.start_mark.column + 1,
-                                f"'{node.value}' is read as the string {node.value!r} (YAML 1.2), "
-                                "not a boolean; write true/false, or quote it"))
+        loader.warnings.append(
+            (
+                node.start_mark.line + 1,
+                node.start_mark.column + 1,
+                f"'{node.value}' is read as the string {node.value!r} (YAML 1.2), "
+                "not a boolean; write true/false, or quote it",
+            )
+        )
 
 
 def _reject_tag(loader, suffix, node):
@@ -146,7 +155,7 @@ def load_yaml(text: str, path: str, warnings: list[Problem] | None = None):
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         message = exc.problem or exc.context or "invalid YAML"
-        line_text = (text.splitlines()[mark.line:mark.line + 1] or [""])[0] if mark else ""
+        line_text = (text.splitlines()[mark.line : mark.line + 1] or [""])[0] if mark else ""
         if "\t" in line_text[: mark.column + 1 if mark else 0]:
             message = "tab characters are not allowed for indentation in YAML; use spaces"
         elif exc.context and exc.problem and "tag" not in exc.problem:

@@ -7,6 +7,7 @@ a tool only when it is decorated with `@registry.tool()` AND annotated
 
 Everything here is deterministic and reads only files inside this repository.
 """
+
 import csv
 from pathlib import Path
 
@@ -40,8 +41,10 @@ def airline_lookup(query: str = "") -> DataToolOutput:
     matches.sort(key=lambda a: a[0])
 
     if not matches:
-        text = (f"No airline in the 2013 New York City flights data matches {query.strip()!r}; "
-                f"call airline_lookup with an empty query to list all {len(airlines)}.")
+        text = (
+            f"No airline in the 2013 New York City flights data matches {query.strip()!r}; "
+            f"call airline_lookup with an empty query to list all {len(airlines)}."
+        )
     elif len(matches) == 1:
         code, name = matches[0]
         text = f"{code} is {name}" + ("" if name.endswith(".") else ".")

@@ -1,6 +1,5 @@
 # --- database services (tests/services.py): PostgreSQL, MariaDB, and the cities table in each ---
 import pytest
-
 import services
 
 

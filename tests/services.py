@@ -5,6 +5,7 @@ MCPGEN_REQUIRE_SERVICES=1 (set by .ci/run) it fails them instead.
 
 URLs can be overridden with MCPGEN_TEST_POSTGRES_URL and MCPGEN_TEST_MARIADB_URL.
 """
+
 from __future__ import annotations
 
 import csv
@@ -12,7 +13,7 @@ import os
 import secrets
 import shutil
 import sqlite3
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -35,7 +36,7 @@ def services_required() -> bool:
     return os.environ.get("MCPGEN_REQUIRE_SERVICES") == "1"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _absent(service: str) -> str | None:
     """Why `service` cannot be used, or None when it answers."""
     try:
@@ -76,12 +77,27 @@ def connect(service: str):
     if service == "postgresql":
         import psycopg
 
-        return psycopg.connect(host=url.host, port=url.port or 5432, user=url.username, password=url.password,
-                               dbname=url.database, autocommit=True, connect_timeout=3)
+        return psycopg.connect(
+            host=url.host,
+            port=url.port or 5432,
+            user=url.username,
+            password=url.password,
+            dbname=url.database,
+            autocommit=True,
+            connect_timeout=3,
+        )
     import pymysql
 
-    return pymysql.connect(host=url.host, port=url.port or 3306, user=url.username, password=url.password or "",
-                           database=url.database, autocommit=True, connect_timeout=3, charset="utf8mb4")
+    return pymysql.connect(
+        host=url.host,
+        port=url.port or 3306,
+        user=url.username,
+        password=url.password or "",
+        database=url.database,
+        autocommit=True,
+        connect_timeout=3,
+        charset="utf8mb4",
+    )
 
 
 def cities_csv(tmp_dir: Path) -> Path:
@@ -99,8 +115,19 @@ def cities_csv(tmp_dir: Path) -> Path:
 
 def read_cities(path: Path) -> list[tuple]:
     with open(path, newline="", encoding="utf-8") as f:
-        return [(int(r["geonameid"]), r["name"], r["country_code"], r["admin1_code"], int(r["population"]),
-                 float(r["latitude"]), float(r["longitude"]), r["timezone"]) for r in csv.DictReader(f)]
+        return [
+            (
+                int(r["geonameid"]),
+                r["name"],
+                r["country_code"],
+                r["admin1_code"],
+                int(r["population"]),
+                float(r["latitude"]),
+                float(r["longitude"]),
+                r["timezone"],
+            )
+            for r in csv.DictReader(f)
+        ]
 
 
 def unique_name(prefix: str) -> str:

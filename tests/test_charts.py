@@ -5,17 +5,22 @@ ROWS = [("1952", "Asia", 40.0), ("1952", "Europe", 64.0), ("1957", "Asia", 42.0)
 
 
 def test_series_pivots_long_data_into_one_dataset_per_value():
-    config = build_chart(Chart(type="line", x="year", y="life", series="continent"), ["year", "continent", "life"],
-                         ROWS)
+    config = build_chart(
+        Chart(type="line", x="year", y="life", series="continent"), ["year", "continent", "life"], ROWS
+    )
     assert config["data"]["labels"] == ["1952", "1957"]
-    assert config["data"]["datasets"] == [{"label": "Asia", "data": [40.0, 42.0]},
-                                          {"label": "Europe", "data": [64.0, None]}]
+    assert config["data"]["datasets"] == [
+        {"label": "Asia", "data": [40.0, 42.0]},
+        {"label": "Europe", "data": [64.0, None]},
+    ]
 
 
 def test_each_chart_type_becomes_chart_js_4():
     cols, rows = ["k", "a", "b"], [("x", 1, 2), ("y", 3, 4)]
-    made = {t: build_chart(Chart(type=t, x="k", y="a" if t in ("pie", "doughnut") else ["a", "b"]), cols, rows)
-            for t in ["bar", "line", "area", "pie", "doughnut", "scatter", "horizontal_bar", "stacked_bar"]}
+    made = {
+        t: build_chart(Chart(type=t, x="k", y="a" if t in ("pie", "doughnut") else ["a", "b"]), cols, rows)
+        for t in ["bar", "line", "area", "pie", "doughnut", "scatter", "horizontal_bar", "stacked_bar"]
+    }
     assert made["horizontal_bar"]["type"] == "bar" and made["horizontal_bar"]["options"]["indexAxis"] == "y"
     assert made["stacked_bar"]["options"]["scales"] == {"x": {"stacked": True}, "y": {"stacked": True}}
     assert made["area"]["type"] == "line" and made["area"]["data"]["datasets"][0]["fill"] == "origin"
@@ -25,6 +30,9 @@ def test_each_chart_type_becomes_chart_js_4():
 
 
 def test_title_and_options_merge():
-    config = build_chart(Chart(type="bar", x="k", y="a", title="T", options={"plugins": {"legend": {"display": False}}}),
-                         ["k", "a"], [("x", 1)])
+    config = build_chart(
+        Chart(type="bar", x="k", y="a", title="T", options={"plugins": {"legend": {"display": False}}}),
+        ["k", "a"],
+        [("x", 1)],
+    )
     assert config["options"]["plugins"] == {"title": {"display": True, "text": "T"}, "legend": {"display": False}}

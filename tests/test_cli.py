@@ -48,8 +48,13 @@ def test_serve_refuses_an_invalid_spec_and_names_it(tmp_path):
     specs = tmp_path / "specs"
     specs.mkdir()
     (specs / "bad.yaml").write_text("description: d\nsql: DROP TABLE t\nsources: [https://x.org/]\ncontent: x\n")
-    proc = subprocess.run([sys.executable, "-m", "mcpgen.cli", "serve", str(specs)], capture_output=True, text=True,
-                          timeout=60, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mcpgen.cli", "serve", str(specs)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.returncode == 1
     assert f"{specs / 'bad.yaml'}:2:1:" in proc.stderr and "DROP" in proc.stderr
     assert proc.stdout == ""

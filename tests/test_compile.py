@@ -1,12 +1,15 @@
 """Specs compiled and called: the answer's prose, table, charts, sources and force text."""
+
 import textwrap
 
 import pytest
 
 from mcpgen.project import open_project
 
-CSV = "city,country,population,founded\nOslo,NO,709037,1040-01-01\nBergen,NO,285911,1070-01-01\n" \
-      "Tokyo,JP,9733276,1457-01-01\nDuplicate,JP,1,2000-01-01\n"
+CSV = (
+    "city,country,population,founded\nOslo,NO,709037,1040-01-01\nBergen,NO,285911,1070-01-01\n"
+    "Tokyo,JP,9733276,1457-01-01\nDuplicate,JP,1,2000-01-01\n"
+)
 
 
 @pytest.fixture
@@ -14,13 +17,15 @@ def make(tmp_path, monkeypatch):
     """Write one spec (YAML body) into a fresh project and open it."""
     monkeypatch.chdir(tmp_path)  # open_project changes directory; monkeypatch puts it back
     (tmp_path / "data.csv").write_text(CSV)
-    (tmp_path / "mcpgen.yaml").write_text(textwrap.dedent("""\
+    (tmp_path / "mcpgen.yaml").write_text(
+        textwrap.dedent("""\
         connections:
           default:
             duckdb: ":memory:"
             init: ["CREATE TABLE cities AS SELECT * FROM read_csv('data.csv')"]
         defaults: {max_rows: 3}
-        """))
+        """)
+    )
     opened = []
 
     def build(body: str):
@@ -46,19 +51,24 @@ sources: ["https://example.org/{{ country }}?q=1"]
 
 
 def test_prose_table_chart_sources_and_force(make):
-    registry = make(BASE + """\
+    registry = make(
+        BASE
+        + """\
 content: "{% for r in rows %}{{ r.city }} {{ r.population | thousands }}{{ ', ' if not loop.last }}{% endfor %}"
 force: "{{ row_count }} rows from GeoNames"
 table: {columns: [population, city], headers: {city: City}}
 chart: {type: bar, x: city, y: population, title: People}
-""")
+"""
+    )
     result = registry.call_sync("tool", {"country": "NO"})
     assert not result.is_error
     assert result.content[0].text == "Oslo 709,037, Bergen 285,911"
     data = result.structured_content
     assert data["table"] == [["population", "City"], [709037, "Oslo"], [285911, "Bergen"]]
-    assert data["charts"][0]["data"] == {"labels": ["Oslo", "Bergen"],
-                                         "datasets": [{"label": "population", "data": [709037, 285911]}]}
+    assert data["charts"][0]["data"] == {
+        "labels": ["Oslo", "Bergen"],
+        "datasets": [{"label": "population", "data": [709037, 285911]}],
+    }
     assert data["charts"][0]["options"]["plugins"]["title"]["text"] == "People"
     assert data["sources"] == ["https://example.org/NO?q=1"]
     assert data["force"] == "2 rows from GeoNames"
@@ -66,8 +76,9 @@ chart: {type: bar, x: city, y: population, title: People}
 
 def test_source_values_are_url_encoded(make):
     registry = make(BASE + "content: x\n")
-    assert registry.call_sync("tool", {"country": "a b/&"}).structured_content["sources"] == \
-        ["https://example.org/a%20b%2F%26?q=1"]
+    assert registry.call_sync("tool", {"country": "a b/&"}).structured_content["sources"] == [
+        "https://example.org/a%20b%2F%26?q=1"
+    ]
 
 
 def test_truncation_is_said_in_the_prose_and_the_table_keeps_max_rows(make):
@@ -94,8 +105,9 @@ def test_duplicate_column_names_are_a_clear_error(make):
     registry = make(BASE.replace("SELECT city, population", "SELECT city, population AS city") + "content: x\n")
     result = registry.call_sync("tool", {})
     assert result.is_error
-    assert result.content[0].text == "The query returns column city more than once; give each column its own " \
-                                     "name with AS."
+    assert (
+        result.content[0].text == "The query returns column city more than once; give each column its own name with AS."
+    )
 
 
 def test_dates_bind_as_dates_and_cells_are_iso(make):

@@ -21,9 +21,14 @@ def test_without_a_file_the_default_is_one_embedded_duckdb():
 
 
 def test_a_connection_is_a_url_or_a_duckdb_and_errors_name_its_fields():
-    config = ProjectConfig.model_validate({"connections": {
-        "w": {"url": "postgresql://u@h/db", "password": "${PW}", "pool_timeout": "2s"},
-        "d": {"duckdb": "x.duckdb", "init": ["SELECT 1"]}}})
+    config = ProjectConfig.model_validate(
+        {
+            "connections": {
+                "w": {"url": "postgresql://u@h/db", "password": "${PW}", "pool_timeout": "2s"},
+                "d": {"duckdb": "x.duckdb", "init": ["SELECT 1"]},
+            }
+        }
+    )
     assert isinstance(config.connections["w"], URLConnection) and config.connections["w"].pool_timeout == 2.0
     assert isinstance(config.connections["d"], DuckDBConnection)
     with pytest.raises(ValidationError) as info:

@@ -1,4 +1,5 @@
 """Every example in the README and in docs/spec-format.md (the contract) runs as written."""
+
 import json
 import re
 import shutil
@@ -28,14 +29,16 @@ def project(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     shutil.copy(REPO / "examples/data/cities.csv", tmp_path)
     shutil.copy(REPO / "examples/data/countries.csv", tmp_path)
-    (tmp_path / "mcpgen.yaml").write_text(textwrap.dedent("""\
+    (tmp_path / "mcpgen.yaml").write_text(
+        textwrap.dedent("""\
         connections:
           default:
             duckdb: ":memory:"
             init:
               - CREATE TABLE cities AS SELECT * FROM read_csv('cities.csv')
               - CREATE TABLE countries AS SELECT * FROM read_csv('countries.csv')
-        """))
+        """)
+    )
     (tmp_path / "specs").mkdir()
     return tmp_path
 
@@ -56,8 +59,10 @@ def test_the_contracts_spec_example_runs_as_written(project):
         spec = yaml.safe_load(example)
         rows = direct(project, spec["sql"], {"n": 2, "country": "JP"})
         assert result.structured_content["table"] == [["city", "population"], *[list(r) for r in rows]]
-        assert result.content[0].text == f"The 2 most populated cities are\n{rows[0][0]} ({rows[0][1]:,}), " \
-                                         f"{rows[1][0]} ({rows[1][1]:,})."
+        assert (
+            result.content[0].text == f"The 2 most populated cities are\n{rows[0][0]} ({rows[0][1]:,}), "
+            f"{rows[1][0]} ({rows[1][1]:,})."
+        )
         assert result.structured_content["charts"][0]["type"] == "bar"
         tool = opened.registry.get("top_cities").to_mcp()
         assert tool.title == "Most populated cities"

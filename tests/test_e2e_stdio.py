@@ -2,6 +2,7 @@
 
 Every shipped tool is called and its table compared with the same SQL run directly in DuckDB.
 """
+
 import datetime as dt
 import re
 import shutil
@@ -89,8 +90,9 @@ def test_every_shipped_tool_answers_what_duckdb_answers():
             assert data["sources"] and all(s.startswith("https://") for s in data["sources"])
             assert result.content[0].text.strip()
             assert data.get("table") == direct_table(spec, args), name
-            assert len(data.get("charts", [])) == len(spec["chart"] if isinstance(spec.get("chart"), list)
-                                                      else [spec["chart"]] if spec.get("chart") else [])
+            assert len(data.get("charts", [])) == len(
+                spec["chart"] if isinstance(spec.get("chart"), list) else [spec["chart"]] if spec.get("chart") else []
+            )
 
     anyio.run(_session, check)
 

@@ -37,13 +37,16 @@ def test_relative_project_files_are_readable(engine):
     assert run(engine, "SELECT count(*) FROM 'data/t.csv'").rows == [(3,)]
 
 
-@pytest.mark.parametrize("sql", [
-    "SELECT * FROM read_csv('/etc/passwd')",
-    "SELECT * FROM glob('/*')",
-    "SELECT * FROM read_csv('../x.csv')",
-    "SELECT * FROM read_csv('data/link.csv')",
-    "SELECT * FROM read_csv('https://example.org/x.csv')",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT * FROM read_csv('/etc/passwd')",
+        "SELECT * FROM glob('/*')",
+        "SELECT * FROM read_csv('../x.csv')",
+        "SELECT * FROM read_csv('data/link.csv')",
+        "SELECT * FROM read_csv('https://example.org/x.csv')",
+    ],
+)
 def test_nothing_outside_the_project_is_reachable(engine, sql):
     with pytest.raises(QueryError):
         run(engine, sql)

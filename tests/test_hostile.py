@@ -8,6 +8,7 @@ The items about PostgreSQL (16 and 17 on PG) live with the SQLAlchemy engine's t
 here they run on DuckDB. Items 20-22 run in-process against the ASGI app here, and
 against a real `mcpgen serve --http` process in test_http.py.
 """
+
 from __future__ import annotations
 
 import json
@@ -240,8 +241,18 @@ def sql_runs(project, monkeypatch):
 
 # 1. SQL in a string parameter -------------------------------------------------------------------
 
-@pytest.mark.parametrize("value", ["'; DROP TABLE cities; --", "a' OR '1'='1", "Oslo'; DELETE FROM cities; SELECT '",
-                                   "1); DROP TABLE cities; --", "$name", ":name"])
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "'; DROP TABLE cities; --",
+        "a' OR '1'='1",
+        "Oslo'; DELETE FROM cities; SELECT '",
+        "1); DROP TABLE cities; --",
+        "$name",
+        ":name",
+    ],
+)
 def test_01_sql_in_a_string_is_a_value(project, value):
     result = call(project, "find_city", name=value)
     assert not result.is_error, text(result)
@@ -255,25 +266,31 @@ def test_01_sql_in_an_array_and_a_source_url(project):
     assert [row[1] for row in result.structured_content["table"][1:]] == ["Oslo", "Bergen"]
     result = call(project, "url_source", q="x/../../admin?y=1#z' OR 1=1")
     assert not result.is_error
-    assert result.structured_content["sources"] == ["https://example.org/search/x%2F..%2F..%2Fadmin%3Fy%3D1%23z%27%20OR%201%3D1"]
+    assert result.structured_content["sources"] == [
+        "https://example.org/search/x%2F..%2F..%2Fadmin%3Fy%3D1%23z%27%20OR%201%3D1"
+    ]
     assert city_count(project) == len(CITIES)
 
 
 # 2. Wrong types --------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("arguments, needles", [
-    ({"min_pop": "1; DROP TABLE cities"}, ["min_pop", "integer"]),
-    ({"name": {"$ne": 1}}, ["name", "string"]),
-    ({"ratio": float("nan")}, ["ratio"]),
-    ({"ratio": float("inf")}, ["ratio"]),
-    ({"min_pop": 2**70}, ["min_pop"]),
-    ({"ratio": True}, ["ratio", "number"]),
-    ({"min_pop": 1.5}, ["min_pop", "integer"]),
-    ({"flag": "true"}, ["flag", "boolean"]),
-    ({"ids": "1,2"}, ["ids", "array"]),
-    ({"ids": [1, "2; DROP"]}, ["ids[1]", "integer"]),
-    ({"name": None, "min_pop": None}, ["min_pop"]),
-])
+
+@pytest.mark.parametrize(
+    "arguments, needles",
+    [
+        ({"min_pop": "1; DROP TABLE cities"}, ["min_pop", "integer"]),
+        ({"name": {"$ne": 1}}, ["name", "string"]),
+        ({"ratio": float("nan")}, ["ratio"]),
+        ({"ratio": float("inf")}, ["ratio"]),
+        ({"min_pop": 2**70}, ["min_pop"]),
+        ({"ratio": True}, ["ratio", "number"]),
+        ({"min_pop": 1.5}, ["min_pop", "integer"]),
+        ({"flag": "true"}, ["flag", "boolean"]),
+        ({"ids": "1,2"}, ["ids", "array"]),
+        ({"ids": [1, "2; DROP"]}, ["ids[1]", "integer"]),
+        ({"name": None, "min_pop": None}, ["min_pop"]),
+    ],
+)
 def test_02_wrong_types_fail_before_sql(project, sql_runs, arguments, needles):
     assert_clear_error(call(project, "find_city", **arguments), *needles)
     assert sql_runs == []
@@ -282,21 +299,26 @@ def test_02_wrong_types_fail_before_sql(project, sql_runs, arguments, needles):
 
 # 3. Constraints --------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("arguments, needles", [
-    ({"min_pop": -1}, ["min_pop", "minimum"]),
-    ({"min_pop": 100000001}, ["min_pop", "maximum"]),
-    ({"kind": "huge"}, ["kind", "one of"]),
-    ({"code": "no"}, ["code", "pattern"]),
-    ({"code": "ABC"}, ["code", "length"]),
-    ({"ids": [1, 2, 3, 4, 5, 6]}, ["ids", "maximum of 5"]),
-    ({"ids": []}, ["ids", "minimum of 1"]),
-])
+
+@pytest.mark.parametrize(
+    "arguments, needles",
+    [
+        ({"min_pop": -1}, ["min_pop", "minimum"]),
+        ({"min_pop": 100000001}, ["min_pop", "maximum"]),
+        ({"kind": "huge"}, ["kind", "one of"]),
+        ({"code": "no"}, ["code", "pattern"]),
+        ({"code": "ABC"}, ["code", "length"]),
+        ({"ids": [1, 2, 3, 4, 5, 6]}, ["ids", "maximum of 5"]),
+        ({"ids": []}, ["ids", "minimum of 1"]),
+    ],
+)
 def test_03_constraints_are_named(project, sql_runs, arguments, needles):
     assert_clear_error(call(project, "find_city", **arguments), *needles)
     assert sql_runs == []
 
 
 # 4. Undeclared and missing arguments ----------------------------------------------------------
+
 
 def test_04_unknown_argument_is_named(project, sql_runs):
     assert_clear_error(call(project, "find_city", nmae="Oslo"), "nmae")
@@ -320,11 +342,15 @@ def test_04_defaults_apply_only_where_declared(project, sql_runs):
 
 # 5. Huge, NUL, surrogates, invalid UTF-8 ------------------------------------------------------
 
-@pytest.mark.parametrize("value, needles", [
-    ("x" * 10_000_000, ["name", "longer"]),
-    ("Oslo\x00; DROP TABLE cities", ["name", "NUL"]),
-    ("Oslo\ud800", ["name", "Unicode"]),
-])
+
+@pytest.mark.parametrize(
+    "value, needles",
+    [
+        ("x" * 10_000_000, ["name", "longer"]),
+        ("Oslo\x00; DROP TABLE cities", ["name", "NUL"]),
+        ("Oslo\ud800", ["name", "Unicode"]),
+    ],
+)
 def test_05_huge_nul_and_lone_surrogate(project, sql_runs, value, needles):
     assert_clear_error(call(project, "find_city", name=value), *needles)
     assert sql_runs == []
@@ -334,8 +360,12 @@ def test_05_huge_nul_and_lone_surrogate(project, sql_runs, value, needles):
 @pytest.mark.slow
 def test_05_invalid_utf8_on_stdio_and_the_process_lives(tmp_path):
     specs = write_project(tmp_path, {"count_cities": SPECS["count_cities"]})
-    proc = subprocess.Popen([sys.executable, "-m", "mcpgen.cli", "serve", str(specs)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcpgen.cli", "serve", str(specs)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
     def send(obj_or_bytes):
         data = obj_or_bytes if isinstance(obj_or_bytes, bytes) else json.dumps(obj_or_bytes).encode() + b"\n"
@@ -351,14 +381,26 @@ def test_05_invalid_utf8_on_stdio_and_the_process_lives(tmp_path):
                 return message
 
     try:
-        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            }
+        )
         assert "result" in receive(1)
         send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         send(b'{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "count_cities\xff\xfe"}}\n')
         send(b"\xc3\x28 not json at all \xed\xa0\x80\n")
-        send(b'{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "count_cities", '
-             b'"arguments": {"x": "\\ud800"}}}\n')
+        send(
+            b'{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "count_cities", '
+            b'"arguments": {"x": "\\ud800"}}}\n'
+        )
         send({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "count_cities", "arguments": {}}})
         answer = receive(4)
         assert answer["result"]["isError"] is False
@@ -371,6 +413,7 @@ def test_05_invalid_utf8_on_stdio_and_the_process_lives(tmp_path):
 
 # 6. Row values that look like templates, instructions or images -------------------------------
 
+
 def test_06_row_values_are_plain_text(project):
     result = call(project, "notes")
     prose = text(result)
@@ -382,24 +425,42 @@ def test_06_row_values_are_plain_text(project):
 # 7. Two statements and writes in specs ---------------------------------------------------------
 
 WRITES = [
-    "SELECT 1; DROP TABLE cities", "DROP TABLE cities; SELECT 1", "INSERT INTO cities VALUES (9, 'x', 1)",
-    "UPDATE cities SET population = 0", "DELETE FROM cities", "CREATE TEMP TABLE x AS SELECT 1",
-    "CREATE TABLE x (a INT)", "COPY cities TO 'out.csv'", "ATTACH 'x.db' AS x", "INSTALL httpfs", "LOAD httpfs",
-    "PRAGMA version", "SET threads = 1", "CALL pragma_version()", "EXPORT DATABASE 'out'",
+    "SELECT 1; DROP TABLE cities",
+    "DROP TABLE cities; SELECT 1",
+    "INSERT INTO cities VALUES (9, 'x', 1)",
+    "UPDATE cities SET population = 0",
+    "DELETE FROM cities",
+    "CREATE TEMP TABLE x AS SELECT 1",
+    "CREATE TABLE x (a INT)",
+    "COPY cities TO 'out.csv'",
+    "ATTACH 'x.db' AS x",
+    "INSTALL httpfs",
+    "LOAD httpfs",
+    "PRAGMA version",
+    "SET threads = 1",
+    "CALL pragma_version()",
+    "EXPORT DATABASE 'out'",
     "WITH gone AS (DELETE FROM cities RETURNING *) SELECT count(*) FROM gone",
-    "SET VARIABLE x = 1", "SELECT 1 AS a INTO newtable", "DETACH memory", "USE memory",
-    "CHECKPOINT", "BEGIN TRANSACTION", "COMMIT; DROP TABLE cities",
+    "SET VARIABLE x = 1",
+    "SELECT 1 AS a INTO newtable",
+    "DETACH memory",
+    "USE memory",
+    "CHECKPOINT",
+    "BEGIN TRANSACTION",
+    "COMMIT; DROP TABLE cities",
 ]
 
 
 @pytest.mark.parametrize("sql", WRITES)
 def test_07_writes_are_rejected_with_file_and_line(tmp_path, sql):
-    spec = {"bad": f"""
+    spec = {
+        "bad": f"""
         description: A write in disguise.
         sources: [https://example.org/]
         content: x
         sql: "{sql}"
-        """}
+        """
+    }
     specs = write_project(tmp_path, {**spec, "count_cities": SPECS["count_cities"]})
     loaded = load_project(specs)
     errors = [str(p) for p in loaded.errors]
@@ -424,11 +485,19 @@ def test_07_the_engine_refuses_writes_even_unchecked(project, sql):
 # 8. DuckDB reaching outside the project -------------------------------------------------------
 
 OUTSIDE = [
-    "SELECT * FROM read_csv('/etc/passwd')", "SELECT * FROM glob('/*')", "SELECT * FROM read_text('/etc/hostname')",
-    "SELECT * FROM read_csv('https://example.org/x.csv')", "SELECT * FROM read_csv('../outside.csv')",
-    "SELECT * FROM read_csv('data/link.csv')", "SELECT * FROM read_parquet('s3://bucket/x.parquet')",
-    "SET enable_external_access = true", "RESET lock_configuration", "SET allowed_directories = ['/']",
-    "ATTACH '/tmp/evil.duckdb' AS evil", "COPY cities TO '/tmp/mcpgen-evil.csv'", "INSTALL httpfs",
+    "SELECT * FROM read_csv('/etc/passwd')",
+    "SELECT * FROM glob('/*')",
+    "SELECT * FROM read_text('/etc/hostname')",
+    "SELECT * FROM read_csv('https://example.org/x.csv')",
+    "SELECT * FROM read_csv('../outside.csv')",
+    "SELECT * FROM read_csv('data/link.csv')",
+    "SELECT * FROM read_parquet('s3://bucket/x.parquet')",
+    "SET enable_external_access = true",
+    "RESET lock_configuration",
+    "SET allowed_directories = ['/']",
+    "ATTACH '/tmp/evil.duckdb' AS evil",
+    "COPY cities TO '/tmp/mcpgen-evil.csv'",
+    "INSTALL httpfs",
 ]
 
 
@@ -452,20 +521,29 @@ def test_08_outside_access_refused_at_run_time(project, sql):
 
 # 9. Template escapes ---------------------------------------------------------------------------
 
-ESCAPES = ["{{ ''.__class__.__mro__ }}", "{{ rows | attr('__class__') }}", "{{ cycler.__init__.__globals__ }}",
-           "{{ (rows | attr('format'))('x') }}", "{{ joiner.__init__.__globals__.os }}",
-           "{{ ''.__class__.__mro__[1].__subclasses__() }}", "{{ lipsum.__globals__['os'].popen('id').read() }}",
-           "{{ rows['__class__'] }}", "{{ namespace.__init__.__globals__ }}"]
+ESCAPES = [
+    "{{ ''.__class__.__mro__ }}",
+    "{{ rows | attr('__class__') }}",
+    "{{ cycler.__init__.__globals__ }}",
+    "{{ (rows | attr('format'))('x') }}",
+    "{{ joiner.__init__.__globals__.os }}",
+    "{{ ''.__class__.__mro__[1].__subclasses__() }}",
+    "{{ lipsum.__globals__['os'].popen('id').read() }}",
+    "{{ rows['__class__'] }}",
+    "{{ namespace.__init__.__globals__ }}",
+]
 
 
 @pytest.mark.parametrize("template", ESCAPES)
 def test_09_template_escapes_refused_by_validate(tmp_path, template):
-    spec = {"escape": f"""
+    spec = {
+        "escape": f"""
         description: An escape attempt.
         sql: SELECT 1 AS x
         sources: [https://example.org/]
         content: "{template}"
-        """}
+        """
+    }
     loaded = load_project(write_project(tmp_path, spec))
     assert loaded.errors, f"validate accepted {template}"
     assert all(str(p).startswith(str(tmp_path / "specs" / "escape.yaml") + ":") for p in loaded.errors)
@@ -483,16 +561,26 @@ def test_09_template_escapes_refused_by_the_sandbox(template):
 
 # 10. Templates that would run forever or explode ---------------------------------------------
 
+
 def test_10_huge_string_and_power_are_stopped():
     from mcpgen.errors import RenderError
     from mcpgen.render import Template
 
-    for source in ["{{ 'x' * 10**9 }}", "{{ [1] * 10**8 }}", "{{ 2 ** 100000 }}", "{{ 'x' * 100000 * 100000 }}",
-                   # one operation, no loop: each of these built a GB-sized value before the fix
-                   "{{ (9 ** 9999) ** 9999 > 1 }}", "{{ '%999999999s' % 'x' }}", "{{ 'x' | center(999999999) }}",
-                   "{{ 'x'.ljust(999999999) }}", "{{ '{:>999999999}'.format('x') }}",
-                   "{{ ('x' * 100000) | replace('', 'y' * 100000) }}", "{{ '%*s' | format(999999999, 'x') }}",
-                   "{% set ns = namespace(x=3) %}{% for i in range(40) %}{% set ns.x = ns.x * ns.x %}{% endfor %}"]:
+    for source in [
+        "{{ 'x' * 10**9 }}",
+        "{{ [1] * 10**8 }}",
+        "{{ 2 ** 100000 }}",
+        "{{ 'x' * 100000 * 100000 }}",
+        # one operation, no loop: each of these built a GB-sized value before the fix
+        "{{ (9 ** 9999) ** 9999 > 1 }}",
+        "{{ '%999999999s' % 'x' }}",
+        "{{ 'x' | center(999999999) }}",
+        "{{ 'x'.ljust(999999999) }}",
+        "{{ '{:>999999999}'.format('x') }}",
+        "{{ ('x' * 100000) | replace('', 'y' * 100000) }}",
+        "{{ '%*s' | format(999999999, 'x') }}",
+        "{% set ns = namespace(x=3) %}{% for i in range(40) %}{% set ns.x = ns.x * ns.x %}{% endfor %}",
+    ]:
         start = time.monotonic()
         with pytest.raises(RenderError):
             Template(source).render({})
@@ -509,13 +597,16 @@ def test_10_nested_loops_and_big_output_are_stopped(project):
 
 # 11. Undefined names, rows[99] ----------------------------------------------------------------
 
+
 def test_11_undefined_names_fail_validate(tmp_path):
-    spec = {"undefined": """
+    spec = {
+        "undefined": """
         description: Uses a name nobody defined.
         sql: SELECT 1 AS x
         sources: [https://example.org/]
         content: "{{ nope }} {{ rows[0].x }}"
-        """}
+        """
+    }
     problems = [str(p) for p in load_project(write_project(tmp_path, spec)).errors]
     assert problems and "nope" in problems[0] and "undefined.yaml:" in problems[0]
 
@@ -528,12 +619,22 @@ def test_11_past_the_end_of_rows_is_a_clear_error(project):
 # 12. YAML ---------------------------------------------------------------------------------------
 
 YAML_CASES = {
-    "duplicate_key": ("description: a\ndescription: b\nsql: SELECT 1 AS x\nsources: [https://e.org/]\ncontent: x\n",
-                      ":2:", "duplicate"),
-    "alias_bomb": ("a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
-                   "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\ndescription: x\n", ":2:", "alias"),
-    "python_tag": ("description: !!python/object/apply:os.system ['touch /tmp/mcpgen-pwned']\nsql: SELECT 1\n",
-                   ":1:", "tag"),
+    "duplicate_key": (
+        "description: a\ndescription: b\nsql: SELECT 1 AS x\nsources: [https://e.org/]\ncontent: x\n",
+        ":2:",
+        "duplicate",
+    ),
+    "alias_bomb": (
+        "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+        "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\ndescription: x\n",
+        ":2:",
+        "alias",
+    ),
+    "python_tag": (
+        "description: !!python/object/apply:os.system ['touch /tmp/mcpgen-pwned']\nsql: SELECT 1\n",
+        ":1:",
+        "tag",
+    ),
     "tabs": ("description: x\nparameters:\n\tn: {type: integer}\n", ":3:", "tab"),
     "bad_indent": ("description: x\n  sql: SELECT 1\n sources: [https://e.org/]\n", ":", ""),
 }
@@ -568,8 +669,11 @@ def test_12_a_50_mb_file_is_refused_unread(tmp_path):
 
 # 13. Names, charts, sources, DSN passwords ----------------------------------------------------
 
+
 def test_13_duplicate_tool_names_across_files(tmp_path):
-    specs = write_project(tmp_path, {"a": SPECS["count_cities"], "b": "name: a\n" + textwrap.dedent(SPECS["count_cities"])})
+    specs = write_project(
+        tmp_path, {"a": SPECS["count_cities"], "b": "name: a\n" + textwrap.dedent(SPECS["count_cities"])}
+    )
     problems = [str(p) for p in load_project(specs).errors]
     assert any("b.yaml:1:" in p and "'a'" in p and "already used" in p for p in problems), problems
 
@@ -581,8 +685,10 @@ def test_13_invalid_tool_names(tmp_path, name):
     assert problems and "t.yaml:1:" in problems[0] and "name" in problems[0], problems
 
 
-@pytest.mark.parametrize("source", ["ftp://example.org/x", "example.org", "/relative/path", "javascript:alert(1)",
-                                    "https://{{ q }}.evil.example/"])
+@pytest.mark.parametrize(
+    "source",
+    ["ftp://example.org/x", "example.org", "/relative/path", "javascript:alert(1)", "https://{{ q }}.evil.example/"],
+)
 def test_13_sources_must_be_absolute_http_urls(tmp_path, source):
     spec = textwrap.dedent(SPECS["url_source"]).replace('"https://example.org/search/{{ q }}"', json.dumps(source))
     problems = [str(p) for p in load_project(write_project(tmp_path, {"s": spec})).errors]
@@ -606,8 +712,10 @@ def test_13_chart_column_the_query_does_not_return(project, tmp_path):
 
 
 def test_13_a_literal_password_is_never_echoed(tmp_path, capsys):
-    config = ("connections:\n  default:\n    duckdb: ':memory:'\n"
-              "  wh:\n    url: postgresql://reader:Sup3rS3cret@db.example:5432/x\n")
+    config = (
+        "connections:\n  default:\n    duckdb: ':memory:'\n"
+        "  wh:\n    url: postgresql://reader:Sup3rS3cret@db.example:5432/x\n"
+    )
     specs = write_project(tmp_path, {"count_cities": SPECS["count_cities"]}, config=config)
     from click.testing import CliRunner
 
@@ -622,6 +730,7 @@ def test_13_a_literal_password_is_never_echoed(tmp_path, capsys):
 
 
 # 14. Awkward result types -----------------------------------------------------------------------
+
 
 def test_14_awkward_types_give_a_valid_result(project):
     result = call(project, "odd_types")
@@ -651,6 +760,7 @@ def test_14_a_python_tool_breaking_the_schema_is_a_clear_error(project):
 
 # 15. Ten million rows -----------------------------------------------------------------------------
 
+
 def test_15_ten_million_rows_are_capped_and_memory_stays_flat(project):
     psutil = pytest.importorskip("psutil")
     me = psutil.Process()
@@ -669,6 +779,7 @@ def test_15_ten_million_rows_are_capped_and_memory_stays_flat(project):
 
 # 16. Timeouts -------------------------------------------------------------------------------------
 
+
 def test_16_a_query_past_its_timeout_is_cancelled_and_the_connection_reusable(project):
     start = time.monotonic()
     message = assert_clear_error(call(project, "runaway"), "longer than 0.3 s")
@@ -680,6 +791,7 @@ def test_16_a_query_past_its_timeout_is_cancelled_and_the_connection_reusable(pr
 
 
 # 17. The database away and back (DuckDB: a missing file at start; a file going away mid-run) ------
+
 
 def test_17_missing_database_file_at_start(tmp_path):
     config = "connections:\n  default:\n    duckdb: data/gone.duckdb\n"
@@ -720,6 +832,7 @@ def test_17_data_file_away_mid_run_and_back(project):
 
 
 # 18. Concurrency ---------------------------------------------------------------------------------
+
 
 async def _timed(project, tool, arguments):
     start = time.monotonic()
@@ -796,6 +909,7 @@ def test_18_fifty_at_once_all_answered(project):
 
 # 19. An invalid edit while reloading -----------------------------------------------------------
 
+
 def test_19_invalid_edit_keeps_the_last_good_tools(tmp_path, caplog):
     from mcpgen.reload import Reloader
     from mcpgen.server import ToolServer
@@ -806,8 +920,9 @@ def test_19_invalid_edit_keeps_the_last_good_tools(tmp_path, caplog):
     server = ToolServer(p.registry)
     reloader = Reloader(server, p, specs)
     try:
-        (specs / "count_cities.yaml").write_text("description: x\nsql: DROP TABLE cities\nsources: [https://e.org/]\n"
-                                                 "content: x\n")
+        (specs / "count_cities.yaml").write_text(
+            "description: x\nsql: DROP TABLE cities\nsources: [https://e.org/]\ncontent: x\n"
+        )
         with caplog.at_level("ERROR", logger="mcpgen"):
             assert anyio.run(reloader.reload) is False
         assert server.registry is p.registry
@@ -823,6 +938,7 @@ def test_19_invalid_edit_keeps_the_last_good_tools(tmp_path, caplog):
 
 
 # 6 (faults): an exception in a Python tool, a template error at run time --------------------------
+
 
 def test_python_tool_exception_is_a_clear_error_without_secrets(project, caplog):
     message = assert_clear_error(call(project, "explode"), "explode", "RuntimeError")
@@ -849,8 +965,12 @@ def _post(make_app, body, headers=None):
         async with app.router.lifespan_context(app):
             transport = httpx2.ASGITransport(app=app)
             async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000") as client:
-                h = {"content-type": "application/json", "accept": "application/json, text/event-stream",
-                     "host": "127.0.0.1:8000", **(headers or {})}
+                h = {
+                    "content-type": "application/json",
+                    "accept": "application/json, text/event-stream",
+                    "host": "127.0.0.1:8000",
+                    **(headers or {}),
+                }
                 data = body if isinstance(body, bytes) else json.dumps(body).encode()
                 return await client.post("/mcp", content=data, headers=h)
 
@@ -861,16 +981,19 @@ CALL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "f
 MODERN = {"mcp-protocol-version": "2025-06-18"}
 
 
-@pytest.mark.parametrize("headers, status", [
-    ({}, 401),
-    ({"authorization": "Bearer wrong"}, 401),
-    ({"authorization": f"Basic {TOKEN}"}, 401),
-    ({"authorization": f"Bearer {TOKEN}", "host": "evil.example:8000"}, 421),
-    ({"authorization": f"Bearer {TOKEN}", "host": "127.0.0.1:9999"}, 421),
-    ({"authorization": f"Bearer {TOKEN}", "origin": "http://evil.example"}, 403),
-    ({"authorization": f"Bearer {TOKEN}", "origin": "http://127.0.0.1:8000"}, 200),
-    ({"authorization": f"Bearer {TOKEN}"}, 200),
-])
+@pytest.mark.parametrize(
+    "headers, status",
+    [
+        ({}, 401),
+        ({"authorization": "Bearer wrong"}, 401),
+        ({"authorization": f"Basic {TOKEN}"}, 401),
+        ({"authorization": f"Bearer {TOKEN}", "host": "evil.example:8000"}, 421),
+        ({"authorization": f"Bearer {TOKEN}", "host": "127.0.0.1:9999"}, 421),
+        ({"authorization": f"Bearer {TOKEN}", "origin": "http://evil.example"}, 403),
+        ({"authorization": f"Bearer {TOKEN}", "origin": "http://127.0.0.1:8000"}, 200),
+        ({"authorization": f"Bearer {TOKEN}"}, 200),
+    ],
+)
 def test_20_host_origin_and_token_checked_before_any_tool(project, sql_runs, headers, status):
     response = _post(lambda: _asgi(project, tokens=[TOKEN]), CALL, {**MODERN, **headers})
     assert response.status_code == status, response.text
@@ -891,13 +1014,17 @@ def test_21_non_loopback_without_token_refuses(project):
         check_options(HTTPOptions(host=host))
 
 
-@pytest.mark.parametrize("body, status", [
-    (b"{" + b" " * (2 * 1024 * 1024) + b"}", 413),
-    (b"{not json", 400),
-    (b'{"jsonrpc": "2.0", "id": 1}', 400),
-    (b"[]", 400),
-    (json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "nope"}}).encode(), 200),
-], ids=["over_cap", "not_json", "no_method", "empty_batch", "unknown_tool"])
+@pytest.mark.parametrize(
+    "body, status",
+    [
+        (b"{" + b" " * (2 * 1024 * 1024) + b"}", 413),
+        (b"{not json", 400),
+        (b'{"jsonrpc": "2.0", "id": 1}', 400),
+        (b"[]", 400),
+        (json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "nope"}}).encode(), 200),
+    ],
+    ids=["over_cap", "not_json", "no_method", "empty_batch", "unknown_tool"],
+)
 def test_22_oversized_malformed_and_unknown_are_protocol_errors(project, body, status):
     app = lambda: _asgi(project)  # noqa: E731
     response = _post(app, body, MODERN)
@@ -909,6 +1036,7 @@ def test_22_oversized_malformed_and_unknown_are_protocol_errors(project, body, s
 
 # Logs: secrets never reach a log line, tracebacks included --------------------------------------
 
+
 def test_log_lines_redact_secrets():
     import logging
 
@@ -917,8 +1045,9 @@ def test_log_lines_redact_secrets():
     try:
         raise RuntimeError("connect to postgresql+psycopg://reader:Sup3rS3cret@db:5432/x failed (password=hunter2)")
     except RuntimeError:
-        record = logging.LogRecord("mcpgen", logging.ERROR, __file__, 1, "tool %s raised with %s", ("t", "Bearer abc.def"),
-                                   sys.exc_info())
+        record = logging.LogRecord(
+            "mcpgen", logging.ERROR, __file__, 1, "tool %s raised with %s", ("t", "Bearer abc.def"), sys.exc_info()
+        )
     assert logs.RedactingFilter().filter(record)
     for formatter in (logging.Formatter("%(message)s"), logs.JSONFormatter()):
         line = formatter.format(record)

@@ -1,4 +1,5 @@
 """`mcpgen serve --http` as a real process on loopback, driven by the official MCP client and raw HTTP."""
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,11 @@ REPO = Path(__file__).resolve().parent.parent
 SPECS = REPO / "specs"
 TOKEN = "test-token-" + "k" * 24
 MAX_BODY = 64 * 1024
-JSON_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream",
-                "mcp-protocol-version": "2025-06-18"}
+JSON_HEADERS = {
+    "content-type": "application/json",
+    "accept": "application/json, text/event-stream",
+    "mcp-protocol-version": "2025-06-18",
+}
 
 
 def free_port() -> int:
@@ -33,8 +37,13 @@ def free_port() -> int:
 
 
 def start(args: list[str], env: dict | None = None, stderr=None) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "mcpgen.cli", "serve", *args], stdout=subprocess.PIPE,
-                            stderr=stderr or subprocess.PIPE, env={**os.environ, **(env or {})}, cwd=REPO)
+    return subprocess.Popen(
+        [sys.executable, "-m", "mcpgen.cli", "serve", *args],
+        stdout=subprocess.PIPE,
+        stderr=stderr or subprocess.PIPE,
+        env={**os.environ, **(env or {})},
+        cwd=REPO,
+    )
 
 
 def wait_healthy(proc: subprocess.Popen, port: int, seconds: float = 20) -> dict:
@@ -67,13 +76,25 @@ def server(tmp_path_factory):
     port = free_port()
     log = tmp_path_factory.mktemp("http") / "stderr.log"
     with open(log, "w") as err:
-        proc = start([str(SPECS), "--http", "--port", str(port), "--auth-token-env", "MCPGEN_TEST_TOKEN",
-                      "--max-body-bytes", str(MAX_BODY), "--log-format", "json"],
-                     env={"MCPGEN_TEST_TOKEN": TOKEN}, stderr=err)
+        proc = start(
+            [
+                str(SPECS),
+                "--http",
+                "--port",
+                str(port),
+                "--auth-token-env",
+                "MCPGEN_TEST_TOKEN",
+                "--max-body-bytes",
+                str(MAX_BODY),
+                "--log-format",
+                "json",
+            ],
+            env={"MCPGEN_TEST_TOKEN": TOKEN},
+            stderr=err,
+        )
         try:
             health = wait_healthy(proc, port)
-            yield {"port": port, "url": f"http://127.0.0.1:{port}/mcp", "proc": proc, "log": log,
-                   "health": health}
+            yield {"port": port, "url": f"http://127.0.0.1:{port}/mcp", "proc": proc, "log": log, "health": health}
         finally:
             stop(proc)
 
@@ -85,8 +106,9 @@ def client(url: str, token: str | None = TOKEN) -> Client:
 
 def post(server, body, **headers) -> httpx2.Response:
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
-    return httpx2.post(server["url"], content=data, timeout=30,
-                       headers={**JSON_HEADERS, "authorization": f"Bearer {TOKEN}", **headers})
+    return httpx2.post(
+        server["url"], content=data, timeout=30, headers={**JSON_HEADERS, "authorization": f"Bearer {TOKEN}", **headers}
+    )
 
 
 LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
@@ -138,14 +160,28 @@ def test_dns_rebinding_host_and_origin_are_rejected(server):
 
 
 def test_a_body_over_the_cap_is_413_and_the_server_lives(server):
-    big = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-           "params": {"name": "top_cities", "arguments": {"country": "x" * (MAX_BODY * 2)}}}
+    big = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "top_cities", "arguments": {"country": "x" * (MAX_BODY * 2)}},
+    }
     assert post(server, big).status_code == 413
     assert post(server, LIST).status_code == 200
 
 
-@pytest.mark.parametrize("body", [b"{not json", b"", b"[]", b'{"jsonrpc": "2.0"}', b'{"jsonrpc": "1.0", "id": 1}',
-                                  b'{"jsonrpc": "2.0", "id": 1, "method": 5}', b"\xff\xfe\x00"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"{not json",
+        b"",
+        b"[]",
+        b'{"jsonrpc": "2.0"}',
+        b'{"jsonrpc": "1.0", "id": 1}',
+        b'{"jsonrpc": "2.0", "id": 1, "method": 5}',
+        b"\xff\xfe\x00",
+    ],
+)
 def test_malformed_json_rpc_is_a_protocol_error_and_the_server_lives(server, body):
     response = post(server, body)
     assert 400 <= response.status_code < 500, response.status_code
@@ -158,18 +194,39 @@ def test_unknown_tool_and_bad_arguments(server):
     assert response.status_code == 200
     answer = response.json()
     assert "error" in answer and "drop_tables" in answer["error"]["message"]
-    response = post(server, {"jsonrpc": "2.0", "id": 8, "method": "tools/call",
-                             "params": {"name": "top_cities", "arguments": {"country": "'; DROP TABLE cities; --"}}})
+    response = post(
+        server,
+        {
+            "jsonrpc": "2.0",
+            "id": 8,
+            "method": "tools/call",
+            "params": {"name": "top_cities", "arguments": {"country": "'; DROP TABLE cities; --"}},
+        },
+    )
     result = response.json()["result"]
     assert result["isError"] and "country" in result["content"][0]["text"]
     assert post(server, LIST).status_code == 200
 
 
 def test_one_json_log_line_per_call_on_stderr(server):
-    post(server, {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
-                  "params": {"name": "top_cities", "arguments": {"top_n": 0}}})
-    post(server, {"jsonrpc": "2.0", "id": 10, "method": "tools/call",
-                  "params": {"name": "top_cities", "arguments": {"top_n": 2}}})
+    post(
+        server,
+        {
+            "jsonrpc": "2.0",
+            "id": 9,
+            "method": "tools/call",
+            "params": {"name": "top_cities", "arguments": {"top_n": 0}},
+        },
+    )
+    post(
+        server,
+        {
+            "jsonrpc": "2.0",
+            "id": 10,
+            "method": "tools/call",
+            "params": {"name": "top_cities", "arguments": {"top_n": 2}},
+        },
+    )
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
         lines = [json.loads(line) for line in server["log"].read_text().splitlines() if line.startswith("{")]
@@ -193,9 +250,24 @@ def test_non_loopback_without_a_token_refuses_to_start():
 
 def test_a_named_token_variable_that_is_unset_refuses_to_start():
     env = {k: v for k, v in os.environ.items() if k != "MCPGEN_UNSET_TOKEN"}
-    proc = subprocess.Popen([sys.executable, "-m", "mcpgen.cli", "serve", str(SPECS), "--http", "--port",
-                             str(free_port()), "--auth-token-env", "MCPGEN_UNSET_TOKEN"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=env, cwd=REPO)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mcpgen.cli",
+            "serve",
+            str(SPECS),
+            "--http",
+            "--port",
+            str(free_port()),
+            "--auth-token-env",
+            "MCPGEN_UNSET_TOKEN",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=REPO,
+    )
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 2 and b"MCPGEN_UNSET_TOKEN" in err
 
@@ -206,8 +278,11 @@ def test_non_loopback_with_insecure_no_auth_starts():
     try:
         assert wait_healthy(proc, port)["tools"] == 10
         # the Host check still applies on a wildcard bind: only loopback names and --allow-host
-        response = httpx2.post(f"http://127.0.0.1:{port}/mcp", content=json.dumps(LIST),
-                               headers={**JSON_HEADERS, "host": "attacker.example"})
+        response = httpx2.post(
+            f"http://127.0.0.1:{port}/mcp",
+            content=json.dumps(LIST),
+            headers={**JSON_HEADERS, "host": "attacker.example"},
+        )
         assert response.status_code == 421
     finally:
         stop(proc)
@@ -215,8 +290,13 @@ def test_non_loopback_with_insecure_no_auth_starts():
 
 def test_short_load_run_has_no_errors():
     """The load benchmark's short version: a few hundred calls from many clients."""
-    out = subprocess.run([sys.executable, str(REPO / "bench" / "bench_http_load.py"), "--calls", "300",
-                          "--clients", "20", "--json"], capture_output=True, text=True, timeout=120, cwd=REPO)
+    out = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "bench_http_load.py"), "--calls", "300", "--clients", "20", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     report = json.loads(out.stdout.strip().splitlines()[-1])
     assert report["calls"] == 300 and report["errors"] == 0

@@ -1,4 +1,5 @@
 """Reading a folder of specs: every problem of every file, each with file:line:col."""
+
 from mcpgen.loading import load_project
 
 SPEC = """\
@@ -37,5 +38,8 @@ def test_a_broken_required_field_stops_the_checks_that_need_it(tmp_path):
     (tmp_path / "specs").mkdir()
     (tmp_path / "specs" / "bad.yaml").write_text(SPEC.replace("content:", "contnt:"))
     messages = [p.message for p in load_project(tmp_path / "specs").problems]
-    assert sorted(messages) == ["chart: a pie chart shows one y column and no series",
-                                "missing required field 'content'", "unknown key 'contnt'"]
+    assert sorted(messages) == [
+        "chart: a pie chart shows one y column and no series",
+        "missing required field 'content'",
+        "unknown key 'contnt'",
+    ]

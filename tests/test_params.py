@@ -9,15 +9,17 @@ from mcpgen.spec import Parameter as P
 
 @pytest.fixture
 def args():
-    return Arguments({
-        "n": P(type="integer", description="n", default=3, minimum=1, maximum=100),
-        "country": P(type="string", description="c", required=False, pattern="^[A-Z]{2}$"),
-        "ids": P(type="array", description="i", items={"type": "string"}, min_items=1, max_items=3, required=False),
-        "day": P(type="date", description="d", required=False, minimum="2013-01-01"),
-        "at": P(type="datetime", description="t", required=False),
-        "x": P(type="number", description="x", required=False),
-        "kind": P(type="string", description="k", enum=["a", "b"], required=False),
-    })
+    return Arguments(
+        {
+            "n": P(type="integer", description="n", default=3, minimum=1, maximum=100),
+            "country": P(type="string", description="c", required=False, pattern="^[A-Z]{2}$"),
+            "ids": P(type="array", description="i", items={"type": "string"}, min_items=1, max_items=3, required=False),
+            "day": P(type="date", description="d", required=False, minimum="2013-01-01"),
+            "at": P(type="datetime", description="t", required=False),
+            "x": P(type="number", description="x", required=False),
+            "kind": P(type="string", description="k", enum=["a", "b"], required=False),
+        }
+    )
 
 
 def test_schema_carries_every_constraint(args):
@@ -34,25 +36,28 @@ def test_values_are_typed_for_binding(args):
     values = args.validate({"day": "2013-05-01", "at": "2013-01-01T10:00:00Z", "ids": ["a"]})
     assert values["n"] == 3 and values["country"] is None
     assert values["day"] == dt.date(2013, 5, 1)
-    assert values["at"] == dt.datetime(2013, 1, 1, 10, tzinfo=dt.timezone.utc)
+    assert values["at"] == dt.datetime(2013, 1, 1, 10, tzinfo=dt.UTC)
 
 
-@pytest.mark.parametrize("bad, sentence", [
-    ({"n": 500}, "Invalid argument 'n': 500 is greater than the maximum of 100."),
-    ({"n": "1; DROP"}, "Invalid argument 'n': expected an integer, got string '1; DROP'."),
-    ({"n": True}, "Invalid argument 'n': expected an integer, got boolean True."),
-    ({"n": 2**70}, "Invalid argument 'n': 1180591620717411303424 is greater than the maximum of 100."),
-    ({"country": {"a": 1}}, "Invalid argument 'country': expected a string, got object {'a': 1}."),
-    ({"country": "jp"}, "Invalid argument 'country': 'jp' does not match the pattern ^[A-Z]{2}$."),
-    ({"ids": []}, "Invalid argument 'ids': 0 items are fewer than the minimum of 1."),
-    ({"ids": ["a", 1]}, "Invalid argument 'ids[1]': expected a string, got integer 1."),
-    ({"day": "2012-12-31"}, "Invalid argument 'day': 2012-12-31 is before the minimum of 2013-01-01."),
-    ({"day": "2020-13-01"}, "Invalid argument 'day': '2020-13-01' is not an ISO 8601 date (YYYY-MM-DD)."),
-    ({"x": float("nan")}, "Invalid argument 'x': nan is not a finite number."),
-    ({"kind": "c"}, "Invalid argument 'kind': 'c' is not one of 'a', 'b'."),
-    ({"zz": 1}, "Unknown argument 'zz': this tool takes n, country, ids, day, at, x, kind."),
-    ({"country": "a\x00b" * 10}, "Invalid argument 'country':"),
-])
+@pytest.mark.parametrize(
+    "bad, sentence",
+    [
+        ({"n": 500}, "Invalid argument 'n': 500 is greater than the maximum of 100."),
+        ({"n": "1; DROP"}, "Invalid argument 'n': expected an integer, got string '1; DROP'."),
+        ({"n": True}, "Invalid argument 'n': expected an integer, got boolean True."),
+        ({"n": 2**70}, "Invalid argument 'n': 1180591620717411303424 is greater than the maximum of 100."),
+        ({"country": {"a": 1}}, "Invalid argument 'country': expected a string, got object {'a': 1}."),
+        ({"country": "jp"}, "Invalid argument 'country': 'jp' does not match the pattern ^[A-Z]{2}$."),
+        ({"ids": []}, "Invalid argument 'ids': 0 items are fewer than the minimum of 1."),
+        ({"ids": ["a", 1]}, "Invalid argument 'ids[1]': expected a string, got integer 1."),
+        ({"day": "2012-12-31"}, "Invalid argument 'day': 2012-12-31 is before the minimum of 2013-01-01."),
+        ({"day": "2020-13-01"}, "Invalid argument 'day': '2020-13-01' is not an ISO 8601 date (YYYY-MM-DD)."),
+        ({"x": float("nan")}, "Invalid argument 'x': nan is not a finite number."),
+        ({"kind": "c"}, "Invalid argument 'kind': 'c' is not one of 'a', 'b'."),
+        ({"zz": 1}, "Unknown argument 'zz': this tool takes n, country, ids, day, at, x, kind."),
+        ({"country": "a\x00b" * 10}, "Invalid argument 'country':"),
+    ],
+)
 def test_bad_arguments_get_one_sentence_naming_the_parameter(args, bad, sentence):
     with pytest.raises(ArgumentError) as info:
         args.validate(bad)
@@ -73,8 +78,34 @@ def test_accepts_and_rejects_exactly_what_jsonschema_does_for_the_published_sche
     from jsonschema import Draft202012Validator
 
     reference = Draft202012Validator(args.schema)
-    values = [None, True, False, 0, 1, 3, 3.0, 3.5, -1, 100, 101, 2**70, "", "JP", "jp", "JPN", "a", "b", "c",
-              [], ["a"], ["a", "b", "c", "d"], [1], {"a": 1}, "2013-05-01", 1e300]
+    values = [
+        None,
+        True,
+        False,
+        0,
+        1,
+        3,
+        3.0,
+        3.5,
+        -1,
+        100,
+        101,
+        2**70,
+        "",
+        "JP",
+        "jp",
+        "JPN",
+        "a",
+        "b",
+        "c",
+        [],
+        ["a"],
+        ["a", "b", "c", "d"],
+        [1],
+        {"a": 1},
+        "2013-05-01",
+        1e300,
+    ]
     checked = 0
     for name in ("n", "country", "ids", "x", "kind"):
         for value in values:

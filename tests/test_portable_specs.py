@@ -15,6 +15,7 @@ PostgreSQL gets a schema of this session's own (reached through `search_path`), 
 database of its own; both are dropped at the end. They skip when the service is absent
 (fail under MCPGEN_REQUIRE_SERVICES=1).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -26,10 +27,10 @@ from pathlib import Path
 
 import duckdb
 import pytest
+import services
 import yaml
 from sqlalchemy.engine import make_url
 
-import services
 from mcpgen.project import open_project
 
 REPO = Path(__file__).resolve().parent.parent
@@ -86,8 +87,10 @@ class Data:
         con = duckdb.connect()
         self.flights_parquet = folder / "flights_sample.parquet"
         con.execute(f"COPY ({FLIGHTS_SAMPLE}) TO '{self.flights_parquet}' (FORMAT parquet)")
-        sources = {**{name: f"SELECT * FROM {reader}" for name, reader in TABLES.items()},
-                   "flights": f"SELECT * FROM read_parquet('{self.flights_parquet}')"}
+        sources = {
+            **{name: f"SELECT * FROM {reader}" for name, reader in TABLES.items()},
+            "flights": f"SELECT * FROM read_parquet('{self.flights_parquet}')",
+        }
         self.columns: dict[str, list[tuple[str, str]]] = {}
         self.rows: dict[str, list[tuple]] = {}
         for name, select in sources.items():
@@ -128,7 +131,7 @@ class Data:
         def convert(value):
             if value is None or engine == "postgresql":
                 return value
-            utc = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+            utc = value.astimezone(dt.UTC).replace(tzinfo=None)
             return utc if engine == "mariadb" else utc.isoformat(" ")
 
         return [tuple(convert(v) if i in at else v for i, v in enumerate(row)) for row in self.rows[table]]
@@ -148,8 +151,9 @@ def load_sqlite(data: Data, path: Path) -> None:
         for table in data.rows:
             cols = data.column_types(table, "sqlite")
             con.execute(data.create_table(table, "sqlite", table))
-            con.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(cols))})",
-                            data.rows_for(table, "sqlite"))
+            con.executemany(
+                f"INSERT INTO {table} VALUES ({', '.join('?' * len(cols))})", data.rows_for(table, "sqlite")
+            )
     con.close()
 
 
@@ -174,13 +178,16 @@ def load_mariadb(data: Data, database: str) -> None:
             cols = data.column_types(table, "mariadb")
             cur.execute(data.create_table(table, "mariadb", f"{database}.{table}", quote="`"))
             # pymysql sends an INSERT ... VALUES with many rows per statement for executemany.
-            cur.executemany(f"INSERT INTO {database}.{table} VALUES ({', '.join(['%s'] * len(cols))})",
-                            data.rows_for(table, "mariadb"))
+            cur.executemany(
+                f"INSERT INTO {database}.{table} VALUES ({', '.join(['%s'] * len(cols))})",
+                data.rows_for(table, "mariadb"),
+            )
 
 
 def portable_spec_files() -> list[Path]:
-    return [p for p in sorted((REPO / "specs").glob("*.yaml"))
-            if p.stem not in DUCKDB_ONLY and p.stem not in NOT_PORTABLE]
+    return [
+        p for p in sorted((REPO / "specs").glob("*.yaml")) if p.stem not in DUCKDB_ONLY and p.stem not in NOT_PORTABLE
+    ]
 
 
 def write_project(folder: Path, connection: dict) -> Path:
@@ -227,8 +234,9 @@ def postgresql_project(data, postgres_url, tmp_path_factory):
     folder = tmp_path_factory.mktemp("portable_postgresql")
     try:
         load_postgresql(data, schema)
-        project = _open(write_project(folder, {"url": postgres_url,
-                                               "connect_args": {"options": f"-csearch_path={schema}"}}))
+        project = _open(
+            write_project(folder, {"url": postgres_url, "connect_args": {"options": f"-csearch_path={schema}"}})
+        )
         yield project
         project.close()
     finally:
@@ -262,8 +270,7 @@ def calls() -> list[tuple[str, dict, str]]:
         spec = yaml.safe_load(path.read_text())
         name = spec.get("name", path.stem)
         params = spec.get("parameters") or {}
-        required = [p for p, d in params.items()
-                    if d.get("required", "default" not in d)]
+        required = [p for p, d in params.items() if d.get("required", "default" not in d)]
         if not required:
             out.append((name, {}, "no arguments"))
         for i, case in enumerate(spec.get("tests") or []):
@@ -313,8 +320,9 @@ def assert_same_table(got: list, want: list, where: str) -> None:
     assert got[0] == want[0], f"{where}: header {got[0]} != {want[0]}"
     assert len(got) == len(want), f"{where}: {len(got) - 1} rows, DuckDB has {len(want) - 1}"
     for i, (g, w) in enumerate(zip(got[1:], want[1:]), start=1):
-        assert len(g) == len(w) and all(same_cell(x, y) for x, y in zip(g, w)), \
+        assert len(g) == len(w) and all(same_cell(x, y) for x, y in zip(g, w)), (
             f"{where}: row {i} is {g}, DuckDB's is {w}"
+        )
 
 
 def test_every_shipped_spec_is_covered():

@@ -9,6 +9,7 @@ sessions die, as in a crash). Bringing it back means: listen again on the same p
 Two ways in: open_project + registry.call_sync in process, and the real `mcpgen serve` over
 stdio driven by the official MCP client, with the database down when the server starts.
 """
+
 from __future__ import annotations
 
 import os
@@ -21,11 +22,11 @@ from pathlib import Path
 
 import anyio
 import pytest
+import services
 import yaml
 from mcp import Client, StdioServerParameters
 from sqlalchemy.engine import make_url
 
-import services
 from mcpgen.project import open_project
 
 SECRET = "0utage-Pa55word"  # trust auth accepts any password; it must never show up in a message
@@ -124,8 +125,10 @@ def proxy(postgres_url):
 def kill_backends(application_name: str) -> int:
     """pg_terminate_backend for every session of this test's connection (through the direct service port)."""
     with services.connect("postgresql") as con:
-        return con.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                           "WHERE application_name = %s", [application_name]).fetchone()[0]
+        return con.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = %s",
+            [application_name],
+        ).fetchone()[0]
 
 
 def go_down(proxy: Proxy, application_name: str) -> None:
@@ -140,23 +143,33 @@ def go_down(proxy: Proxy, application_name: str) -> None:
 def write_project(folder: Path, postgres_url: str, proxy: Proxy, table: str, application_name: str) -> Path:
     """A project whose `default` connection reaches PostgreSQL through the proxy, with one spec."""
     url = make_url(postgres_url).set(host="127.0.0.1", port=proxy.port, password=None)
-    config = {"connections": {"default": {
-        "url": url.render_as_string(hide_password=False),
-        "password": "${MCPGEN_TEST_OUTAGE_PW}",
-        "pool_size": 2, "max_overflow": 2,
-        "connect_args": {"application_name": application_name, "connect_timeout": 3},
-    }}}
+    config = {
+        "connections": {
+            "default": {
+                "url": url.render_as_string(hide_password=False),
+                "password": "${MCPGEN_TEST_OUTAGE_PW}",
+                "pool_size": 2,
+                "max_overflow": 2,
+                "connect_args": {"application_name": application_name, "connect_timeout": 3},
+            }
+        }
+    }
     (folder / "mcpgen.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     specs = folder / "specs"
     specs.mkdir()
-    (specs / "largest_cities.yaml").write_text(yaml.safe_dump({
-        "description": "The largest cities of one country.",
-        "parameters": {"country": {"type": "string", "description": "ISO code", "default": "JP"}},
-        "sql": f"SELECT name, population FROM {table} WHERE country_code = :country "
-               "ORDER BY population DESC, name LIMIT 3",
-        "sources": ["https://www.geonames.org/"],
-        "content": "{% for r in rows %}{{ r.name }} {% endfor %}",
-    }, sort_keys=False))
+    (specs / "largest_cities.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "description": "The largest cities of one country.",
+                "parameters": {"country": {"type": "string", "description": "ISO code", "default": "JP"}},
+                "sql": f"SELECT name, population FROM {table} WHERE country_code = :country "
+                "ORDER BY population DESC, name LIMIT 3",
+                "sources": ["https://www.geonames.org/"],
+                "content": "{% for r in rows %}{{ r.name }} {% endfor %}",
+            },
+            sort_keys=False,
+        )
+    )
     return specs
 
 
@@ -195,8 +208,10 @@ def test_postgres_killed_and_back_in_process(postgres_cities, postgres_url, prox
         assert not back.is_error, back.content[0].text
         assert proxy.accepted > accepted  # a new session, through the proxy
         assert back.structured_content["table"] == EXPECTED
-        assert project.registry.call_sync("largest_cities", {"country": "JP"}).structured_content == \
-            good.structured_content
+        assert (
+            project.registry.call_sync("largest_cities", {"country": "JP"}).structured_content
+            == good.structured_content
+        )
     finally:
         project.close()
     assert SECRET not in caplog.text
@@ -209,8 +224,12 @@ def test_serve_starts_with_postgres_down_then_recovers_twice(postgres_cities, po
     again when it is back: the same server process throughout."""
     app = f"mcpgen_outage_{secrets.token_hex(4)}"
     specs = write_project(tmp_path, postgres_url, proxy, postgres_cities, app)
-    params = StdioServerParameters(command=shutil.which("mcpgen"), args=["serve", str(specs)], cwd=str(tmp_path),
-                                   env={**os.environ, "MCPGEN_TEST_OUTAGE_PW": SECRET})
+    params = StdioServerParameters(
+        command=shutil.which("mcpgen"),
+        args=["serve", str(specs)],
+        cwd=str(tmp_path),
+        env={**os.environ, "MCPGEN_TEST_OUTAGE_PW": SECRET},
+    )
 
     async def session():
         with anyio.fail_after(60):

@@ -6,6 +6,7 @@ Needs (installed by .ci/run):
 Without them these tests skip, unless MCPGEN_REQUIRE_SERVICES=1 (then they fail).
 Screenshots go to tests/.artifacts/.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -26,8 +27,16 @@ ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "tests" / ".artifacts"
 CHARTJS = ARTIFACTS / "node" / "node_modules" / "chart.js" / "dist" / "chart.umd.js"
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 MCPGEN = [sys.executable, "-c", "from mcpgen.cli import main; main()"]
 
 
@@ -44,9 +53,12 @@ def preview(specs_dir: Path, cwd: Path, log: Path):
     """Run the real `mcpgen preview` on a free port; yield its base URL."""
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w") as err:
-        proc = subprocess.Popen([*MCPGEN, "preview", str(specs_dir), "--port", "0",
-                                 "--chartjs", os.path.relpath(CHARTJS, cwd)],
-                                cwd=cwd, stdout=subprocess.DEVNULL, stderr=err)
+        proc = subprocess.Popen(
+            [*MCPGEN, "preview", str(specs_dir), "--port", "0", "--chartjs", os.path.relpath(CHARTJS, cwd)],
+            cwd=cwd,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -68,14 +80,20 @@ def preview(specs_dir: Path, cwd: Path, log: Path):
 
 def mcpgen_call(tool: str, *args: str) -> dict:
     """The tool's answer from `mcpgen call --json`, independently of the preview."""
-    out = subprocess.run([*MCPGEN, "call", tool, *[f"-a{a}" for a in args], "--json", "-s", "specs"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [*MCPGEN, "call", tool, *[f"-a{a}" for a in args], "--json", "-s", "specs"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     return json.loads(out.stdout)
 
 
 def post(url: str, body: dict) -> dict:
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
-                                 headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        url, data=json.dumps(body).encode(), method="POST", headers={"Content-Type": "application/json"}
+    )
     with urllib.request.urlopen(req, timeout=30) as resp:
         return json.load(resp)
 
@@ -88,8 +106,10 @@ def cell(value) -> str:
 @pytest.fixture(scope="module")
 def browser():
     _require(CHROMIUM.exists(), f"{CHROMIUM} is missing: apt-get install -y chromium chromium-driver")
-    _require(CHARTJS.is_file(), f"{CHARTJS.relative_to(ROOT)} is missing: "
-                                "npm install --prefix tests/.artifacts/node chart.js@4")
+    _require(
+        CHARTJS.is_file(),
+        f"{CHARTJS.relative_to(ROOT)} is missing: npm install --prefix tests/.artifacts/node chart.js@4",
+    )
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
@@ -131,8 +151,7 @@ def submit(page):
 
 
 def table_rows(page) -> list[list[str]]:
-    return page.eval_on_selector_all(
-        "#result table tr", "trs => trs.map(tr => [...tr.cells].map(c => c.textContent))")
+    return page.eval_on_selector_all("#result table tr", "trs => trs.map(tr => [...tr.cells].map(c => c.textContent))")
 
 
 def chart_labels(page) -> list[list]:
@@ -230,8 +249,7 @@ def test_every_shipped_tool_renders(shipped, page):
                 page.fill(selector, str(value)[:19])
         page.evaluate("Chart.defaults.animation = false")  # whole charts in the screenshots, without waiting
         submit(page)
-        assert page.query_selector("#result .answer.error") is None, \
-            f"{name}: {page.inner_text('#result .answer')}"
+        assert page.query_selector("#result .answer.error") is None, f"{name}: {page.inner_text('#result .answer')}"
         raw = json.loads(page.text_content("#result .raw pre"))
         data = raw["structuredContent"]
         if "table" in data:
@@ -284,16 +302,27 @@ def test_form_controls_from_the_schema(browser, page, tmp_path):
         open_tool(page, url, "kinds")
         kinds = page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('#form [name]')]
             .filter(e => e.name !== '__check').map(e => [e.name, e.tagName + ':' + (e.type || '')]))""")
-        assert kinds == {"ids": "INPUT:text", "day": "INPUT:date", "at": "INPUT:datetime-local",
-                         "flag": "SELECT:select-one", "enabled": "INPUT:checkbox", "ratio": "SELECT:select-one",
-                         "code": "INPUT:text"}
+        assert kinds == {
+            "ids": "INPUT:text",
+            "day": "INPUT:date",
+            "at": "INPUT:datetime-local",
+            "flag": "SELECT:select-one",
+            "enabled": "INPUT:checkbox",
+            "ratio": "SELECT:select-one",
+            "code": "INPUT:text",
+        }
         assert page.get_attribute("#arg-day", "min") == "2020-01-01"
         assert page.get_attribute("#arg-code", "maxlength") == "4"
         assert page.is_checked("#arg-enabled")
         assert page.input_value("#arg-ratio") == "1.5"
         # The browser refuses what the schema refuses.
-        for selector, value in [("#arg-ids", "1, x"), ("#arg-ids", "1,2,3,4"), ("#arg-ids", "0"), ("#arg-code", "AB"),
-                                ("#arg-code", "a")]:
+        for selector, value in [
+            ("#arg-ids", "1, x"),
+            ("#arg-ids", "1,2,3,4"),
+            ("#arg-ids", "0"),
+            ("#arg-code", "AB"),
+            ("#arg-code", "a"),
+        ]:
             page.fill(selector, value)
             assert not page.evaluate(f"document.querySelector('{selector}').checkValidity()"), (selector, value)
             page.fill(selector, "")
@@ -306,10 +335,19 @@ def test_form_controls_from_the_schema(browser, page, tmp_path):
         page.fill("#arg-code", "ab")
         submit(page)
         sent = json.loads(page.text_content("#result .stats code"))
-        assert sent == {"ids": [1, 3], "day": "2020-05-06", "at": "2020-05-06T07:08:09", "flag": True,
-                        "enabled": False, "ratio": 0.5, "code": "ab"}
-        assert table_rows(page)[1:] == [["1", "2020-05-06", "2020-05-06T07:08:09", "true", "false", "0.5", "ab"],
-                                        ["3", "2020-05-06", "2020-05-06T07:08:09", "true", "false", "0.5", "ab"]]
+        assert sent == {
+            "ids": [1, 3],
+            "day": "2020-05-06",
+            "at": "2020-05-06T07:08:09",
+            "flag": True,
+            "enabled": False,
+            "ratio": 0.5,
+            "code": "ab",
+        }
+        assert table_rows(page)[1:] == [
+            ["1", "2020-05-06", "2020-05-06T07:08:09", "true", "false", "0.5", "ab"],
+            ["3", "2020-05-06", "2020-05-06T07:08:09", "true", "false", "0.5", "ab"],
+        ]
         page.screenshot(path=str(ARTIFACTS / "preview-kinds.png"), full_page=True)
 
 
@@ -338,6 +376,8 @@ def test_reload_and_validation_errors(browser, page, tmp_path):
         (specs / "hello.yaml").write_text(HELLO.replace("title: Hello", "title: Hello again"))
         (specs / "second.yaml").write_text(HELLO.replace("title: Hello", "title: Second tool"))
         page.wait_for_function("() => !document.querySelector('#problems').className", timeout=15000)
-        page.wait_for_function("() => document.querySelector('#tools').innerText.includes('Second tool')", timeout=15000)
+        page.wait_for_function(
+            "() => document.querySelector('#tools').innerText.includes('Second tool')", timeout=15000
+        )
         assert "Hello again" in page.inner_text("#tools")
         assert page.is_hidden("#problems")

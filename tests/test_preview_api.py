@@ -1,4 +1,5 @@
 """The preview's HTTP API, without a browser (the browser tests are in test_preview.py)."""
+
 from __future__ import annotations
 
 import pytest
@@ -55,8 +56,12 @@ def test_tools_call_and_checks(project):
 
         assert http.post("/api/call/nope", json={}).status_code == 404
         assert http.post("/api/call/numbers", json=[1]).status_code == 400
-        assert http.post("/api/call/numbers", content=b"n=2",
-                         headers={"content-type": "application/x-www-form-urlencoded"}).status_code == 415
+        assert (
+            http.post(
+                "/api/call/numbers", content=b"n=2", headers={"content-type": "application/x-www-form-urlencoded"}
+            ).status_code
+            == 415
+        )
         assert http.get("/api/version", headers={"host": "evil.example"}).status_code == 400
         assert http.get("/chart.js").status_code == 404
 

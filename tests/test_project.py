@@ -1,4 +1,5 @@
 """Opening a project: specs, Python tools, connections; every problem reported with file:line."""
+
 import textwrap
 
 import pytest
@@ -74,10 +75,12 @@ def test_an_undefined_connection_and_a_failing_init_are_reported(specs):
     [message] = problems(specs)
     assert message.startswith(f"{specs / 'one.yaml'}:5:1:") and "connection 'warehouse' is not defined" in message
     (specs / "one.yaml").write_text(SPEC)
-    (specs.parent / "mcpgen.yaml").write_text(textwrap.dedent("""\
+    (specs.parent / "mcpgen.yaml").write_text(
+        textwrap.dedent("""\
         connections:
           default: {duckdb: ":memory:", init: ["CREATE TABLE t AS SELECT * FROM nope"]}
-        """))
+        """)
+    )
     [message] = problems(specs)
     assert "init statement 1 failed" in message and "nope" in message
 

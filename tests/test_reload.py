@@ -1,4 +1,5 @@
 """`mcpgen serve --reload`: edit specs in a temporary project while it serves (stdio and HTTP)."""
+
 from __future__ import annotations
 
 import json
@@ -8,14 +9,12 @@ import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import anyio
 import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
-
 from test_http import JSON_HEADERS, free_port, wait_healthy
 
 pytestmark = pytest.mark.slow
@@ -74,8 +73,9 @@ def test_stdio_reload_valid_then_invalid(project):
     errlog_path = project / "stderr.log"
 
     async def main():
-        params = StdioServerParameters(command=sys.executable, args=["-m", "mcpgen.cli", "serve", str(specs),
-                                                                     "--reload"], cwd=str(project))
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "mcpgen.cli", "serve", str(specs), "--reload"], cwd=str(project)
+        )
         with open(errlog_path, "w") as errlog:
             async with Client(stdio_client(params, errlog=errlog)) as c:
                 assert c.server_capabilities.tools.list_changed
@@ -119,8 +119,12 @@ def test_http_reload_serves_new_tools_and_keeps_the_last_good_set(project):
         return sorted(t["name"] for t in httpx2.post(url, content=body, headers=JSON_HEADERS).json()["result"]["tools"])
 
     with open(log, "w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "mcpgen.cli", "serve", str(specs), "--http", "--port",
-                                 str(port), "--reload"], stdout=subprocess.DEVNULL, stderr=err, cwd=project)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "mcpgen.cli", "serve", str(specs), "--http", "--port", str(port), "--reload"],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            cwd=project,
+        )
     try:
         assert wait_healthy(proc, port)["tools"] == 1
         wait_for(lambda: "watching" in log.read_text(), what="the watcher")
@@ -131,8 +135,9 @@ def test_http_reload_serves_new_tools_and_keeps_the_last_good_set(project):
         (specs / "names.yaml").write_text(textwrap.dedent(NAMES).replace("sql: SELECT", "sql: SELEC"))
         wait_for(lambda: f"{specs / 'names.yaml'}:2:" in log.read_text(), what="the logged error")
         assert tool_names() == ["count_cities", "names"]
-        call = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                           "params": {"name": "names", "arguments": {}}})
+        call = json.dumps(
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "names", "arguments": {}}}
+        )
         result = httpx2.post(url, content=call, headers=JSON_HEADERS).json()["result"]
         assert not result["isError"] and result["content"][0]["text"] == "Oslo and Bergen"
 
@@ -152,8 +157,9 @@ def test_stdio_reload_notifies_a_handshake_era_client(project):
         notifications.append(message)
 
     async def main():
-        params = StdioServerParameters(command=sys.executable, args=["-m", "mcpgen.cli", "serve", str(specs),
-                                                                     "--reload"], cwd=str(project))
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "mcpgen.cli", "serve", str(specs), "--reload"], cwd=str(project)
+        )
         with open(project / "stderr.log", "w") as errlog:
             async with Client(stdio_client(params, errlog=errlog), mode="legacy", message_handler=on_message) as c:
                 assert c.server_capabilities.tools.list_changed
@@ -161,8 +167,9 @@ def test_stdio_reload_notifies_a_handshake_era_client(project):
                 await anyio.sleep(0.5)  # let the watcher start
                 (specs / "names.yaml").write_text(NAMES)
                 with anyio.fail_after(20):
-                    while not any(getattr(m, "method", "") == "notifications/tools/list_changed"
-                                  for m in notifications):
+                    while not any(
+                        getattr(m, "method", "") == "notifications/tools/list_changed" for m in notifications
+                    ):
                         await anyio.sleep(0.05)
                 assert sorted(t.name for t in (await c.list_tools()).tools) == ["count_cities", "names"]
 

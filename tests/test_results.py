@@ -9,9 +9,11 @@ from mcpgen.spec import TableSpec
 def test_cells_are_json_scalars_without_precision_loss():
     assert to_cell(2**53) == 2**53 and to_cell(2**63 - 1) == str(2**63 - 1)
     assert to_cell(math.nan) is None and to_cell(-math.inf) is None
-    assert to_cell(Decimal("1.5")) == 1.5 and to_cell(Decimal("12345678901234567890.1234567890")) == \
-        "12345678901234567890.1234567890"
-    assert to_cell(dt.datetime(2020, 1, 2, 3, 4, tzinfo=dt.timezone.utc)) == "2020-01-02T03:04:00+00:00"
+    assert (
+        to_cell(Decimal("1.5")) == 1.5
+        and to_cell(Decimal("12345678901234567890.1234567890")) == "12345678901234567890.1234567890"
+    )
+    assert to_cell(dt.datetime(2020, 1, 2, 3, 4, tzinfo=dt.UTC)) == "2020-01-02T03:04:00+00:00"
     assert to_cell(b"\x00\x01") == "AAE=" and to_cell([1, {"a": None}]) == '[1, {"a": null}]'
 
 

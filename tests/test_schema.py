@@ -1,4 +1,5 @@
 """JSON Schema of spec files and mcpgen.yaml: generated from the loader's models, valid, in sync with docs/."""
+
 from __future__ import annotations
 
 import json
@@ -46,8 +47,19 @@ def test_the_shipped_project_file_validates_against_the_config_schema():
         assert [e.message for e in validator.iter_errors(_load(path))] == [], path
 
 
-@pytest.mark.parametrize("case", ["unknown_key", "missing_description", "chart_unknown_type", "sql_and_sql_file",
-                                  "param_bad_name", "param_reserved_name", "invalid_tool_name", "bad_timeout"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "unknown_key",
+        "missing_description",
+        "chart_unknown_type",
+        "sql_and_sql_file",
+        "param_bad_name",
+        "param_reserved_name",
+        "invalid_tool_name",
+        "bad_timeout",
+    ],
+)
 def test_schema_catches_what_editors_can_see(spec_validator, case):
     assert list(spec_validator.iter_errors(_load(BROKEN / case / "spec.yaml")))
 

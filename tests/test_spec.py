@@ -23,28 +23,34 @@ def test_bad_durations(bad):
         parse_duration(bad)
 
 
-@pytest.mark.parametrize("spec, words", [
-    ({**BASE, "sql_file": "q.sql"}, "exactly one of sql and sql_file"),
-    ({**BASE, "titel": "x"}, "Extra inputs"),
-    ({**BASE, "sources": []}, "at least 1"),
-    ({**BASE, "parameters": {"rows": {"type": "integer", "description": "d"}}}, "reserved"),
-    ({**BASE, "parameters": {"_x": {"type": "integer", "description": "d"}}}, "must be a letter"),
-    ({**BASE, "max_rows": 0}, "greater than or equal to 1"),
-])
+@pytest.mark.parametrize(
+    "spec, words",
+    [
+        ({**BASE, "sql_file": "q.sql"}, "exactly one of sql and sql_file"),
+        ({**BASE, "titel": "x"}, "Extra inputs"),
+        ({**BASE, "sources": []}, "at least 1"),
+        ({**BASE, "parameters": {"rows": {"type": "integer", "description": "d"}}}, "reserved"),
+        ({**BASE, "parameters": {"_x": {"type": "integer", "description": "d"}}}, "must be a letter"),
+        ({**BASE, "max_rows": 0}, "greater than or equal to 1"),
+    ],
+)
 def test_spec_errors(spec, words):
     with pytest.raises(ValidationError, match=words):
         Spec.model_validate(spec)
 
 
-@pytest.mark.parametrize("param, words", [
-    ({"type": "string", "description": "d", "minimum": 1}, "minimum/maximum apply to"),
-    ({"type": "integer", "description": "d", "pattern": "x"}, "apply to strings"),
-    ({"type": "array", "description": "d"}, "needs items"),
-    ({"type": "integer", "description": "d", "minimum": 5, "maximum": 1}, "greater than maximum"),
-    ({"type": "integer", "description": "d", "default": 1, "required": True}, "cannot be required"),
-    ({"type": "string", "description": "d", "pattern": "("}, "not a valid regular expression"),
-    ({"type": "date", "description": "d", "minimum": 3}, "ISO 8601 string"),
-])
+@pytest.mark.parametrize(
+    "param, words",
+    [
+        ({"type": "string", "description": "d", "minimum": 1}, "minimum/maximum apply to"),
+        ({"type": "integer", "description": "d", "pattern": "x"}, "apply to strings"),
+        ({"type": "array", "description": "d"}, "needs items"),
+        ({"type": "integer", "description": "d", "minimum": 5, "maximum": 1}, "greater than maximum"),
+        ({"type": "integer", "description": "d", "default": 1, "required": True}, "cannot be required"),
+        ({"type": "string", "description": "d", "pattern": "("}, "not a valid regular expression"),
+        ({"type": "date", "description": "d", "minimum": 3}, "ISO 8601 string"),
+    ],
+)
 def test_parameter_errors(param, words):
     with pytest.raises(ValidationError, match=words):
         Parameter.model_validate(param)

@@ -1,4 +1,5 @@
 """`mcpgen test`: spec tests run through the registry against real DuckDB."""
+
 from __future__ import annotations
 
 import os
@@ -91,7 +92,8 @@ def project(tmp_path: Path) -> Path:
     specs = tmp_path / "specs"
     specs.mkdir()
     (specs / "cities.yaml").write_text(SPEC + TESTS)
-    (specs / "other.yaml").write_text(textwrap.dedent("""\
+    (specs / "other.yaml").write_text(
+        textwrap.dedent("""\
         description: Count
         sql: SELECT count(*) AS n FROM cities
         sources: [https://example.org/]
@@ -100,7 +102,8 @@ def project(tmp_path: Path) -> Path:
         tests:
           - name: three
             expect: {row_count: 1, first_row: {n: 3}, content_contains: [3 cities]}
-        """))
+        """)
+    )
     return specs
 
 
@@ -112,8 +115,12 @@ def test_every_shipped_spec_test_passes():
 
 def test_results_lines_and_summary(project):
     lines = [r.line() for r in run_tests(project)]
-    assert lines[:4] == ["PASS cities[two largest]", "PASS cities[1]", "PASS cities[nobody in France]",
-                         "PASS cities[n too big]"]
+    assert lines[:4] == [
+        "PASS cities[two largest]",
+        "PASS cities[1]",
+        "PASS cities[nobody in France]",
+        "PASS cities[n too big]",
+    ]
     assert lines[4:] == [
         "FAIL cities[WRONG row count]: expected 5 rows, got 2",
         "FAIL cities[WRONG first row]: first row: expected {city: 'Delhi', founded: None}, "
@@ -170,5 +177,6 @@ def test_check_expectations_units():
     assert check_expectations(Expect(min_rows=2), ok) == ["expected at least 2 rows, got 1"]
     assert check_expectations(Expect(error_contains="x"), Outcome(True, "x is wrong", None)) == []
     assert check_expectations(Expect(row_count=1), Outcome(False, "hi", None)) == [
-        "the result has no rows to check (no table)"]
+        "the result has no rows to check (no table)"
+    ]
     assert summary([]) == "0 passed, 0 failed"

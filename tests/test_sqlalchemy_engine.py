@@ -5,6 +5,7 @@ MCPGEN_REQUIRE_SERVICES=1); SQLite is a file in a temporary folder. Every databa
 own cities table loaded from examples/data/cities.csv, and results are compared with the same
 query run directly through the driver.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -14,13 +15,13 @@ import re
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable
 
 import pytest
-
 import services
+
 from mcpgen.config import URLConnection
 from mcpgen.engines import Prepared
 from mcpgen.errors import QueryError, QueryTimeout, UnsafeSQL
@@ -67,6 +68,7 @@ def _direct_server(kind: str):
             cur = con.cursor()
             cur.execute(text, values)
             return [tuple(r) for r in cur.fetchall()]
+
     return run
 
 
@@ -91,8 +93,11 @@ def db(request, city_rows):
                     if isinstance(value, list):
                         del values[name]
                         values.update({f"{name}_{i}": v for i, v in enumerate(value)})
-                        expanded = re.sub(rf":{name}\b", "(" + ", ".join(f":{name}_{i}" for i in range(len(value)))
-                                          + ")" if value else "(NULL)", expanded)
+                        expanded = re.sub(
+                            rf":{name}\b",
+                            "(" + ", ".join(f":{name}_{i}" for i in range(len(value))) + ")" if value else "(NULL)",
+                            expanded,
+                        )
                 return [tuple(r) for r in con.execute(expanded, values).fetchall()]
             finally:
                 con.close()
@@ -118,8 +123,10 @@ def row_count(db: DB) -> int:
 # -- binding -----------------------------------------------------------------------------------
 
 
-TOP = ("SELECT name, country_code, population FROM {t} WHERE country_code = :country "
-       "ORDER BY population DESC, geonameid LIMIT :n")
+TOP = (
+    "SELECT name, country_code, population FROM {t} WHERE country_code = :country "
+    "ORDER BY population DESC, geonameid LIMIT :n"
+)
 
 
 @pytest.mark.parametrize("country, n", [("JP", 5), ("FR", 3), ("CN", 10), ("ZZ", 5)])
@@ -135,24 +142,30 @@ def test_rows_match_the_driver(db, country, n):
 
 def test_optional_parameter_null_and_undeclared_types(db):
     engine = db.engine()
-    sql = ("SELECT name FROM {t} WHERE (:country IS NULL OR country_code = :country) "
-           "ORDER BY population DESC, geonameid LIMIT 3").format(t=db.table)
+    sql = (
+        f"SELECT name FROM {db.table} WHERE (:country IS NULL OR country_code = :country) "
+        "ORDER BY population DESC, geonameid LIMIT 3"
+    )
     top3 = db.direct(f"SELECT name FROM {db.table} ORDER BY population DESC, geonameid LIMIT 3", {})
-    jp3 = db.direct(f"SELECT name FROM {db.table} WHERE country_code = 'JP' ORDER BY population DESC, geonameid "
-                    "LIMIT 3", {})
+    jp3 = db.direct(
+        f"SELECT name FROM {db.table} WHERE country_code = 'JP' ORDER BY population DESC, geonameid LIMIT 3", {}
+    )
     for types in ({"country": "string"}, None):  # declared, and read off the value
         assert run(engine, sql, {"country": None}, types=types).rows == top3
         assert run(engine, sql, {"country": "JP"}, types=types).rows == jp3
 
 
-@pytest.mark.parametrize("evil", [
-    "'; DROP TABLE {t}; --",
-    "a' OR '1'='1",
-    "JP' OR 1=1 --",
-    "\\'; DELETE FROM {t}; --",
-    "JP\x00",
-    "'); SELECT pg_sleep(5); --",
-])
+@pytest.mark.parametrize(
+    "evil",
+    [
+        "'; DROP TABLE {t}; --",
+        "a' OR '1'='1",
+        "JP' OR 1=1 --",
+        "\\'; DELETE FROM {t}; --",
+        "JP\x00",
+        "'); SELECT pg_sleep(5); --",
+    ],
+)
 def test_sql_in_arguments_is_only_a_value(db, evil):
     engine = db.engine()
     before = row_count(db)
@@ -202,20 +215,27 @@ def _timestamp(kind: str, text: str) -> str:
 def test_dates_and_datetimes_bind_as_such(db):
     engine = db.engine()
     k = db.kind
-    days = (f"SELECT d FROM (SELECT {_date(k, '2024-01-15')} AS d UNION ALL SELECT {_date(k, '2024-03-01')} "
-            f"UNION ALL SELECT {_date(k, '2023-12-31')}) t WHERE d >= :since ORDER BY d")
+    days = (
+        f"SELECT d FROM (SELECT {_date(k, '2024-01-15')} AS d UNION ALL SELECT {_date(k, '2024-03-01')} "
+        f"UNION ALL SELECT {_date(k, '2023-12-31')}) t WHERE d >= :since ORDER BY d"
+    )
     got = run(engine, days, {"since": dt.date(2024, 1, 1)}, types={"since": "date"}).rows
     assert [str(r[0]) for r in got] == ["2024-01-15", "2024-03-01"]
     assert [str(r[0]) for r in run(engine, days, {"since": dt.date(2024, 1, 15)}).rows] == ["2024-01-15", "2024-03-01"]
-    stamps = (f"SELECT t FROM (SELECT {_timestamp(k, '2024-01-15 10:00:00')} AS t UNION ALL "
-              f"SELECT {_timestamp(k, '2024-01-15 08:30:00')}) x WHERE t > :after ORDER BY t")
+    stamps = (
+        f"SELECT t FROM (SELECT {_timestamp(k, '2024-01-15 10:00:00')} AS t UNION ALL "
+        f"SELECT {_timestamp(k, '2024-01-15 08:30:00')}) x WHERE t > :after ORDER BY t"
+    )
     got = run(engine, stamps, {"after": dt.datetime(2024, 1, 15, 9, 0)}, types={"after": "datetime"}).rows
     assert [str(r[0]) for r in got] == ["2024-01-15 10:00:00"]
     assert run(engine, days, {"since": None}, types={"since": "date"}).rows == []
     if k == "postgresql":
         typeof = "SELECT pg_typeof(:d)::text, pg_typeof(:t)::text, pg_typeof(:z)::text"
-        values = {"d": dt.date(2024, 1, 1), "t": dt.datetime(2024, 1, 1, 12),
-                  "z": dt.datetime(2024, 1, 1, 12, tzinfo=dt.timezone.utc)}
+        values = {
+            "d": dt.date(2024, 1, 1),
+            "t": dt.datetime(2024, 1, 1, 12),
+            "z": dt.datetime(2024, 1, 1, 12, tzinfo=dt.UTC),
+        }
         expected = [("date", "timestamp without time zone", "timestamp with time zone")]
         assert run(engine, typeof, values).rows == expected
         assert run(engine, typeof, values, types={"d": "date", "t": "datetime", "z": "datetime"}).rows == expected
@@ -224,11 +244,13 @@ def test_dates_and_datetimes_bind_as_such(db):
 
 def test_colons_in_strings_comments_and_casts_are_not_parameters(db):
     engine = db.engine()
-    sql = ("SELECT ':x' AS s, 'a%b' AS p, '\\:z' AS e -- :y is a comment\n"
-           f"FROM {db.table} WHERE country_code = :c /* :w */ LIMIT 1")
+    sql = (
+        "SELECT ':x' AS s, 'a%b' AS p, '\\:z' AS e -- :y is a comment\n"
+        f"FROM {db.table} WHERE country_code = :c /* :w */ LIMIT 1"
+    )
     query = engine.prepare(sql)
     assert query.names == frozenset({"c"})
-    [(s, p, e)] = engine.run(query, {"c": "JP", "unused": 1}, 10, 5).rows
+    [(s, p, _e)] = engine.run(query, {"c": "JP", "unused": 1}, 10, 5).rows
     assert (s, p) == (":x", "a%b")
     if db.kind == "postgresql":
         assert run(engine, "SELECT :n::int + 1 AS v, '1'::int AS w", {"n": "41"}).rows == [(42, 1)]
@@ -296,8 +318,10 @@ def test_postgres_write_that_got_through_fails_in_the_read_only_session(postgres
     with services.connect("postgresql") as con:
         con.execute(f"CREATE SEQUENCE {name}_seq")
         con.execute(f"CREATE TABLE {name}_t (x int)")
-        con.execute(f"CREATE FUNCTION {name}_f() RETURNS int VOLATILE LANGUAGE plpgsql AS "
-                    f"$$ BEGIN INSERT INTO {name}_t VALUES (1); RETURN 1; END $$")
+        con.execute(
+            f"CREATE FUNCTION {name}_f() RETURNS int VOLATILE LANGUAGE plpgsql AS "
+            f"$$ BEGIN INSERT INTO {name}_t VALUES (1); RETURN 1; END $$"
+        )
     engine = SQLAlchemyEngine("pg", URLConnection(url=postgres_url))
     try:
         # Both are plain SELECTs to a parser; the database refuses the write.
@@ -321,8 +345,10 @@ def test_mariadb_write_that_got_through_fails_in_the_read_only_transaction(maria
     with services.connect("mariadb") as con:
         cur = con.cursor()
         cur.execute(f"CREATE TABLE {name}_t (x int)")
-        cur.execute(f"CREATE FUNCTION {name}_f() RETURNS INT MODIFIES SQL DATA "
-                    f"BEGIN INSERT INTO {name}_t VALUES (1); RETURN 1; END")
+        cur.execute(
+            f"CREATE FUNCTION {name}_f() RETURNS INT MODIFIES SQL DATA "
+            f"BEGIN INSERT INTO {name}_t VALUES (1); RETURN 1; END"
+        )
     engine = SQLAlchemyEngine("maria", URLConnection(url=mariadb_url))
     try:
         with pytest.raises(QueryError, match="(?i)read only"):
@@ -368,8 +394,11 @@ def test_postgres_timeout_cancels_the_query_on_the_server(postgres_url):
             run(engine, f"SELECT pg_sleep(10) /* {marker} */", timeout=0.5)
         assert time.monotonic() - start < 2.0
         with services.connect("postgresql") as con:
-            active = con.execute("SELECT count(*) FROM pg_stat_activity WHERE state = 'active' "
-                                 "AND query LIKE %s AND pid <> pg_backend_pid()", [f"%{marker}%"]).fetchone()[0]
+            active = con.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' "
+                "AND query LIKE %s AND pid <> pg_backend_pid()",
+                [f"%{marker}%"],
+            ).fetchone()[0]
         assert active == 0
         # the pooled connection is reusable, and a longer limit applies again on it
         assert run(engine, "SELECT 1 FROM pg_sleep(0.6)", timeout=5).rows == [(1,)]
@@ -387,8 +416,11 @@ def test_mariadb_timeout_cancels_the_query_on_the_server(mariadb_url):
         assert time.monotonic() - start < 2.0
         with services.connect("mariadb") as con:
             cur = con.cursor()
-            cur.execute("SELECT count(*) FROM information_schema.processlist WHERE info LIKE %s "
-                        "AND id <> connection_id() AND command <> 'Sleep'", [f"%{marker}%"])
+            cur.execute(
+                "SELECT count(*) FROM information_schema.processlist WHERE info LIKE %s "
+                "AND id <> connection_id() AND command <> 'Sleep'",
+                [f"%{marker}%"],
+            )
             assert cur.fetchone() == (0,)
         assert run(engine, "SELECT SLEEP(0.6)", timeout=5).rows == [(0,)]
     finally:
@@ -401,8 +433,11 @@ def test_sqlite_timeout_interrupts_the_query(tmp_path):
     try:
         start = time.monotonic()
         with pytest.raises(QueryTimeout):
-            run(engine, "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT count(*) FROM r",
-                timeout=0.3)
+            run(
+                engine,
+                "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT count(*) FROM r",
+                timeout=0.3,
+            )
         assert time.monotonic() - start < 1.5
         assert run(engine, "SELECT 1").rows == [(1,)]
     finally:
@@ -413,8 +448,10 @@ def test_sqlite_timeout_interrupts_the_query(tmp_path):
 
 
 def test_redact():
-    assert redact("postgresql+psycopg://reader:pa55word@db.example:5432/x") == \
-        "postgresql+psycopg://reader:***@db.example:5432/x"
+    assert (
+        redact("postgresql+psycopg://reader:pa55word@db.example:5432/x")
+        == "postgresql+psycopg://reader:***@db.example:5432/x"
+    )
     assert redact("mysql+pymysql://root:@h/db") == "mysql+pymysql://root:***@h/db"
     assert redact("host=db user=u password=pa55word dbname=x") == "host=db user=u password=*** dbname=x"
     assert redact("PWD='a b';UID=x") == "PWD=***;UID=x"
@@ -423,10 +460,13 @@ def test_redact():
     assert redact("ab", ["ab"]) == "ab"  # too short to be a secret worth mangling text for
 
 
-@pytest.mark.parametrize("url", [
-    f"postgresql+psycopg://reader:{SECRET}@127.0.0.1:1/test",
-    f"mysql+pymysql://reader:{SECRET}@127.0.0.1:1/test",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"postgresql+psycopg://reader:{SECRET}@127.0.0.1:1/test",
+        f"mysql+pymysql://reader:{SECRET}@127.0.0.1:1/test",
+    ],
+)
 def test_unreachable_database_error_has_no_secret(url, caplog):
     caplog.set_level(logging.DEBUG)
     engine = SQLAlchemyEngine("warehouse", URLConnection(url=url))
@@ -457,8 +497,9 @@ def test_password_from_the_environment(postgres_url, monkeypatch):
         assert engine._engine.url.password == SECRET and SECRET not in repr(engine._engine)
     finally:
         engine.close()
-    bad = SQLAlchemyEngine("pg", URLConnection(url="postgresql+psycopg://u@127.0.0.1:1/x",
-                                               password="${MCPGEN_TEST_PW}"))
+    bad = SQLAlchemyEngine(
+        "pg", URLConnection(url="postgresql+psycopg://u@127.0.0.1:1/x", password="${MCPGEN_TEST_PW}")
+    )
     try:
         with pytest.raises(QueryError) as info:
             run(bad, "SELECT 1")
@@ -471,8 +512,9 @@ def test_missing_variable_is_named_without_values(monkeypatch):
     monkeypatch.setenv("MCPGEN_TEST_USER", "someone")
     monkeypatch.delenv("MCPGEN_TEST_MISSING", raising=False)
     with pytest.raises(QueryError) as info:
-        SQLAlchemyEngine("w", URLConnection(url="postgresql+psycopg://${MCPGEN_TEST_USER}@h/db",
-                                            password="${MCPGEN_TEST_MISSING}"))
+        SQLAlchemyEngine(
+            "w", URLConnection(url="postgresql+psycopg://${MCPGEN_TEST_USER}@h/db", password="${MCPGEN_TEST_MISSING}")
+        )
     assert "MCPGEN_TEST_MISSING" in str(info.value) and "someone" not in str(info.value)
     engine = SQLAlchemyEngine("w", URLConnection(url="sqlite:///${MCPGEN_TEST_MISSING:-/nonexistent/x.db}"))
     engine.close()
@@ -500,8 +542,11 @@ def test_wrong_password_error_has_no_secret(mariadb_url):
 def test_database_error_is_one_clear_line(db):
     engine = db.engine()
     with pytest.raises(QueryError) as info:
-        run(engine, "SELECT no_such_column FROM no_such_table_here WHERE x = :secret_value",
-            {"secret_value": "do-not-echo-me"})
+        run(
+            engine,
+            "SELECT no_such_column FROM no_such_table_here WHERE x = :secret_value",
+            {"secret_value": "do-not-echo-me"},
+        )
     message = str(info.value)
     assert message.startswith("the query failed: ") and "\n" not in message
     assert "no_such" in message
@@ -536,8 +581,9 @@ def test_postgres_terminated_connections_cost_nothing(postgres_url):
         worker.start()
         with services.connect("postgresql") as con:
             for _ in range(100):
-                if con.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s "
-                               "AND state = 'active'", [app]).fetchone()[0]:
+                if con.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s AND state = 'active'", [app]
+                ).fetchone()[0]:
                     break
                 time.sleep(0.02)
             con.execute(kill, [app])
@@ -604,9 +650,10 @@ def test_twenty_concurrent_calls(db):
 def test_describe_gives_names_and_types_without_running(db):
     engine = db.engine()
     sleep = {"postgresql": "pg_sleep(5)", "mariadb": "SLEEP(5)", "sqlite": "1"}[db.kind]
-    query = engine.prepare(f"SELECT {sleep} AS s, name, population FROM {db.table} "
-                           "WHERE country_code IN :codes AND population > :n", types={"codes": "string[]",
-                                                                                        "n": "integer"})
+    query = engine.prepare(
+        f"SELECT {sleep} AS s, name, population FROM {db.table} WHERE country_code IN :codes AND population > :n",
+        types={"codes": "string[]", "n": "integer"},
+    )
     start = time.monotonic()
     described = engine.describe(query)
     assert time.monotonic() - start < 1.0
@@ -623,8 +670,10 @@ def test_describe_gives_names_and_types_without_running(db):
 def test_param_types_from_spec_parameters():
     from mcpgen.spec import Parameter
 
-    params = {"n": Parameter(type="integer", description="n"),
-              "ids": Parameter(type="array", description="ids", items={"type": "date"})}
+    params = {
+        "n": Parameter(type="integer", description="n"),
+        "ids": Parameter(type="array", description="ids", items={"type": "date"}),
+    }
     assert param_types(params) == {"n": "integer", "ids": "date[]"}
 
 
@@ -644,8 +693,9 @@ def test_missing_drivers_and_dialects_say_what_to_install():
         SQLAlchemyEngine("w", URLConnection(url="nosuchwarehouse://u@h/db"))
 
 
-@pytest.mark.parametrize("bare, driver", [("postgresql", "postgresql+psycopg"), ("mysql", "mysql+pymysql"),
-                                          ("mariadb", "mariadb+pymysql")])
+@pytest.mark.parametrize(
+    "bare, driver", [("postgresql", "postgresql+psycopg"), ("mysql", "mysql+pymysql"), ("mariadb", "mariadb+pymysql")]
+)
 def test_a_url_without_driver_uses_the_one_the_extras_install(bare, driver):
     engine = SQLAlchemyEngine("w", URLConnection(url=f"{bare}://u@127.0.0.1:1/db"))
     try:

@@ -12,10 +12,15 @@ def test_the_seed_example_runs_with_only_its_import_changed():
     def list_cities() -> DataToolOutput:
         """Return the top 3 cities by population."""
         return CallToolResult(
-            content=[TextContent(type="text", text=(
-                "The 3 most populated cities are Tokyo (37,400,068), "
-                "Delhi (30,290,936) and Shanghai (27,058,479)."
-            ))],
+            content=[
+                TextContent(
+                    type="text",
+                    text=(
+                        "The 3 most populated cities are Tokyo (37,400,068), "
+                        "Delhi (30,290,936) and Shanghai (27,058,479)."
+                    ),
+                )
+            ],
             structuredContent={
                 "sources": ["https://example.org/cities-data"],
                 "table": [
@@ -38,9 +43,11 @@ def test_the_seed_example_runs_with_only_its_import_changed():
 def test_a_function_without_data_tool_output_is_warned_about_and_not_registered(caplog):
     registry = Registry()
     with caplog.at_level(logging.WARNING, logger="mcpgen"):
+
         @registry.tool()
         def no_sources() -> CallToolResult:
             return CallToolResult(content=[])
+
     assert "no_sources" not in registry
     assert callable(no_sources)
     assert "no_sources is not registered" in caplog.text
@@ -51,12 +58,20 @@ def test_a_result_that_breaks_the_schema_is_an_error_not_a_success():
 
     @registry.tool()
     def bad(kind: str = "ftp") -> DataToolOutput:
-        data = {"ftp": {"sources": ["ftp://x"]}, "none": {"table": []}, "nan": {"sources": ["https://x.org"],
-                "table": [["a"], [float("nan")]]}, "chart": {"sources": ["https://x.org"],
-                "charts": [{"data": {"datasets": [{"data": [float("inf")]}]}}]}}[kind]
+        data = {
+            "ftp": {"sources": ["ftp://x"]},
+            "none": {"table": []},
+            "nan": {"sources": ["https://x.org"], "table": [["a"], [float("nan")]]},
+            "chart": {"sources": ["https://x.org"], "charts": [{"data": {"datasets": [{"data": [float("inf")]}]}}]},
+        }[kind]
         return CallToolResult(content=[TextContent(type="text", text="x")], structured_content=data)
 
-    for kind, words in [("ftp", "sources.0"), ("none", "sources"), ("nan", "table.1.0"), ("chart", "Out of range float")]:
+    for kind, words in [
+        ("ftp", "sources.0"),
+        ("none", "sources"),
+        ("nan", "table.1.0"),
+        ("chart", "Out of range float"),
+    ]:
         result = registry.call_sync("bad", {"kind": kind})
         assert result.is_error and words in result.content[0].text
     assert "Unknown argument 'other'" in registry.call_sync("bad", {"other": 1}).content[0].text

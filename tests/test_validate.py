@@ -1,4 +1,5 @@
 """`mcpgen validate`: the broken-spec corpus, the shipped specs, live checks, formats and exit codes."""
+
 from __future__ import annotations
 
 import json
@@ -12,11 +13,18 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from mcpgen.checks import (
+    chart_sense,
+    literal_password,
+    outside_paths,
+    redact,
+    row_references,
+    source_problem,
+    template_hazards,
+)
 from mcpgen.cli import main
 from mcpgen.render import PROSE
 from mcpgen.spec import Chart
-from mcpgen.checks import (chart_sense, literal_password, outside_paths, redact, row_references, source_problem,
-                           template_hazards)
 from mcpgen.validate import run_validate
 
 REPO = Path(__file__).resolve().parent.parent
@@ -39,6 +47,7 @@ def _case_dir(name: str) -> Path:
 
 # --- the corpus -------------------------------------------------------------------------------
 
+
 def test_the_corpus_has_at_least_30_cases_and_every_folder_an_expectation():
     folders = {p.name for p in BROKEN.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))}
     described = {e.get("case", name) for name, e in EXPECTED.items()}
@@ -58,8 +67,11 @@ def test_every_broken_spec_fails_with_its_file_line_and_message(name):
     severity = expect.get("severity", "error")
     report = run_validate(folder, live=expect.get("live", False), timeout=5)
     wanted = str(folder / expect["file"])
-    found = [p for p in report.problems if p.path == wanted and p.line == expect["line"]
-             and expect["message"] in p.message and p.severity == severity]
+    found = [
+        p
+        for p in report.problems
+        if p.path == wanted and p.line == expect["line"] and expect["message"] in p.message and p.severity == severity
+    ]
     assert found, "\n".join(str(p) for p in report.problems) or "no problems at all"
     if severity == "error":
         assert report.exit_code() == 1
@@ -86,7 +98,8 @@ def test_a_python_tool_with_a_syntax_error_is_reported_without_running_it(tmp_pa
     (specs / "tools.py").write_text("import os\nos.remove('nothing')\n\ndef broken(n: int = 3) -> int\n    return n\n")
     report = run_validate(specs)
     assert [(p.path, p.line, p.message) for p in report.problems] == [
-        (str(specs / "tools.py"), 4, "syntax error: expected ':'")]
+        (str(specs / "tools.py"), 4, "syntax error: expected ':'")
+    ]
 
 
 def test_a_file_over_the_size_limit_is_refused(tmp_path):
@@ -99,6 +112,7 @@ def test_a_file_over_the_size_limit_is_refused(tmp_path):
 
 
 # --- the shipped specs ------------------------------------------------------------------------
+
 
 def test_every_shipped_spec_passes_static_and_live_validation():
     report = run_validate(SPECS, live=True)
@@ -122,26 +136,39 @@ def test_live_checks_change_nothing_and_restore_the_working_directory(tmp_path):
 
 def test_live_describe_does_not_run_the_query(tmp_path):
     """A query that would scan ten billion rows is described in well under a second."""
-    specs = _project(tmp_path, {"slow": """\
+    specs = _project(
+        tmp_path,
+        {
+            "slow": """\
         description: Slow
         sql: SELECT count(*) AS n FROM range(10000000000) t(x) WHERE x % 7 = 3
         sources: [https://example.org/]
         content: "{{ rows[0].n }} {{ rows[0].m }}"
-        """})
+        """
+        },
+    )
     report = run_validate(specs, live=True, timeout=5)
     assert report.seconds < 3
     assert [p.message for p in report.problems] == [
-        "content: the template reads column 'm' of a row, which the query does not return (the query returns n)"]
+        "content: the template reads column 'm' of a row, which the query does not return (the query returns n)"
+    ]
 
 
 def test_an_unreachable_database_is_one_error_per_connection(tmp_path):
-    config = ("connections:\n  default:\n    duckdb: ':memory:'\n"
-              f"  warehouse:\n    url: postgresql+psycopg://reader:{SECRET}@127.0.0.1:9/x\n"
-              "    connect_args: {connect_timeout: 2}\n")
-    spec = ("description: d\nconnection: warehouse\nsql: SELECT 1 AS x\nsources: [https://x.org/]\n"
-            "content: '{{ rows[0].x }}'\n")
-    specs = _project(tmp_path, {"a": spec, "b": spec.replace("SELECT 1", "SELECT 2"),
-                                "c": spec.replace("SELECT 1", "SELECT 3")}, config=config)
+    config = (
+        "connections:\n  default:\n    duckdb: ':memory:'\n"
+        f"  warehouse:\n    url: postgresql+psycopg://reader:{SECRET}@127.0.0.1:9/x\n"
+        "    connect_args: {connect_timeout: 2}\n"
+    )
+    spec = (
+        "description: d\nconnection: warehouse\nsql: SELECT 1 AS x\nsources: [https://x.org/]\n"
+        "content: '{{ rows[0].x }}'\n"
+    )
+    specs = _project(
+        tmp_path,
+        {"a": spec, "b": spec.replace("SELECT 1", "SELECT 2"), "c": spec.replace("SELECT 1", "SELECT 3")},
+        config=config,
+    )
     report = run_validate(specs, live=True, timeout=5)
     assert [p.message for p in report.errors] == ["connection 'warehouse' is unavailable: Connection refused"]
     assert report.errors[0].path.endswith("mcpgen.yaml") and report.errors[0].line == 4
@@ -150,14 +177,16 @@ def test_an_unreachable_database_is_one_error_per_connection(tmp_path):
 
 def test_a_broken_init_is_one_clear_error(tmp_path):
     config = "connections:\n  default:\n    duckdb: ':memory:'\n    init: [CREATE VIEW v AS SELECT * FROM nowhere]\n"
-    specs = _project(tmp_path, {"a": "description: d\nsql: SELECT 1 AS x\nsources: [https://x.org/]\ncontent: x\n"},
-                     config=config)
+    specs = _project(
+        tmp_path, {"a": "description: d\nsql: SELECT 1 AS x\nsources: [https://x.org/]\ncontent: x\n"}, config=config
+    )
     report = run_validate(specs, live=True)
     assert len(report.errors) == 1
     assert "connection 'default': init statement 1 failed" in report.errors[0].message
 
 
 # --- secrets ----------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("case", ["dsn_literal_password", "password_field_literal", "live_unreachable_db"])
 @pytest.mark.parametrize("fmt", ["text", "json", "github"])
@@ -177,6 +206,7 @@ def test_redact_removes_secrets_from_messages():
 
 # --- formats and exit codes -------------------------------------------------------------------
 
+
 def test_exit_codes_0_1_2(tmp_path):
     runner = CliRunner()
     assert runner.invoke(main, ["validate", str(SPECS)]).exit_code == 0
@@ -190,14 +220,29 @@ def test_json_format_is_stable():
     result = CliRunner().invoke(main, ["validate", "--format", "json", str(BROKEN / "duplicate_tool_names")])
     assert result.exit_code == 1
     data = json.loads(result.output)
-    assert set(data) == {"version", "specs_dir", "live", "strict", "files", "errors", "warnings", "ok", "exit_code",
-                         "connections", "problems"}
+    assert set(data) == {
+        "version",
+        "specs_dir",
+        "live",
+        "strict",
+        "files",
+        "errors",
+        "warnings",
+        "ok",
+        "exit_code",
+        "connections",
+        "problems",
+    }
     assert data["version"] == 1 and data["ok"] is False and data["exit_code"] == 1 and data["files"] == 2
     assert data["errors"] == 1 and data["warnings"] == 0
     [problem] = data["problems"]
-    assert problem == {"file": str(BROKEN / "duplicate_tool_names" / "b.yaml"), "line": 1, "column": 1,
-                       "severity": "error",
-                       "message": f"tool name 'cities' is already used by {BROKEN / 'duplicate_tool_names' / 'a.yaml'}"}
+    assert problem == {
+        "file": str(BROKEN / "duplicate_tool_names" / "b.yaml"),
+        "line": 1,
+        "column": 1,
+        "severity": "error",
+        "message": f"tool name 'cities' is already used by {BROKEN / 'duplicate_tool_names' / 'a.yaml'}",
+    }
 
 
 def test_github_format_annotates_each_problem():
@@ -210,8 +255,9 @@ def test_github_format_annotates_each_problem():
 
 
 def test_github_format_escapes_newlines_and_percent(tmp_path):
-    specs = _project(tmp_path, {"a": "description: d\nsql: SELECT 1 AS x\nsources: [https://x.org/]\n"
-                                     "content: '{{ 100% }}'\n"})
+    specs = _project(
+        tmp_path, {"a": "description: d\nsql: SELECT 1 AS x\nsources: [https://x.org/]\ncontent: '{{ 100% }}'\n"}
+    )
     result = CliRunner().invoke(main, ["validate", "--format", "github", str(specs)])
     annotations = [line for line in result.output.splitlines() if line.startswith("::")]
     assert annotations and all("\n" not in a for a in annotations)
@@ -236,9 +282,12 @@ def test_text_format_is_coloured_on_a_terminal():
 
 # --- big projects: the parallel path finds exactly what the sequential one does ----------------
 
+
 def test_parallel_static_validation_matches_sequential(tmp_path):
-    spec = ("description: d{i}\nparameters:\n  n: {{type: integer, description: n, default: 1}}\n"
-            "sql: SELECT {i} AS x LIMIT :n\nsources: [https://x.org/]\ncontent: '{{{{ rows[0].x }}}}'\n")
+    spec = (
+        "description: d{i}\nparameters:\n  n: {{type: integer, description: n, default: 1}}\n"
+        "sql: SELECT {i} AS x LIMIT :n\nsources: [https://x.org/]\ncontent: '{{{{ rows[0].x }}}}'\n"
+    )
     specs = {f"t{i:03d}": spec.format(i=i) for i in range(240)}
     specs["t005"] = specs["t005"].replace("SELECT", "DELETE FROM t; SELECT")
     specs["t117"] = "name: t001\n" + specs["t117"]  # a duplicate name across two workers' shares
@@ -250,6 +299,7 @@ def test_parallel_static_validation_matches_sequential(tmp_path):
 
 
 # --- the static helpers -------------------------------------------------------------------------
+
 
 def test_row_references_follow_rows_through_loops_filters_and_sets():
     source = textwrap.dedent("""\
@@ -264,23 +314,33 @@ def test_row_references_follow_rows_through_loops_filters_and_sets():
 
 
 def test_row_references_follow_groupby_groups():
-    source = ("{% for g in rows | groupby('a') %}{% set first = g.list[0] %}{{ g.grouper }}{{ first.b }}{% endfor %}"
-              "{% for key, items in rows | groupby('c') %}{% for r in items %}{{ r.d }}{% endfor %}{% endfor %}")
+    source = (
+        "{% for g in rows | groupby('a') %}{% set first = g.list[0] %}{{ g.grouper }}{{ first.b }}{% endfor %}"
+        "{% for key, items in rows | groupby('c') %}{% for r in items %}{{ r.d }}{% endfor %}{% endfor %}"
+    )
     assert [name for _, name in row_references(PROSE.parse(source))] == ["a", "b", "c", "d"]
 
 
 def test_safe_templates_have_no_hazards():
-    for source in ["{{ rows | length }} {{ '%s km' | format(3) }} {{ 'a' * 3 }} {{ 2 ** 10 }}",
-                   "{% for i in range(10) %}{{ i }}{% endfor %}{{ r.format if r else '' }}",
-                   "{{ rows[0].city ~ '!' }}"]:
+    for source in [
+        "{{ rows | length }} {{ '%s km' | format(3) }} {{ 'a' * 3 }} {{ 2 ** 10 }}",
+        "{% for i in range(10) %}{{ i }}{% endfor %}{{ r.format if r else '' }}",
+        "{{ rows[0].city ~ '!' }}",
+    ]:
         assert template_hazards(PROSE.parse(source)) == [], source
 
 
 def test_hazards_name_what_is_wrong():
-    cases = {"{{ x.__class__ }}": "internal attribute '__class__'", "{{ x['_y'] }}": "internal item '_y'",
-             "{{ x | attr('y') }}": "attr filter", "{{ 'x' * 100001 }}": "100,001 items",
-             "{{ 2 ** 100000 }}": "power 100,000", "{% import 'x' as y %}": "{% import %}",
-             "{% extends 'x' %}": "{% extends %}", "{{ x.mro() }}": "'mro'"}
+    cases = {
+        "{{ x.__class__ }}": "internal attribute '__class__'",
+        "{{ x['_y'] }}": "internal item '_y'",
+        "{{ x | attr('y') }}": "attr filter",
+        "{{ 'x' * 100001 }}": "100,001 items",
+        "{{ 2 ** 100000 }}": "power 100,000",
+        "{% import 'x' as y %}": "{% import %}",
+        "{% extends 'x' %}": "{% extends %}",
+        "{{ x.mro() }}": "'mro'",
+    }
     for source, text in cases.items():
         hazards = template_hazards(PROSE.parse(source))
         assert hazards and text in hazards[0][1], (source, hazards)
@@ -292,7 +352,8 @@ def test_outside_paths_reads_file_functions_only_and_skips_comments():
     assert outside_paths("SELECT * FROM read_csv('data/cities.csv')") == []
     assert [r[:2] for r in outside_paths("SELECT *\nFROM read_csv(['data/a.csv', '/etc/x'])")] == [(2, 30)]
     assert outside_paths("SELECT * FROM 's3://bucket/x.parquet'")[0][2].endswith(
-        "over the network; only files inside the project folder can be read")
+        "over the network; only files inside the project folder can be read"
+    )
     assert "'..'" in outside_paths("SELECT * FROM read_parquet('data/../../x.parquet')")[0][2]
 
 
@@ -327,8 +388,10 @@ def test_chart_sense():
 
 # --- helpers ----------------------------------------------------------------------------------
 
-CITIES_CONFIG = ("connections:\n  default:\n    duckdb: ':memory:'\n    init:\n"
-                 "      - CREATE TABLE cities AS SELECT * FROM (VALUES ('Tokyo', 37)) t(name, population)\n")
+CITIES_CONFIG = (
+    "connections:\n  default:\n    duckdb: ':memory:'\n    init:\n"
+    "      - CREATE TABLE cities AS SELECT * FROM (VALUES ('Tokyo', 37)) t(name, population)\n"
+)
 
 
 def _project(tmp_path: Path, specs: dict[str, str], config: str = CITIES_CONFIG) -> Path:
@@ -347,9 +410,13 @@ def test_live_checks_on_postgresql(tmp_path, postgres_url, postgres_cities):
     from sqlalchemy.engine import make_url
 
     url = make_url(postgres_url)
-    config = (f"connections:\n  default:\n    url: {url.set(password=None).render_as_string(hide_password=False)}\n"
-              + (f"    password: {url.password}\n" if url.password else ""))
-    specs = _project(tmp_path, {"pg": f"""\
+    config = f"connections:\n  default:\n    url: {url.set(password=None).render_as_string(hide_password=False)}\n" + (
+        f"    password: {url.password}\n" if url.password else ""
+    )
+    specs = _project(
+        tmp_path,
+        {
+            "pg": f"""\
         description: d
         parameters:
           code: {{type: string, description: c, required: false}}
@@ -357,38 +424,76 @@ def test_live_checks_on_postgresql(tmp_path, postgres_url, postgres_cities):
         sources: [https://x.org/]
         content: "{{% for r in rows %}}{{{{ r.city }}}} {{{{ r.pop }}}}{{% endfor %}}"
         table: {{columns: [city, population]}}
-        """}, config=config)
+        """
+        },
+        config=config,
+    )
     report = run_validate(specs, live=True, timeout=10)
     assert [p.message for p in report.errors] == [
         "content: the template reads column 'pop' of a row, which the query does not return "
-        "(the query returns city, population)"]
+        "(the query returns city, population)"
+    ]
     if url.password:
         result = CliRunner().invoke(main, ["validate", "--live", "--format", "json", str(specs)])
         assert url.password not in result.output
 
 
 def test_every_schema_error_of_a_file_is_reported_once(tmp_path):
-    specs = _project(tmp_path, {"a": "title: x\ntitel: y\nsql: SELECT 1 AS x\nsources: [https://x.org/]\ncontent: x\n"
-                                     "chart: {type: histogram, x: a, y: b}\ntable: {columns: 3}\n"})
+    specs = _project(
+        tmp_path,
+        {
+            "a": "title: x\ntitel: y\nsql: SELECT 1 AS x\nsources: [https://x.org/]\ncontent: x\n"
+            "chart: {type: histogram, x: a, y: b}\ntable: {columns: 3}\n"
+        },
+    )
     assert [(p.line, p.message) for p in run_validate(specs).problems] == [
         (1, "missing required field 'description'"),
         (2, "unknown key 'titel'"),
-        (6, "chart.type: Input should be 'bar', 'line', 'area', 'pie', 'doughnut', 'scatter', 'horizontal_bar' "
-            "or 'stacked_bar'"),
+        (
+            6,
+            "chart.type: Input should be 'bar', 'line', 'area', 'pie', 'doughnut', 'scatter', 'horizontal_bar' "
+            "or 'stacked_bar'",
+        ),
         (7, "table.columns: Input should be a valid list"),
     ]
 
 
 TRICKY_SQL = [
-    "SELECT 1 AS x", "SELECT 1;", "select * from cities where name = 'DELETE'", "WITH t AS (SELECT 1) SELECT * FROM t",
-    "FROM cities", "VALUES (1, 2)", "TABLE cities", "(SELECT 1) UNION ALL (SELECT 2)",
-    "SELECT * FROM cities FOR UPDATE", "SELECT * FROM cities FOR SHARE", "SELECT 1 INTO t",
-    "WITH gone AS (DELETE FROM t RETURNING *) SELECT * FROM gone", "WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x",
-    "SELECT 1; SELECT 2", "SELECT 1; DROP TABLE t", "DROP TABLE t; SELECT 1", "SET x = 1", "RESET lock_configuration",
-    "CALL f()", "PRAGMA version", "COPY t TO 'x.csv'", "ATTACH 'x.db'", "INSTALL httpfs", "LOAD httpfs",
-    "EXPORT DATABASE 'x'", "UPDATE t SET a = 1", "CREATE TEMP TABLE t AS SELECT 1", "SELECT replace(name, 'a', 'b') FROM t",
-    "SELECT \"update\" FROM t", "PIVOT t ON a USING sum(b)", "SELECT * FROM t WHERE a IN (SELECT b FROM u)",
-    "SELECT set FROM t", "BEGIN; SELECT 1; COMMIT", "START TRANSACTION", "SELECT 1 -- ; DROP TABLE t",
+    "SELECT 1 AS x",
+    "SELECT 1;",
+    "select * from cities where name = 'DELETE'",
+    "WITH t AS (SELECT 1) SELECT * FROM t",
+    "FROM cities",
+    "VALUES (1, 2)",
+    "TABLE cities",
+    "(SELECT 1) UNION ALL (SELECT 2)",
+    "SELECT * FROM cities FOR UPDATE",
+    "SELECT * FROM cities FOR SHARE",
+    "SELECT 1 INTO t",
+    "WITH gone AS (DELETE FROM t RETURNING *) SELECT * FROM gone",
+    "WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x",
+    "SELECT 1; SELECT 2",
+    "SELECT 1; DROP TABLE t",
+    "DROP TABLE t; SELECT 1",
+    "SET x = 1",
+    "RESET lock_configuration",
+    "CALL f()",
+    "PRAGMA version",
+    "COPY t TO 'x.csv'",
+    "ATTACH 'x.db'",
+    "INSTALL httpfs",
+    "LOAD httpfs",
+    "EXPORT DATABASE 'x'",
+    "UPDATE t SET a = 1",
+    "CREATE TEMP TABLE t AS SELECT 1",
+    "SELECT replace(name, 'a', 'b') FROM t",
+    'SELECT "update" FROM t',
+    "PIVOT t ON a USING sum(b)",
+    "SELECT * FROM t WHERE a IN (SELECT b FROM u)",
+    "SELECT set FROM t",
+    "BEGIN; SELECT 1; COMMIT",
+    "START TRANSACTION",
+    "SELECT 1 -- ; DROP TABLE t",
 ]
 
 
@@ -420,7 +525,16 @@ def test_the_read_only_fast_path_agrees_with_the_full_parse(monkeypatch, dialect
 
 
 def test_constant_arithmetic_in_templates_never_crashes_the_check():
-    for source in ["{{ 2.5 ** 3 }}", "{{ 0 ** -1 }}", "{{ (-8) ** 0.5 }}", "{{ 'ab' * -1 }}", "{{ [1, 2] * 3.5 }}",
-                   "{{ 1e308 * 10 }}", "{{ 10 // 0 }}", "{{ 9 ** 9 ** 9 }}", "{{ -'x' }}"]:
+    for source in [
+        "{{ 2.5 ** 3 }}",
+        "{{ 0 ** -1 }}",
+        "{{ (-8) ** 0.5 }}",
+        "{{ 'ab' * -1 }}",
+        "{{ [1, 2] * 3.5 }}",
+        "{{ 1e308 * 10 }}",
+        "{{ 10 // 0 }}",
+        "{{ 9 ** 9 ** 9 }}",
+        "{{ -'x' }}",
+    ]:
         assert template_hazards(PROSE.parse(source)) == [], source
     assert "astronomical" in template_hazards(PROSE.parse("{{ 'x' * 10 ** 9999 }}"))[0][1]

@@ -13,13 +13,16 @@ def test_yaml_12_scalars_stay_strings_and_locations_are_kept():
     assert all(w.severity == "warning" for w in warnings)
 
 
-@pytest.mark.parametrize("text, line, words", [
-    ("a: 1\na: 2\n", 2, "duplicate key 'a'"),
-    ("a: &x [1]\nb: [*x, *x]\n", 2, "aliases"),
-    ("a: !!python/object:os.system x\n", 1, "not allowed"),
-    ("a:\n\tb: 1\n", 2, "tab characters"),
-    ("a: [1\n", 2, "did not find expected"),
-])
+@pytest.mark.parametrize(
+    "text, line, words",
+    [
+        ("a: 1\na: 2\n", 2, "duplicate key 'a'"),
+        ("a: &x [1]\nb: [*x, *x]\n", 2, "aliases"),
+        ("a: !!python/object:os.system x\n", 1, "not allowed"),
+        ("a:\n\tb: 1\n", 2, "tab characters"),
+        ("a: [1\n", 2, "did not find expected"),
+    ],
+)
 def test_bad_yaml_is_one_problem_with_a_line(text, line, words):
     with pytest.raises(SpecError) as info:
         load_yaml(text, "x.yaml")
