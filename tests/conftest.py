@@ -16,9 +16,9 @@ def mariadb_url():
 
 
 @pytest.fixture(scope="session")
-def city_rows(tmp_path_factory):
+def city_rows():
     """Every row of examples/data/cities.csv as typed tuples."""
-    return services.read_cities(services.cities_csv(tmp_path_factory.mktemp("cities")))
+    return services.read_cities(services.CITIES_CSV)
 
 
 def _cities_table(service, rows):

@@ -1,11 +1,11 @@
-"""Every item of shared/notes/hostile-inputs.md, each asserting the safe behaviour it names.
+"""Hostile inputs (prompt injection, SQL tricks, oversized or malformed values), each test asserting the safe behaviour it names.
 
 "Clear error": an isError result with one sentence naming the parameter or problem,
 no traceback, no secret. "Nothing lost": the data is unchanged (rows counted after
 the attempt) and the server serves the next good call.
 
-The items about PostgreSQL (16 and 17 on PG) live with the SQLAlchemy engine's tests;
-here they run on DuckDB. Items 20-22 run in-process against the ASGI app here, and
+The sections are numbered. Timeouts and outages on PostgreSQL (sections 16 and 17) live with
+the SQLAlchemy engine's tests; here they run on DuckDB. Sections 20-22 run in-process against the ASGI app here, and
 against a real `mcpgen serve --http` process in test_http.py.
 """
 
