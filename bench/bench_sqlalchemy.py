@@ -12,8 +12,8 @@ machine's load hits both sides alike):
            on a ToolServer serving a one-spec project: argument checks, the engine, the
            prose template, the result checks, the MCP session) vs. the same query through
            plain SQLAlchemy plus the same CallToolResult (prose + structured_content with
-           sources and table) built by hand. The issue's target: ratio <= 1.2.
-  handwritten  the issue's 1.2x target, read as "mcpgen's cost over writing the tool by hand":
+           sources and table) built by hand. Target: ratio <= 1.2.
+  handwritten  the 1.2x target, read as "mcpgen's cost over writing the tool by hand":
            the mcpgen tool vs the same tool hand-written on the SDK's MCPServer (plain
            SQLAlchemy, the same CallToolResult), each through its own in-memory MCP client.
   registry the same, but calling mcpgen's Registry.call directly (no MCP session, no

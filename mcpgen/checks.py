@@ -128,22 +128,23 @@ def template_hazards(ast: nodes.Template) -> list[tuple[int, str]]:
                         else (len(seq.items) if not isinstance(seq, nodes.Const) else None)
                     )
                     if length is not None and length * count > MAX_SEQUENCE:
-                        size = f"{length * count:,}" if count < _HUGE else "an astronomical number of"
+                        total = f"{length * count:,}" if count < _HUGE else "an astronomical number of"
                         out.append(
                             (
                                 line,
-                                f"builds a sequence of {size} items with *; "
+                                f"builds a sequence of {total} items with *; "
                                 f"templates may not build more than {MAX_SEQUENCE:,}",
                             )
                         )
                         break
         else:  # include, import, extends
-            word = {
+            words: dict[type[nodes.Node], str] = {
                 nodes.Include: "include",
                 nodes.Import: "import",
                 nodes.FromImport: "from ... import",
                 nodes.Extends: "extends",
-            }[type(node)]
+            }
+            word = words[type(node)]
             out.append((line, f"uses {{% {word} %}}; spec templates cannot load other templates"))
     return list(dict.fromkeys(out))
 
@@ -407,8 +408,8 @@ def outside_paths(sql: str) -> list[tuple[int, int, str]]:
         while i < len(text) and depth:
             depth += {"(": 1, ")": -1}.get(text[i], 0)
             if text[i] == "'":  # skip a whole string, parentheses inside it do not count
-                end = _STRING.match(text, i)
-                i = end.end() if end else len(text)
+                closing = _STRING.match(text, i)
+                i = closing.end() if closing else len(text)
                 continue
             i += 1
         spans.append((match.end(), i))

@@ -46,7 +46,7 @@ class Engine:
     """The interface every engine has."""
 
     name: str
-    dialect: str  # a sqlglot dialect name, used to read the SQL
+    dialect: str | None  # a sqlglot dialect name, used to read the SQL; None: sqlglot's generic SQL
 
     def prepare(self, sql: str, types: Mapping[str, str] | None = None) -> Prepared:
         """Check `sql` and make it ready to run; `types` are the declared parameter types (`param_types`)."""

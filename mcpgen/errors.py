@@ -62,6 +62,8 @@ class ArgumentError(MCPGenError):
 class QueryError(MCPGenError):
     """The query failed on the database."""
 
+    position: tuple[int, int] | None = None  # (line, column) in the SQL, when the database says
+
 
 class QueryTimeout(QueryError):
     """The query ran past its time limit and was cancelled."""

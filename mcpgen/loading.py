@@ -13,9 +13,10 @@ from typing import Any
 
 from jinja2 import TemplateSyntaxError, nodes
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from .checks import chart_sense, literal_password, outside_paths, source_problem, template_hazards
-from .config import CONFIG_NAME, ProjectConfig
+from .config import CONFIG_NAME, ProjectConfig, URLConnection
 from .errors import ArgumentError, Findings, Problem, SpecError, UnsafeSQL
 from .params import Arguments
 from .render import Template
@@ -116,8 +117,8 @@ def _not_utf8(path: Path, exc: UnicodeDecodeError) -> Problem:
 def _check_secrets(config: ProjectConfig, data: Any, path: Path, problems: list[Problem]) -> None:
     """A password written into mcpgen.yaml is a warning; the message never repeats it."""
     for name, conn in config.connections.items():
-        node = data["connections"][name]
-        if getattr(conn, "url", None) and literal_password(conn.url):
+        node: Located = data["connections"][name]
+        if isinstance(conn, URLConnection) and literal_password(conn.url):
             problems.append(
                 Problem(
                     str(path),
@@ -126,7 +127,7 @@ def _check_secrets(config: ProjectConfig, data: Any, path: Path, problems: list[
                     "warning",
                 )
             )
-        if getattr(conn, "password", None) and "${" not in conn.password:
+        if isinstance(conn, URLConnection) and conn.password and "${" not in conn.password:
             problems.append(
                 Problem(
                     str(path),
@@ -159,9 +160,10 @@ def load_spec(path: Path, config: ProjectConfig, problems: list[Problem]) -> Loa
         spec = Spec.model_validate(data)
     except ValidationError as exc:
         problems.extend(_validation_problems(exc, data, path))
-        spec = _without_broken_extras(exc, data)  # so the other checks still run and report too
-        if spec is None:
+        recovered = _without_broken_extras(exc, data)  # so the other checks still run and report too
+        if recovered is None:
             return None
+        spec = recovered
     loaded = LoadedSpec(path, spec, spec.name or path.stem, "", data)
     _check_name(loaded, problems)
     _check_sql(loaded, config, problems)
@@ -230,7 +232,7 @@ def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem
             return
         loaded.sql = sql_path.read_text(encoding="utf-8")
     else:
-        loaded.sql = spec.sql
+        loaded.sql = spec.sql or ""  # Spec requires sql when there is no sql_file
     dialect = _dialect(connection)
     try:
         check_read_only(loaded.sql, dialect)
@@ -238,7 +240,7 @@ def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem
     except UnsafeSQL as exc:
         inline = loaded.data.where(("value", key))[0] == loaded.data.where(key)[0]  # `sql: SELECT ...` on one line
         line, col = (exc.line, exc.col) if exc.line else _locate(loaded.sql, str(exc)) if not inline else (None, None)
-        offset = (line, col) if line and key == "sql" else None
+        offset = (line, col or 1) if line and key == "sql" else None
         problems.append(_problem(loaded, key, f"{exc}", offset=offset))
         return
     if dialect == "duckdb":
@@ -268,7 +270,7 @@ def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem
             problems.append(
                 Problem(
                     str(loaded.path),
-                    *loaded.data["parameters"].where(name),
+                    *Located.where(loaded.data["parameters"], name),
                     f"parameter '{name}' is declared but the SQL never uses :{name}",
                     "warning",
                 )
@@ -307,7 +309,7 @@ def _check_parameters(loaded: LoadedSpec, problems: list[Problem]) -> None:
                 problems.append(
                     Problem(
                         str(loaded.path),
-                        *loaded.data["parameters"].where(name),
+                        *Located.where(loaded.data["parameters"], name),
                         f"the default of '{name}' is invalid: {reason}",
                     )
                 )
@@ -339,7 +341,7 @@ def _compile(loaded: LoadedSpec, key: str, source: str, url: bool, allowed: set[
     if url:
         reason = source_problem(source)
         if reason:
-            where = loaded.data["sources"].lines[int(key[len("sources[") : -1])]
+            where: tuple[int | None, int | None] = loaded.data["sources"].lines[int(key[len("sources[") : -1])]
             problems.append(Problem(str(loaded.path), *where, f"{key}: {source!r} {reason}"))
             return
     if hazards:
@@ -362,11 +364,11 @@ def _compile(loaded: LoadedSpec, key: str, source: str, url: bool, allowed: set[
 
 
 def _check_charts(loaded: LoadedSpec, problems: list[Problem]) -> None:
-    node = loaded.data.get("chart")
+    node: Any = loaded.data.get("chart")
     for i, chart in enumerate(loaded.spec.charts):
         item = node[i] if isinstance(node, list) else node
         for severity, key, message in chart_sense(chart):
-            where = item.where(key) if key in item else item.where()
+            where: tuple[int | None, int | None] = item.where(key) if key in item else item.where()
             prefix = "chart" if not isinstance(node, list) else f"chart[{i}]"
             problems.append(Problem(str(loaded.path), *where, f"{prefix}: {message}", severity))
 
@@ -375,10 +377,12 @@ def check_unique_names(specs: list, problems: list[Problem]) -> None:
     seen: dict[str, LoadedSpec] = {}
     for loaded in specs:
         if loaded.name in seen:
+            line, col = loaded.where("name")
             problems.append(
                 Problem(
                     str(loaded.path),
-                    *loaded.where("name"),
+                    line,
+                    col,
                     f"tool name '{loaded.name}' is already used by {seen[loaded.name].path}",
                 )
             )
@@ -418,17 +422,17 @@ def _validation_problems(exc: ValidationError, data: Any, path: Path) -> list[Pr
 _UNION_TAG = re.compile(r"^(?:[\w-]+\[|[A-Z]|(?:bool|str|int|float|none|list|dict)$)")
 
 
-def _relevant(errors: list[dict], data: Any) -> list[dict]:
+def _relevant(errors: list[ErrorDetails], data: Any) -> list[ErrorDetails]:
     """Drop the errors of union branches that do not match what was written: for a
     mapping, the list and scalar branches; for a list, the mapping branches."""
 
-    def fits(err: dict) -> bool:
+    def fits(err: ErrorDetails) -> bool:
         node = data
         for part in err["loc"]:
             if (isinstance(part, str) and isinstance(node, Located) and part in node) or (
                 isinstance(part, int) and isinstance(node, list) and part < len(node)
             ):
-                node = node[part]
+                node = node[part]  # type: ignore[index]  # part is an int whenever node is a list
             elif isinstance(part, str) and _UNION_TAG.match(part):  # a union branch: list[...], Chart, bool
                 kind = (
                     "list"
@@ -446,7 +450,7 @@ def _relevant(errors: list[dict], data: Any) -> list[dict]:
     return kept or errors
 
 
-def _message(err: dict, where: str) -> str:
+def _message(err: ErrorDetails, where: str) -> str:
     kind, msg = err["type"], err["msg"]
     if kind == "extra_forbidden":
         return f"unknown key '{where.rsplit('.', 1)[-1]}'" + (f" in {where.rsplit('.', 1)[0]}" if "." in where else "")

@@ -130,7 +130,7 @@ class PreviewState:
             self.version += 1
         if errors:
             logger.warning("the specs have %d error(s):\n%s", len(errors), "\n".join(self.shown(p) for p in errors))
-        else:
+        elif self.project is not None:
             logger.info("loaded %d tools (version %d)", len(self.project.registry), self.version)
 
     def _retire(self, project: Project) -> None:

@@ -9,9 +9,18 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
 NAME_RE = r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$"
 PARAM_NAME_RE = r"^[A-Za-z][A-Za-z0-9_]{0,63}$"
@@ -20,6 +29,10 @@ ParamType = Literal["string", "integer", "number", "boolean", "date", "datetime"
 ItemType = Literal["string", "integer", "number", "boolean", "date", "datetime"]
 ChartType = Literal["bar", "line", "area", "pie", "doughnut", "scatter", "horizontal_bar", "stacked_bar"]
 Number = StrictInt | float
+# A duration field holds seconds once validated (its `mode="before"` validator calls parse_duration);
+# spec files and mcpgen.yaml may also write it as a string such as 5s, which the JSON Schema says.
+DURATION_SCHEMA = {"anyOf": [{"type": "number"}, {"type": "string"}]}
+Duration = Annotated[float, WithJsonSchema(DURATION_SCHEMA)]
 
 
 class Strict(BaseModel):
@@ -78,7 +91,12 @@ class Constraints(Strict):
                 raise ValueError(f"{bound} of a {type_} must be a number")
             if type_ in ("date", "datetime") and not isinstance(value, str):
                 raise ValueError(f"{bound} of a {type_} must be an ISO 8601 string")
-        if self.minimum is not None and self.maximum is not None and self.minimum > self.maximum:
+        lo, hi = self.minimum, self.maximum  # both numbers or both ISO strings, as checked above
+        if isinstance(lo, str) and isinstance(hi, str):
+            inverted = lo > hi
+        else:
+            inverted = isinstance(lo, int | float) and isinstance(hi, int | float) and lo > hi
+        if inverted:
             raise ValueError("minimum is greater than maximum")
         if self.min_length is not None and self.max_length is not None and self.min_length > self.max_length:
             raise ValueError("min_length is greater than max_length")
@@ -190,7 +208,7 @@ class Spec(Strict):
     table: StrictBool | TableSpec = True
     chart: Chart | list[Chart] | None = None
     max_rows: StrictInt | None = Field(None, ge=1)
-    timeout: float | str | None = None
+    timeout: Annotated[float | None, WithJsonSchema({"anyOf": [*DURATION_SCHEMA["anyOf"], {"type": "null"}]})] = None
     tests: list[SpecTest] = []
     annotations: Annotations = Annotations()
 

@@ -259,7 +259,7 @@ def _check_tokens(sql: str, dialect: str | None) -> None:
             )
 
 
-def _describe(node: exp.Expression) -> str:
+def _describe(node: exp.Expr) -> str:
     if isinstance(node, exp.Command):
         return str(node.this).upper()
     if isinstance(node, exp.Into):

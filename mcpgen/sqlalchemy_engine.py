@@ -26,7 +26,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -264,7 +264,7 @@ class SQLAlchemyEngine(Engine):
         """Column names and type names of the result, without running the query's work:
         every parameter is NULL (lists empty) and no row is fetched (LIMIT 0)."""
         statement: _Statement = query.sql
-        values = {name: ([] if name in statement.lists else None) for name in query.names}
+        values: dict[str, list | None] = {name: ([] if name in statement.lists else None) for name in query.names}
         conn = self._connect()
         deadline = time.monotonic() + timeout
         try:
@@ -502,7 +502,7 @@ class _Boolean(sa.Boolean):
     render_bind_cast = True
 
 
-_SA_TYPES = {
+_SA_TYPES: dict[str, Callable[[], Any]] = {
     "string": sa.String,
     "integer": sa.BigInteger,
     "number": sa.Float,
@@ -585,7 +585,7 @@ def _mysql_code(orig) -> int | None:
 
 def _db_message(orig) -> str:
     """The first line of the database's own message (pymysql puts it in args[1])."""
-    args = getattr(orig, "args", ())
+    args: tuple[Any, ...] = getattr(orig, "args", ())
     if len(args) >= 2 and isinstance(args[0], int) and isinstance(args[1], str):
         text = args[1]
     else:

@@ -193,7 +193,7 @@ def _function_tool(
     fn: Callable, name: str | None, title: str | None, description: str | None, annotations: ToolAnnotations | None
 ) -> Tool:
     params = inspect.signature(fn, eval_str=True).parameters
-    fields = {
+    fields: dict[str, Any] = {
         p.name: (
             p.annotation if p.annotation is not inspect.Parameter.empty else Any,
             ... if p.default is inspect.Parameter.empty else p.default,
@@ -218,14 +218,19 @@ def _function_tool(
             raise ArgumentError(f"Invalid argument '{where}': {err['msg']}.") from None
         return {k: getattr(args, k) for k in fields}
 
+    handler: Callable[[dict[str, Any]], Any]
     if is_async:
 
-        async def handler(arguments):
+        async def call_async(arguments):
             return await fn(**validated(arguments))
+
+        handler = call_async
     else:
 
-        def handler(arguments):
+        def call(arguments):
             return fn(**validated(arguments))
+
+        handler = call
 
     return Tool(
         name=name or fn.__name__,

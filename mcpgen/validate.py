@@ -368,10 +368,10 @@ def check_spec_live(loaded: LoadedSpec, engine: Any, timeout: float = LIVE_TIMEO
                         f"table.columns names column '{column}', which the query does not return {have}",
                     )
                 )
-        headers = node.get("headers") if hasattr(node, "get") else None
+        headers = node.get("headers") if isinstance(node, dict) else None
         for column in spec.table.headers:
             if column not in known:
-                line, col = headers.where(column) if hasattr(headers, "where") else (None, None)
+                line, col = headers.where(column) if headers is not None and hasattr(headers, "where") else (None, None)
                 out.append(
                     Problem(
                         path,

@@ -19,7 +19,10 @@ from .errors import Problem, SpecError
 
 MAX_BYTES = 1024 * 1024
 
-_Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+try:
+    from yaml import CSafeLoader as _Base
+except ImportError:  # PyYAML built without libyaml
+    from yaml import SafeLoader as _Base  # type: ignore[assignment]
 
 YAML11_WORDS = {"yes", "no", "on", "off"}
 
