@@ -17,10 +17,12 @@ from pydantic import ValidationError
 from .checks import chart_sense, literal_password, outside_paths, source_problem, template_hazards
 from .config import CONFIG_NAME, ProjectConfig
 from .errors import ArgumentError, Findings, Problem, SpecError, UnsafeSQL
+from .limits import MAX_FILE_BYTES
 from .params import Arguments
 from .render import Template
 from .spec import NAME_RE, TEMPLATE_VARIABLES, Spec
 from .sql import DIALECTS, check_read_only, find_placeholders
+from .text import line_col
 from .yamlload import Located, load_yaml
 
 
@@ -108,8 +110,7 @@ def _load_config(path: Path, problems: list[Problem]) -> ProjectConfig:
 
 
 def _not_utf8(path: Path, exc: UnicodeDecodeError) -> Problem:
-    before = exc.object[: exc.start]
-    line, col = before.count(b"\n") + 1, exc.start - (before.rfind(b"\n") + 1) + 1
+    line, col = line_col(exc.object, exc.start)
     return Problem(str(path), line, col, f"the file is not UTF-8 text (byte 0x{exc.object[exc.start]:02x})")
 
 
@@ -141,8 +142,8 @@ def load_spec(path: Path, config: ProjectConfig, problems: list[Problem]) -> Loa
     """Load and statically check one spec file; add what is wrong to `problems`."""
     shown = str(path)
     try:
-        if path.stat().st_size > 1024 * 1024:
-            problems.append(Problem(shown, None, None, "the file is larger than 1024 KiB"))
+        if path.stat().st_size > MAX_FILE_BYTES:
+            problems.append(Problem(shown, None, None, f"the file is larger than {MAX_FILE_BYTES // 1024} KiB"))
             return None
         data = load_yaml(path.read_text(encoding="utf-8"), shown, problems)
     except SpecError as exc:
@@ -286,7 +287,7 @@ def _locate(sql: str, message: str) -> tuple[int | None, int | None]:
         index = match.start() if match else None
     if index is None:
         return None, None
-    return sql.count("\n", 0, index) + 1, index - (sql.rfind("\n", 0, index) + 1) + 1
+    return line_col(sql, index)
 
 
 def _dialect(connection: Any) -> str | None:
