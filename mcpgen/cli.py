@@ -17,6 +17,8 @@ from pathlib import Path
 
 import click
 
+from .limits import MAX_BODY_BYTES
+
 SPECS_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 
 
@@ -82,7 +84,7 @@ def main() -> None:
 )
 @click.option(
     "--max-body-bytes",
-    default=1024 * 1024,
+    default=MAX_BODY_BYTES,
     show_default=True,
     type=int,
     help="HTTP: largest request body accepted (413 above it).",

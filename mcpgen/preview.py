@@ -39,6 +39,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from .errors import MCPGenError, Problem, SpecError
+from .limits import MAX_BODY_BYTES
 from .project import Project, open_project
 from .reload import watch_project
 
@@ -48,7 +49,6 @@ HOST = "127.0.0.1"  # loopback only: the preview has no authentication
 DEFAULT_PORT = 8765
 DEFAULT_CHARTJS = "https://cdn.jsdelivr.net/npm/chart.js@4/dist/chart.umd.min.js"
 STATIC = Path(__file__).parent / "static"
-MAX_BODY = 1024 * 1024
 
 
 class PreviewError(MCPGenError):
@@ -260,10 +260,10 @@ def create_app(
             # Also keeps other web sites out: a cross-site JSON POST needs a CORS preflight we never answer.
             return JSONResponse({"error": "send the arguments as application/json"}, status_code=415)
         declared = request.headers.get("content-length", "0")
-        if declared.isdigit() and int(declared) > MAX_BODY:
+        if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
             return JSONResponse({"error": "the arguments are larger than 1 MiB"}, status_code=413)
         body = await request.body()
-        if len(body) > MAX_BODY:
+        if len(body) > MAX_BODY_BYTES:
             return JSONResponse({"error": "the arguments are larger than 1 MiB"}, status_code=413)
         try:
             arguments = json.loads(body or b"{}")
