@@ -10,9 +10,9 @@ import os
 import re
 from typing import Annotated, Any
 
-from pydantic import Discriminator, Field, StrictInt, Tag, field_validator
+from pydantic import Discriminator, Field, StrictInt, Tag
 
-from .spec import Strict, parse_duration
+from .spec import Duration, Strict
 
 CONFIG_NAME = "mcpgen.yaml"
 DEFAULT_MAX_ROWS = 1000
@@ -42,12 +42,7 @@ class DuckDBConnection(Strict):
     init: list[str] = []
     threads: StrictInt | None = Field(None, ge=1)
     max_concurrent: StrictInt = Field(8, ge=1)  # queries at once; more wait up to queue_timeout
-    queue_timeout: float | str = 10.0
-
-    @field_validator("queue_timeout", mode="before")
-    @classmethod
-    def _duration(cls, value):
-        return parse_duration(value)
+    queue_timeout: Duration = 10.0
 
 
 class URLConnection(Strict):
@@ -57,13 +52,8 @@ class URLConnection(Strict):
     password: str | None = None
     pool_size: StrictInt = Field(5, ge=1)
     max_overflow: StrictInt = Field(5, ge=0)
-    pool_timeout: float | str = 10.0
+    pool_timeout: Duration = 10.0
     connect_args: dict[str, Any] = {}
-
-    @field_validator("pool_timeout", mode="before")
-    @classmethod
-    def _duration(cls, value):
-        return parse_duration(value)
 
 
 # The model is chosen by key, so that errors name the fields of the right kind.
@@ -75,12 +65,7 @@ Connection = Annotated[
 
 class Defaults(Strict):
     max_rows: StrictInt = Field(DEFAULT_MAX_ROWS, ge=1)
-    timeout: float | str = DEFAULT_TIMEOUT
-
-    @field_validator("timeout", mode="before")
-    @classmethod
-    def _duration(cls, value):
-        return parse_duration(value)
+    timeout: Duration = DEFAULT_TIMEOUT
 
 
 class HTTPSettings(Strict):

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
-DURATION = r"^\s*\d+(\.\d+)?\s*(ms|s|m|h)?\s*$"
 
 SPEC_FIELDS = {
     "name": "Tool name; default: the file's stem.",
@@ -103,16 +102,12 @@ def _base(schema: dict, title: str, description: str) -> dict[str, Any]:
 
 
 def _clean(node: Any, key: str = "") -> Any:
-    """Drop pydantic's generated property titles; give durations their pattern."""
+    """Drop pydantic's generated property titles."""
     if isinstance(node, dict):
         if "properties" in node and isinstance(node["properties"], dict):
-            for name, prop in node["properties"].items():
+            for prop in node["properties"].values():
                 if isinstance(prop, dict):
                     prop.pop("title", None)
-                    if name.endswith("timeout"):
-                        for branch in prop.get("anyOf", []):
-                            if branch.get("type") == "string":
-                                branch["pattern"] = DURATION
         return {k: _clean(v, k) for k, v in node.items()}
     if isinstance(node, list):
         return [_clean(v) for v in node]

@@ -9,9 +9,19 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
 NAME_RE = r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$"
 PARAM_NAME_RE = r"^[A-Za-z][A-Za-z0-9_]{0,63}$"
@@ -42,6 +52,15 @@ def parse_duration(value: Any) -> float:
     if seconds <= 0:
         raise ValueError("a duration must be greater than zero")
     return seconds
+
+
+DURATION_RE = r"^\s*\d+(\.\d+)?\s*(ms|s|m|h)?\s*$"
+Duration = Annotated[
+    float,
+    BeforeValidator(parse_duration),
+    WithJsonSchema({"anyOf": [{"type": "number", "exclusiveMinimum": 0}, {"type": "string", "pattern": DURATION_RE}]}),
+]
+"""Seconds, written as a number or as `5s`, `500ms`, `2m`, `1h` (see `parse_duration`)."""
 
 
 class Constraints(Strict):
@@ -190,7 +209,7 @@ class Spec(Strict):
     table: StrictBool | TableSpec = True
     chart: Chart | list[Chart] | None = None
     max_rows: StrictInt | None = Field(None, ge=1)
-    timeout: float | str | None = None
+    timeout: Duration | None = None
     tests: list[SpecTest] = []
     annotations: Annotations = Annotations()
 
@@ -203,11 +222,6 @@ class Spec(Strict):
             if name in TEMPLATE_VARIABLES:
                 raise ValueError(f"parameter name {name!r} is reserved for templates ({', '.join(TEMPLATE_VARIABLES)})")
         return value
-
-    @field_validator("timeout", mode="before")
-    @classmethod
-    def _duration(cls, value):
-        return None if value is None else parse_duration(value)
 
     @model_validator(mode="after")
     def _one_sql(self):
