@@ -165,7 +165,10 @@ def load_spec(path: Path, config: ProjectConfig, problems: list[Problem]) -> Loa
             return None
     loaded = LoadedSpec(path, spec, spec.name or path.stem, "", data)
     _check_name(loaded, problems)
-    _check_sql(loaded, config, problems)
+    sql = _read_sql(loaded, config, problems)
+    if sql is not None:
+        loaded.sql = sql
+        _check_sql(loaded, config, problems)
     _check_parameters(loaded, problems)
     _check_templates(loaded, problems)
     _check_charts(loaded, problems)
@@ -210,10 +213,10 @@ def _check_name(loaded: LoadedSpec, problems: list[Problem]) -> None:
         )
 
 
-def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem]) -> None:
+def _read_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem]) -> str | None:
+    """The spec's SQL, from `sql` or its `sql_file`; None (and a problem) when there is none to check."""
     spec = loaded.spec
-    connection = config.connections.get(spec.connection)
-    if connection is None:
+    if spec.connection not in config.connections:
         problems.append(
             _problem(
                 loaded,
@@ -222,17 +225,21 @@ def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem
                 f"{CONFIG_NAME} (defined: {', '.join(config.connections) or 'none'})",
             )
         )
-        return
+        return None
+    if spec.sql_file is None:
+        return spec.sql
+    sql_path = loaded.path.parent / spec.sql_file
+    if not sql_path.is_file():
+        problems.append(_problem(loaded, "sql_file", f"sql_file {spec.sql_file} does not exist"))
+        return None
+    return sql_path.read_text(encoding="utf-8")
+
+
+def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem]) -> None:
+    """One read-only statement, placeholders against parameters, no file outside the project."""
+    spec = loaded.spec
     key = "sql" if spec.sql is not None else "sql_file"
-    if spec.sql_file is not None:
-        sql_path = loaded.path.parent / spec.sql_file
-        if not sql_path.is_file():
-            problems.append(_problem(loaded, "sql_file", f"sql_file {spec.sql_file} does not exist"))
-            return
-        loaded.sql = sql_path.read_text(encoding="utf-8")
-    else:
-        loaded.sql = spec.sql
-    dialect = _dialect(connection)
+    dialect = _dialect(config.connections[spec.connection])
     try:
         check_read_only(loaded.sql, dialect)
         used = {p.name: p for p in find_placeholders(loaded.sql, dialect)}
@@ -320,12 +327,20 @@ def _check_templates(loaded: LoadedSpec, problems: list[Problem]) -> None:
     fields = {"content": spec.content, "empty": spec.empty, "force": spec.force}
     for key, source in fields.items():
         if source is not None:
-            _compile(loaded, key, source, False, allowed, problems)
+            template = _checked_template(loaded, key, source, False, allowed, problems)
+            if template is not None:
+                loaded.templates[key] = template
     for i, source in enumerate(spec.sources):
-        _compile(loaded, f"sources[{i}]", source, True, set(spec.parameters), problems)
+        key = f"sources[{i}]"
+        template = _checked_template(loaded, key, source, True, set(spec.parameters), problems)
+        if template is not None:
+            loaded.templates[key] = template
 
 
-def _compile(loaded: LoadedSpec, key: str, source: str, url: bool, allowed: set[str], problems: list[Problem]) -> None:
+def _checked_template(
+    loaded: LoadedSpec, key: str, source: str, url: bool, allowed: set[str], problems: list[Problem]
+) -> Template | None:
+    """The compiled template of field `key`, or None when it has a problem (added to `problems`)."""
     field_key = key.split("[")[0]
     try:
         template = Template(source, url=url)
@@ -333,7 +348,7 @@ def _compile(loaded: LoadedSpec, key: str, source: str, url: bool, allowed: set[
         problems.append(
             _problem(loaded, field_key, f"{key}: template syntax error: {exc.message}", offset=(exc.lineno, 1))
         )
-        return
+        return None
     hazards = template_hazards(template.ast)
     for line, what in hazards:
         problems.append(_problem(loaded, field_key, f"{key}: the template {what}", offset=(line, 1)))
@@ -342,9 +357,9 @@ def _compile(loaded: LoadedSpec, key: str, source: str, url: bool, allowed: set[
         if reason:
             where = loaded.data["sources"].lines[int(key[len("sources[") : -1])]
             problems.append(Problem(str(loaded.path), *where, f"{key}: {source!r} {reason}"))
-            return
+            return None
     if hazards:
-        return
+        return None
     unknown = sorted(template.names() - allowed - {"range", "loop", "lipsum", "cycler", "joiner", "namespace", "dict"})
     if unknown:
         first = min((n.lineno for n in template.ast.find_all(nodes.Name) if n.name in unknown), default=1)
@@ -358,8 +373,8 @@ def _compile(loaded: LoadedSpec, key: str, source: str, url: bool, allowed: set[
                 offset=(first, 1),
             )
         )
-        return
-    loaded.templates[key] = template
+        return None
+    return template
 
 
 def _check_charts(loaded: LoadedSpec, problems: list[Problem]) -> None:
