@@ -132,13 +132,18 @@ def _tokens(sql: str, dialect: str | None):
     return tuple(sqlglot.Dialect.get_or_raise(dialect).tokenize(sql))
 
 
+def _readable_tokens(sql: str, dialect: str | None):
+    """`_tokens`, with sqlglot's failure as UnsafeSQL."""
+    try:
+        return _tokens(sql, dialect)
+    except SqlglotError as exc:
+        raise UnsafeSQL(f"the SQL cannot be read: {first_line(exc)}") from None
+
+
 @lru_cache(maxsize=4096)
 def find_placeholders(sql: str, dialect: str | None = "duckdb") -> tuple[Placeholder, ...]:
     """Every `:name` placeholder in order (a name may appear more than once)."""
-    try:
-        tokens = _tokens(sql, dialect)
-    except SqlglotError as exc:
-        raise UnsafeSQL(f"the SQL cannot be read: {first_line(exc)}") from None
+    tokens = _readable_tokens(sql, dialect)
     found = []
     for i, tok in enumerate(tokens[:-1]):
         nxt = tokens[i + 1]
@@ -237,10 +242,7 @@ def _plainly_reads(tokens: list) -> bool:
 
 
 def _check_tokens(sql: str, dialect: str | None) -> None:
-    try:
-        tokens = _tokens(sql, dialect)
-    except SqlglotError as exc:
-        raise UnsafeSQL(f"the SQL cannot be read: {first_line(exc)}") from None
+    tokens = _readable_tokens(sql, dialect)
     statements = 1 + sum(1 for i, t in enumerate(tokens) if t.token_type == TokenType.SEMICOLON and i < len(tokens) - 1)
     if statements != 1:
         raise UnsafeSQL(f"the SQL must be exactly one statement, found {statements}")
