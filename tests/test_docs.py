@@ -118,3 +118,51 @@ def test_the_readme_client_example_talks_to_the_shipped_specs(tmp_path):
     out = subprocess.run([sys.executable, str(script)], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert "Shanghai" in out.stdout and "[['City', 'Country', 'Population', 'Time zone']" in out.stdout
+
+
+# Every field of the spec and config models is documented in docs/spec-format.md.
+
+
+def _fields(model, parent=None):
+    """(parent key, field name) for every field of `model` and of the models inside it."""
+    import typing
+
+    from pydantic import BaseModel
+
+    for name, info in model.model_fields.items():
+        yield parent, name
+        stack = [info.annotation]
+        while stack:
+            kind = stack.pop()
+            if isinstance(kind, type) and issubclass(kind, BaseModel):
+                yield from _fields(kind, name)
+            else:
+                stack.extend(typing.get_args(kind))
+
+
+def _documented(field: str, parent: str | None, doc: str) -> bool:
+    """A top-level field has its own table row or YAML key; a nested one is named in backticks
+    on a line that names its parent, or is a key of a YAML example under its parent."""
+    if parent is None:
+        return bool(re.search(rf"^\| (`[^`]*` / )*`{field}[`.]", doc, re.M)) or any(
+            re.search(rf"^{field}:", block, re.M) for block in blocks("docs/spec-format.md", "yaml")
+        )
+    for line in doc.splitlines():
+        spans = " ".join(re.findall(r"`([^`]*)`", line))
+        if re.search(rf"\b{parent}\b", line) and re.search(rf"(?<![\w-]){field}\b", spans):
+            return True
+    return any(
+        re.search(rf"^\s+{field}:", block, re.M) and re.search(rf"^\s*{parent}:", block, re.M)
+        for block in blocks("docs/spec-format.md", "yaml")
+    )
+
+
+@pytest.mark.parametrize("model", ["Spec", "ProjectConfig"])
+def test_every_spec_and_config_field_is_documented(model):
+    from mcpgen.config import ProjectConfig
+    from mcpgen.spec import Spec
+
+    doc = (REPO / "docs/spec-format.md").read_text()
+    fields = sorted(set(_fields({"Spec": Spec, "ProjectConfig": ProjectConfig}[model])), key=str)
+    missing = [f"{parent}.{name}" if parent else name for parent, name in fields if not _documented(name, parent, doc)]
+    assert missing == []
