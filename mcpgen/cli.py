@@ -104,7 +104,11 @@ def serve(
     max_body_bytes: int,
     insecure_no_auth: bool,
 ) -> None:
-    """Serve the tools in SPECS_DIR over stdio (stdout carries only the protocol), or HTTP with --http."""
+    """Serve the tools in SPECS_DIR over stdio (stdout carries only the protocol), or HTTP with --http.
+
+    Refuses to start on an invalid spec and names it (file:line:col: message). Also imports
+    SPECS_DIR/*.py files that register tools with @registry.tool().
+    """
     import gc
 
     # Start-up builds only long-lived objects, so collections would find nothing (they cost ~15% of
