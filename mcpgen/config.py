@@ -69,8 +69,8 @@ class URLConnection(Strict):
 
 # The model is chosen by key, so that errors name the fields of the right kind.
 Connection = Annotated[
-    Annotated[DuckDBConnection, Tag("duckdb")] | Annotated[URLConnection, Tag("url")],
-    Discriminator(lambda v: "url" if isinstance(v, dict) and "url" in v else "duckdb"),
+    Annotated[DuckDBConnection, Tag("<duckdb>")] | Annotated[URLConnection, Tag("<url>")],
+    Discriminator(lambda v: "<url>" if isinstance(v, dict) and "url" in v else "<duckdb>"),
 ]
 
 

@@ -20,7 +20,7 @@ from .errors import ArgumentError, Findings, Problem, SpecError, UnsafeSQL
 from .limits import MAX_FILE_BYTES
 from .params import Arguments
 from .render import Template
-from .spec import NAME_RE, TEMPLATE_VARIABLES, Spec
+from .spec import NAME_RE, TEMPLATE_VARIABLES, Spec, is_union_tag
 from .sql import DIALECTS, check_read_only, find_placeholders
 from .text import line_col
 from .yamlload import Located, load_yaml
@@ -404,13 +404,11 @@ def check_unique_names(specs: list, problems: list[Problem]) -> None:
 
 def _validation_problems(exc: ValidationError, data: Any, path: Path) -> list[Problem]:
     out = []
-    for err in _relevant(exc.errors(), data):
-        loc = [p for p in err["loc"]]
+    for err in exc.errors():
+        loc = [p for p in err["loc"] if not is_union_tag(p)]  # unions are tagged by shape or kind, not keys
         line, col, node, shown = None, None, data, []
         for i, part in enumerate(loc):
             last = i == len(loc) - 1
-            if isinstance(node, Located) and part in node and not last and not isinstance(node[part], (dict, list)):
-                continue  # a union tag spelled like a key (connections: duckdb/url), not a step down
             if isinstance(node, Located) and part in node:
                 line, col = node.where(part)
                 node = node[part]
@@ -429,37 +427,6 @@ def _validation_problems(exc: ValidationError, data: Any, path: Path) -> list[Pr
             line, col = data.line, data.col
         out.append(Problem(str(path), line, col, _message(err, where)))
     return out
-
-
-_UNION_TAG = re.compile(r"^(?:[\w-]+\[|[A-Z]|(?:bool|str|int|float|none|list|dict)$)")
-
-
-def _relevant(errors: list[dict], data: Any) -> list[dict]:
-    """Drop the errors of union branches that do not match what was written: for a
-    mapping, the list and scalar branches; for a list, the mapping branches."""
-
-    def fits(err: dict) -> bool:
-        node = data
-        for part in err["loc"]:
-            if (isinstance(part, str) and isinstance(node, Located) and part in node) or (
-                isinstance(part, int) and isinstance(node, list) and part < len(node)
-            ):
-                node = node[part]
-            elif isinstance(part, str) and _UNION_TAG.match(part):  # a union branch: list[...], Chart, bool
-                kind = (
-                    "list"
-                    if part.startswith("list[")
-                    else "map"
-                    if part.startswith("dict[") or re.search(r"\b[A-Z]\w*", part)
-                    else "scalar"
-                )
-                have = "map" if isinstance(node, dict) else "list" if isinstance(node, list) else "scalar"
-                if kind != have and err["type"] != "extra_forbidden":
-                    return False
-        return True
-
-    kept = [e for e in errors if fits(e)]
-    return kept or errors
 
 
 def _message(err: dict, where: str) -> str:

@@ -15,9 +15,11 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    Discriminator,
     Field,
     StrictBool,
     StrictInt,
+    Tag,
     WithJsonSchema,
     field_validator,
     model_validator,
@@ -30,6 +32,31 @@ ParamType = Literal["string", "integer", "number", "boolean", "date", "datetime"
 ItemType = Literal["string", "integer", "number", "boolean", "date", "datetime"]
 ChartType = Literal["bar", "line", "area", "pie", "doughnut", "scatter", "horizontal_bar", "stacked_bar"]
 Number = StrictInt | float
+
+
+def shape(value: Any) -> str:
+    """The tag of a union whose branches differ by YAML shape; it stands in error locations.
+
+    >>> shape({"type": "bar"}), shape(["a"]), shape("a")
+    ('<map>', '<list>', '<scalar>')
+    """
+    return "<map>" if isinstance(value, dict) else "<list>" if isinstance(value, list) else "<scalar>"
+
+
+def is_union_tag(part: Any) -> bool:
+    """Whether a part of a pydantic error location is a union tag (`<map>`, `<url>`), not a key."""
+    return isinstance(part, str) and part.startswith("<") and part.endswith(">")
+
+
+def _by_shape(expected: str) -> Discriminator:
+    return Discriminator(shape, custom_error_type="shape", custom_error_message=f"Input should be {expected}")
+
+
+# A column name or a list of them; a text or a list of texts.
+OneOrMoreStrings = Annotated[
+    Annotated[str, Tag("<scalar>")] | Annotated[list[str], Tag("<list>")],
+    _by_shape("a string or a list of strings"),
+]
 
 
 class Strict(BaseModel):
@@ -156,7 +183,9 @@ class TableSpec(Strict):
 class Chart(Strict):
     type: ChartType = Field(description="bar, line, area, pie, doughnut, scatter, horizontal_bar or stacked_bar.")
     x: str | None = Field(None, description="Column whose values label the x axis (or the slices).")
-    y: str | list[str] | None = Field(None, description="Column, or list of columns (one dataset each), of the values.")
+    y: OneOrMoreStrings | None = Field(
+        None, description="Column, or list of columns (one dataset each), of the values."
+    )
     series: str | None = Field(None, description="Column whose distinct values become datasets (long data).")
     title: str | None = Field(None, description="Title shown above the chart.")
     options: dict[str, Any] = Field({}, description="Passed through into the Chart.js options.")
@@ -182,13 +211,23 @@ class Chart(Strict):
         return [c for c in [self.x, *self.y_columns, self.series] if c]
 
 
+OneOrMoreCharts = Annotated[
+    Annotated[Chart, Tag("<map>")] | Annotated[list[Chart], Tag("<list>")],
+    _by_shape("a chart (a mapping with type, x and y) or a list of charts"),
+]
+TableChoice = Annotated[
+    Annotated[StrictBool, Tag("<scalar>")] | Annotated[TableSpec, Tag("<map>")],
+    _by_shape("true, false or a mapping with columns and headers"),
+]
+
+
 class Expect(Strict):
     row_count: StrictInt | None = Field(None, ge=0, description="Exactly this many rows.")
     min_rows: StrictInt | None = Field(None, ge=0, description="At least this many rows.")
     rows: list[dict[str, Any]] | None = Field(None, description="The exact rows, in order.")
     first_row: dict[str, Any] | None = Field(None, description="Columns and values the first row must have.")
     content_contains: list[str] | None = Field(None, description="Strings the prose must contain.")
-    error_contains: str | list[str] | None = Field(
+    error_contains: OneOrMoreStrings | None = Field(
         None, description="The call must fail with a message containing this (or each of these)."
     )
 
@@ -229,13 +268,11 @@ class Spec(Strict):
     force: str | None = Field(
         None, description="Template whose text is shown to the user verbatim (structuredContent.force)."
     )
-    table: StrictBool | TableSpec = Field(
+    table: TableChoice = Field(
         True,
         description="true: every column; false: no table; or {columns, headers} to choose, order and label columns.",
     )
-    chart: Chart | list[Chart] | None = Field(
-        None, description="One chart or a list; each becomes a Chart.js 4 config."
-    )
+    chart: OneOrMoreCharts | None = Field(None, description="One chart or a list; each becomes a Chart.js 4 config.")
     max_rows: StrictInt | None = Field(
         None, ge=1, description="Cap on rows returned; default from mcpgen.yaml, else 1000."
     )
