@@ -39,18 +39,18 @@ class DuckDBConnection(Strict):
     """An embedded DuckDB: a database file opened read-only, or ":memory:"."""
 
     duckdb: str = Field(
-        ":memory:",
+        default=":memory:",
         description="Path of a DuckDB database file (opened read-only), relative to mcpgen.yaml, or :memory:.",
     )
     init: list[str] = Field(
-        [], description="Statements run once at start-up, before lock-down (e.g. CREATE VIEW over files)."
+        default=[], description="Statements run once at start-up, before lock-down (e.g. CREATE VIEW over files)."
     )
-    threads: StrictInt | None = Field(None, ge=1, description="DuckDB worker threads; default: DuckDB's.")
+    threads: StrictInt | None = Field(default=None, ge=1, description="DuckDB worker threads; default: DuckDB's.")
     max_concurrent: StrictInt = Field(
-        8, ge=1, description="Queries at once on this connection; more wait up to queue_timeout."
+        default=8, ge=1, description="Queries at once on this connection; more wait up to queue_timeout."
     )
     queue_timeout: Duration = Field(
-        10.0, description="How long a call waits for a free slot before a clear error, e.g. 10s."
+        default=10.0, description="How long a call waits for a free slot before a clear error, e.g. 10s."
     )
 
 
@@ -59,12 +59,12 @@ class URLConnection(Strict):
 
     url: str = Field(description="SQLAlchemy URL of the database; ${VAR} and ${VAR:-default} read the environment.")
     password: str | None = Field(
-        None, description="The password, kept out of the URL; ${VAR} reads it from the environment."
+        default=None, description="The password, kept out of the URL; ${VAR} reads it from the environment."
     )
-    pool_size: StrictInt = Field(5, ge=1, description="Connections kept open in the pool.")
-    max_overflow: StrictInt = Field(5, ge=0, description="Extra connections opened when the pool is busy.")
-    pool_timeout: Duration = Field(10.0, description="How long a call waits for a pooled connection, e.g. 10s.")
-    connect_args: dict[str, Any] = Field({}, description="Passed to the database driver.")
+    pool_size: StrictInt = Field(default=5, ge=1, description="Connections kept open in the pool.")
+    max_overflow: StrictInt = Field(default=5, ge=0, description="Extra connections opened when the pool is busy.")
+    pool_timeout: Duration = Field(default=10.0, description="How long a call waits for a pooled connection, e.g. 10s.")
+    connect_args: dict[str, Any] = Field(default={}, description="Passed to the database driver.")
 
 
 # The model is chosen by key, so that errors name the fields of the right kind.
@@ -76,25 +76,27 @@ Connection = Annotated[
 
 class Defaults(Strict):
     max_rows: StrictInt = Field(
-        DEFAULT_MAX_ROWS, ge=1, description="Cap on rows a tool returns, unless its spec sets max_rows."
+        default=DEFAULT_MAX_ROWS, ge=1, description="Cap on rows a tool returns, unless its spec sets max_rows."
     )
-    timeout: Duration = Field(DEFAULT_TIMEOUT, description="Query time limit, unless a spec sets timeout, e.g. 30s.")
+    timeout: Duration = Field(
+        default=DEFAULT_TIMEOUT, description="Query time limit, unless a spec sets timeout, e.g. 30s."
+    )
 
 
 class HTTPSettings(Strict):
     """`serve --http` settings: token values are read from these environment variables."""
 
     tokens_env: list[str] = Field(
-        [], description="Names of environment variables holding bearer tokens for serve --http."
+        default=[], description="Names of environment variables holding bearer tokens for serve --http."
     )
-    allowed_hosts: list[str] = Field([], description="Extra Host values accepted over HTTP.")
-    allowed_origins: list[str] = Field([], description="Extra browser Origin values accepted over HTTP.")
+    allowed_hosts: list[str] = Field(default=[], description="Extra Host values accepted over HTTP.")
+    allowed_origins: list[str] = Field(default=[], description="Extra browser Origin values accepted over HTTP.")
 
 
 class ProjectConfig(Strict):
     connections: dict[str, Connection] = Field(
-        {"default": DuckDBConnection()},
+        default={"default": DuckDBConnection()},
         description="Named connections: an embedded DuckDB, or any database by SQLAlchemy URL.",
     )
-    defaults: Defaults = Field(Defaults(), description="Defaults for every spec.")
-    http: HTTPSettings = Field(HTTPSettings(), description="serve --http settings.")
+    defaults: Defaults = Field(default=Defaults(), description="Defaults for every spec.")
+    http: HTTPSettings = Field(default=HTTPSettings(), description="serve --http settings.")

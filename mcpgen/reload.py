@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.abc
 import anyio.to_thread
 
 from .config import CONFIG_NAME
@@ -112,7 +113,7 @@ class Reloader:
         self.specs_dir = Path(specs_dir).resolve()  # open_project changes the working directory
         self.debounce_ms = debounce_ms
         self._lock = anyio.Lock()
-        self._task_group = None
+        self._task_group: anyio.abc.TaskGroup | None = None
 
     async def run(self) -> None:
         """Watch until cancelled; each batch of changes triggers one reload."""

@@ -93,16 +93,16 @@ Duration = Annotated[
 class Constraints(Strict):
     """Constraints shared by a parameter and by the items of an array parameter."""
 
-    enum: list[Any] | None = Field(None, min_length=1, description="The only values allowed.")
+    enum: list[Any] | None = Field(default=None, min_length=1, description="The only values allowed.")
     minimum: Number | str | None = Field(
-        None, description="Smallest value allowed (a number, or an ISO 8601 string for dates)."
+        default=None, description="Smallest value allowed (a number, or an ISO 8601 string for dates)."
     )
     maximum: Number | str | None = Field(
-        None, description="Largest value allowed (a number, or an ISO 8601 string for dates)."
+        default=None, description="Largest value allowed (a number, or an ISO 8601 string for dates)."
     )
-    min_length: StrictInt | None = Field(None, ge=0, description="Shortest string allowed.")
-    max_length: StrictInt | None = Field(None, ge=0, description="Longest string allowed.")
-    pattern: str | None = Field(None, description="Regular expression a string must match.")
+    min_length: StrictInt | None = Field(default=None, ge=0, description="Shortest string allowed.")
+    max_length: StrictInt | None = Field(default=None, ge=0, description="Longest string allowed.")
+    pattern: str | None = Field(default=None, description="Regular expression a string must match.")
 
     @field_validator("pattern")
     @classmethod
@@ -146,16 +146,18 @@ class Items(Constraints):
 class Parameter(Constraints):
     type: ParamType = Field(description="string, integer, number, boolean, date, datetime or array.")
     description: str = Field(min_length=1, description="What the model reads about this parameter.")
-    default: Any = Field(None, description="A default makes the parameter optional.")
+    default: Any = Field(default=None, description="A default makes the parameter optional.")
     required: StrictBool | None = Field(
-        None, description="Default: true unless a default is given; false with no default binds NULL."
+        default=None, description="Default: true unless a default is given; false with no default binds NULL."
     )
     items: Items | None = Field(
-        None, description="For arrays: {type: ...} of the items, with the same constraints as a parameter."
+        default=None, description="For arrays: {type: ...} of the items, with the same constraints as a parameter."
     )
-    min_items: StrictInt | None = Field(None, ge=0, description="For arrays: fewest items allowed.")
-    max_items: StrictInt | None = Field(None, ge=1, description="For arrays: most items allowed.")
-    examples: list[Any] | None = Field(None, description="Example values, shown to the model in the input schema.")
+    min_items: StrictInt | None = Field(default=None, ge=0, description="For arrays: fewest items allowed.")
+    max_items: StrictInt | None = Field(default=None, ge=1, description="For arrays: most items allowed.")
+    examples: list[Any] | None = Field(
+        default=None, description="Example values, shown to the model in the input schema."
+    )
 
     @model_validator(mode="after")
     def _fits_type(self):
@@ -175,20 +177,20 @@ class Parameter(Constraints):
 
 class TableSpec(Strict):
     columns: list[str] | None = Field(
-        None, min_length=1, description="The columns to show, in this order; default: every column."
+        default=None, min_length=1, description="The columns to show, in this order; default: every column."
     )
-    headers: dict[str, str] = Field({}, description="Labels for columns, by column name.")
+    headers: dict[str, str] = Field(default={}, description="Labels for columns, by column name.")
 
 
 class Chart(Strict):
     type: ChartType = Field(description="bar, line, area, pie, doughnut, scatter, horizontal_bar or stacked_bar.")
-    x: str | None = Field(None, description="Column whose values label the x axis (or the slices).")
+    x: str | None = Field(default=None, description="Column whose values label the x axis (or the slices).")
     y: OneOrMoreStrings | None = Field(
-        None, description="Column, or list of columns (one dataset each), of the values."
+        default=None, description="Column, or list of columns (one dataset each), of the values."
     )
-    series: str | None = Field(None, description="Column whose distinct values become datasets (long data).")
-    title: str | None = Field(None, description="Title shown above the chart.")
-    options: dict[str, Any] = Field({}, description="Passed through into the Chart.js options.")
+    series: str | None = Field(default=None, description="Column whose distinct values become datasets (long data).")
+    title: str | None = Field(default=None, description="Title shown above the chart.")
+    options: dict[str, Any] = Field(default={}, description="Passed through into the Chart.js options.")
 
     @model_validator(mode="after")
     def _makes_sense(self):
@@ -222,40 +224,44 @@ TableChoice = Annotated[
 
 
 class Expect(Strict):
-    row_count: StrictInt | None = Field(None, ge=0, description="Exactly this many rows.")
-    min_rows: StrictInt | None = Field(None, ge=0, description="At least this many rows.")
-    rows: list[dict[str, Any]] | None = Field(None, description="The exact rows, in order.")
-    first_row: dict[str, Any] | None = Field(None, description="Columns and values the first row must have.")
-    content_contains: list[str] | None = Field(None, description="Strings the prose must contain.")
+    row_count: StrictInt | None = Field(default=None, ge=0, description="Exactly this many rows.")
+    min_rows: StrictInt | None = Field(default=None, ge=0, description="At least this many rows.")
+    rows: list[dict[str, Any]] | None = Field(default=None, description="The exact rows, in order.")
+    first_row: dict[str, Any] | None = Field(default=None, description="Columns and values the first row must have.")
+    content_contains: list[str] | None = Field(default=None, description="Strings the prose must contain.")
     error_contains: OneOrMoreStrings | None = Field(
-        None, description="The call must fail with a message containing this (or each of these)."
+        default=None, description="The call must fail with a message containing this (or each of these)."
     )
 
 
 class SpecTest(Strict):
-    name: str | None = Field(None, description="A name shown by `mcpgen test` and selectable with -k.")
-    args: dict[str, Any] = Field({}, description="The tool's arguments.")
+    name: str | None = Field(default=None, description="A name shown by `mcpgen test` and selectable with -k.")
+    args: dict[str, Any] = Field(default={}, description="The tool's arguments.")
     expect: Expect = Field(description="What the answer must be.")
 
 
 class Annotations(Strict):
-    readOnlyHint: StrictBool = Field(True, description="MCP annotation: the tool changes nothing.")
-    idempotentHint: StrictBool = Field(True, description="MCP annotation: calling twice has the same effect as once.")
-    openWorldHint: StrictBool = Field(False, description="MCP annotation: the tool reaches outside entities.")
-    destructiveHint: StrictBool | None = Field(None, description="MCP annotation: the tool may destroy data.")
+    readOnlyHint: StrictBool = Field(default=True, description="MCP annotation: the tool changes nothing.")
+    idempotentHint: StrictBool = Field(
+        default=True, description="MCP annotation: calling twice has the same effect as once."
+    )
+    openWorldHint: StrictBool = Field(default=False, description="MCP annotation: the tool reaches outside entities.")
+    destructiveHint: StrictBool | None = Field(default=None, description="MCP annotation: the tool may destroy data.")
 
 
 class Spec(Strict):
-    name: str | None = Field(None, pattern=NAME_RE, description="Tool name; default: the file's stem.")
-    title: str | None = Field(None, description="Human title of the tool (MCP tool title).")
+    name: str | None = Field(default=None, pattern=NAME_RE, description="Tool name; default: the file's stem.")
+    title: str | None = Field(default=None, description="Human title of the tool (MCP tool title).")
     description: str = Field(min_length=1, description="What the model reads to choose the tool.")
-    connection: str = Field("default", description="A connection name from mcpgen.yaml; default: default.")
+    connection: str = Field(default="default", description="A connection name from mcpgen.yaml; default: default.")
     parameters: dict[str, Parameter] = Field(
-        {}, description="The tool's parameters, in order; they become its JSON Schema inputSchema."
+        default={}, description="The tool's parameters, in order; they become its JSON Schema inputSchema."
     )
-    sql: str | None = Field(None, description="Exactly one read-only query; :name binds parameter name as a value.")
+    sql: str | None = Field(
+        default=None, description="Exactly one read-only query; :name binds parameter name as a value."
+    )
     sql_file: str | None = Field(
-        None, description="A file holding the query, relative to this YAML file (instead of sql)."
+        default=None, description="A file holding the query, relative to this YAML file (instead of sql)."
     )
     sources: list[str] = Field(
         min_length=1, description="URLs of the original data (Jinja2 may fill in parameters; values are URL-encoded)."
@@ -264,23 +270,29 @@ class Spec(Strict):
         description="Jinja2 template of the prose for the model: parameters, rows, columns, row_count, truncated, "
         "max_rows; filters thousands, round, percent, date, join_names."
     )
-    empty: str | None = Field(None, description="Template used instead of content when the query returns no rows.")
+    empty: str | None = Field(
+        default=None, description="Template used instead of content when the query returns no rows."
+    )
     force: str | None = Field(
-        None, description="Template whose text is shown to the user verbatim (structuredContent.force)."
+        default=None, description="Template whose text is shown to the user verbatim (structuredContent.force)."
     )
     table: TableChoice = Field(
-        True,
+        default=True,
         description="true: every column; false: no table; or {columns, headers} to choose, order and label columns.",
     )
-    chart: OneOrMoreCharts | None = Field(None, description="One chart or a list; each becomes a Chart.js 4 config.")
+    chart: OneOrMoreCharts | None = Field(
+        default=None, description="One chart or a list; each becomes a Chart.js 4 config."
+    )
     max_rows: StrictInt | None = Field(
-        None, ge=1, description="Cap on rows returned; default from mcpgen.yaml, else 1000."
+        default=None, ge=1, description="Cap on rows returned; default from mcpgen.yaml, else 1000."
     )
     timeout: Duration | None = Field(
-        None, description="Query time limit, e.g. 5s or 500ms; default from mcpgen.yaml, else 30s."
+        default=None, description="Query time limit, e.g. 5s or 500ms; default from mcpgen.yaml, else 30s."
     )
-    tests: list[SpecTest] = Field([], description="Examples that `mcpgen test` runs against the real connection.")
-    annotations: Annotations = Field(Annotations(), description="MCP tool annotations.")
+    tests: list[SpecTest] = Field(
+        default=[], description="Examples that `mcpgen test` runs against the real connection."
+    )
+    annotations: Annotations = Field(default=Annotations(), description="MCP tool annotations.")
 
     @field_validator("parameters")
     @classmethod

@@ -29,8 +29,8 @@ def outside_paths(sql: str) -> list[tuple[int, int, str]]:
         while i < len(text) and depth:
             depth += {"(": 1, ")": -1}.get(text[i], 0)
             if text[i] == "'":  # skip a whole string, parentheses inside it do not count
-                end = _STRING.match(text, i)
-                i = end.end() if end else len(text)
+                closing = _STRING.match(text, i)
+                i = closing.end() if closing else len(text)
                 continue
             i += 1
         spans.append((match.end(), i))

@@ -109,22 +109,23 @@ def template_hazards(ast: nodes.Template) -> list[tuple[int, str]]:
                         else (len(seq.items) if not isinstance(seq, nodes.Const) else None)
                     )
                     if length is not None and length * count > MAX_SEQUENCE:
-                        size = f"{length * count:,}" if count < _HUGE else "an astronomical number of"
+                        items = f"{length * count:,}" if count < _HUGE else "an astronomical number of"
                         out.append(
                             (
                                 line,
-                                f"builds a sequence of {size} items with *; "
+                                f"builds a sequence of {items} items with *; "
                                 f"templates may not build more than {MAX_SEQUENCE:,}",
                             )
                         )
                         break
         else:  # include, import, extends
-            word = {
+            words: dict[type[nodes.Node], str] = {
                 nodes.Include: "include",
                 nodes.Import: "import",
                 nodes.FromImport: "from ... import",
                 nodes.Extends: "extends",
-            }[type(node)]
+            }
+            word = words[type(node)]
             out.append((line, f"uses {{% {word} %}}; spec templates cannot load other templates"))
     return list(dict.fromkeys(out))
 
