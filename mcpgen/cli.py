@@ -20,6 +20,7 @@ import click
 from .limits import MAX_BODY_BYTES
 
 SPECS_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
+VERBOSE = click.option("-v", "--verbose", is_flag=True, help="Log debug detail on stderr.")
 
 
 def _setup_logging(verbose: bool = False) -> None:
@@ -49,7 +50,7 @@ def main() -> None:
 
 @main.command()
 @click.argument("specs_dir", type=SPECS_DIR)
-@click.option("-v", "--verbose", is_flag=True, help="Log debug detail on stderr.")
+@VERBOSE
 @click.option(
     "--log-format",
     type=click.Choice(["text", "json"]),
@@ -355,7 +356,7 @@ def schema(of_config: bool) -> None:
     default=None,
     help="Where the page loads Chart.js 4 from: a URL, or a local file for offline use [default: the jsDelivr CDN].",
 )
-@click.option("-v", "--verbose", is_flag=True, help="Log debug detail on stderr.")
+@VERBOSE
 def preview(specs_dir: Path, port: int, chartjs: str | None, verbose: bool) -> None:
     """Preview the tools in SPECS_DIR in a browser, as the gateway shows them (loopback only; reloads on change)."""
     from .preview import PreviewError, chartjs_source, run
