@@ -11,11 +11,6 @@ a JSON line `{"ts": ..., "level": "info", "event": "call", "tool": "top_cities",
 
 Per-call lines are off until `setup()` switches them on, so library users and
 `mcpgen call` are not flooded. stdout is never touched: under stdio it carries the protocol.
-
->>> redact("postgresql+psycopg://reader:s3cret@db:5432/x failed")
-'postgresql+psycopg://reader:***@db:5432/x failed'
->>> redact("password=hunter2 sslmode=require")
-'password=*** sslmode=require'
 """
 
 from __future__ import annotations
@@ -24,29 +19,14 @@ import contextlib
 import contextvars
 import json
 import logging
-import re
 import sys
 import time
 from dataclasses import dataclass, field
 
+from .redaction import redact
+
 CALLS = logging.getLogger("mcpgen.calls")
 CALLS.setLevel(logging.WARNING)  # switched on by setup()
-
-# scheme://user:password@host  ->  scheme://user:***@host
-_URL_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*:)[^@\s]+(@)")
-# password=..., pwd: ..., "password": "..."  (libpq DSNs, connect_args, JSON)
-_KEY_VALUE = re.compile(
-    r"""((?:password|passwd|pwd|secret|token|api_key)["']?\s*[=:]\s*["']?)[^\s"',;&)}]+""", re.IGNORECASE
-)
-# Authorization: Bearer xyz
-_BEARER = re.compile(r"(Bearer\s+)[A-Za-z0-9._~+/=-]+", re.IGNORECASE)
-
-
-def redact(text: str) -> str:
-    """Replace passwords in URLs, key=value pairs and bearer tokens with ***."""
-    text = _URL_PASSWORD.sub(r"\1***\2", text)
-    text = _KEY_VALUE.sub(r"\1***", text)
-    return _BEARER.sub(r"\1***", text)
 
 
 @dataclass

@@ -25,10 +25,8 @@ from jinja2 import StrictUndefined, TemplateError, UndefinedError, nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
 from .errors import RenderError
+from .limits import MAX_OUTPUT, MAX_POWER, MAX_SEQUENCE
 
-MAX_OUTPUT = 100_000  # characters a template may produce
-MAX_SEQUENCE = 100_000  # length of a string or list built with * inside a template
-MAX_POWER = 10_000
 RENDER_SECONDS = 1.0
 
 

@@ -17,8 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .checks import redact, row_references, secrets_of
+from .checks import row_references
 from .errors import Findings, Problem
+from .redaction import redact, secrets_of
+from .text import first_line
 
 if TYPE_CHECKING:
     from .loading import LoadedProject, LoadedSpec
@@ -195,7 +197,7 @@ def _live(loaded: LoadedProject, report: Report, timeout: float) -> None:
                 if broken is not None:
                     _close(broken)
                 line, col = _config_where(Path(cwd, loaded.config_path) if loaded.config_path else None, name)
-                message = _one_line(exc)
+                message = first_line(exc)
                 if not message.startswith(f"connection '{name}'"):
                     message = f"connection '{name}' could not be opened: {message}"
                 report.problems.append(Problem(config_path, line, col, redact(message, secrets)))
@@ -322,9 +324,9 @@ def check_spec_live(loaded: LoadedSpec, engine: Any, timeout: float = LIVE_TIMEO
         position = getattr(exc, "position", None)
         if position and line is not None and sql_key == "sql" and data.where(sql_key)[0] != line:
             line, col = line + position[0] - 1, position[1] if position[0] > 1 else (col or 1) + position[1] - 1
-        return [Problem(path, line, col, _one_line(exc))]
+        return [Problem(path, line, col, first_line(exc))]
     except Exception as exc:
-        return [Problem(path, *_value_where(data, sql_key), f"describing the query failed: {_one_line(exc)}")]
+        return [Problem(path, *_value_where(data, sql_key), f"describing the query failed: {first_line(exc)}")]
     out: list[Problem] = []
     have = f"(the query returns {', '.join(columns)})"
     twice = sorted({c for c in columns if columns.count(c) > 1})
@@ -411,8 +413,3 @@ def _item_where(node: Any, key: str, index: int | None) -> tuple[int | None, int
     if index is not None and hasattr(value, "lines") and index < len(value.lines):
         return value.lines[index]
     return node.where(("value", key)) if key in node else node.where()
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

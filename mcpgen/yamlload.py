@@ -16,8 +16,7 @@ import re
 import yaml
 
 from .errors import Problem, SpecError
-
-MAX_BYTES = 1024 * 1024
+from .limits import MAX_FILE_BYTES
 
 try:
     from yaml import CSafeLoader as _Base
@@ -150,8 +149,8 @@ def _first_alias(text: str):
 
 def load_yaml(text: str, path: str, warnings: list[Problem] | None = None):
     """Parse one YAML document; raise SpecError with path:line:col on any problem."""
-    if len(text) > MAX_BYTES:
-        raise SpecError([Problem(path, None, None, f"file is larger than {MAX_BYTES // 1024} KiB")])
+    if len(text) > MAX_FILE_BYTES:
+        raise SpecError([Problem(path, None, None, f"file is larger than {MAX_FILE_BYTES // 1024} KiB")])
     loader = _Loader(text)
     try:
         data = loader.get_single_data()

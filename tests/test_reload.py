@@ -193,4 +193,45 @@ def test_reload_in_process_notifies_a_handshake_era_client_and_keeps_the_last_go
     try:
         anyio.run(main)
     finally:
-        reloader.project.close()  # the first project was closed by the reload
+        reloader.live.project.close()  # the first project was closed by the reload
+
+
+SLOW = """\
+description: A query that takes a moment (a hundred million rows).
+sql: SELECT sum(a.range * b.range) AS n FROM range(10000) a, range(10000) b
+sources: [https://example.org/]
+content: "{{ rows[0].n }}"
+"""
+
+
+def test_a_replaced_project_closes_only_once_its_calls_have_returned(project, monkeypatch):
+    from mcpgen.project import open_project
+    from mcpgen.reload import LiveProject
+
+    (project / "specs" / "slow.yaml").write_text(SLOW)
+    monkeypatch.chdir(project)  # open_project changes the working directory
+    old, new = open_project(project / "specs"), open_project(project / "specs")
+    live = LiveProject(old)
+
+    async def call_while_replacing():
+        results = []
+
+        async def call():
+            results.append(await old.registry.call("slow", {}))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call)
+            while not old.registry.active:
+                await anyio.sleep(0.01)
+            assert live.replace(new) is old
+            assert (live.project, live.draining) == (new, 1)  # the call still runs on the old engines
+            await live.drain()
+        return results
+
+    [result] = anyio.run(call_while_replacing)
+    assert not result.is_error, result.content[0].text
+    assert result.structured_content["table"][1][0] == sum(range(10000)) ** 2
+    assert live.draining == 0
+    assert anyio.run(old.registry.call, "count_cities", {}).is_error  # closed once idle
+    assert anyio.run(new.registry.call, "count_cities", {}).content[0].text == "2 cities"
+    live.close()
