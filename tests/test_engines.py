@@ -2,7 +2,7 @@ import time
 
 import pytest
 
-from mcpgen.engines import DuckDBEngine
+from mcpgen.engines.duckdb import DuckDBEngine
 from mcpgen.errors import QueryError, QueryTimeout, UnsafeSQL
 
 

@@ -24,8 +24,9 @@ import services
 
 from mcpgen.config import URLConnection
 from mcpgen.engines import Prepared
+from mcpgen.engines.sqlalchemy import SQLAlchemyEngine, redact
 from mcpgen.errors import QueryError, QueryTimeout, UnsafeSQL
-from mcpgen.sqlalchemy_engine import SQLAlchemyEngine, param_types, redact
+from mcpgen.params import param_types
 
 BACKENDS = ["postgresql", "mariadb", "sqlite"]
 SECRET = "Sup3r-S3cret_pw"
