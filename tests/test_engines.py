@@ -77,3 +77,22 @@ def test_a_data_modifying_cte_never_runs(engine):
 def test_a_missing_database_file_is_a_clear_error(tmp_path):
     with pytest.raises(QueryError, match="does not exist"):
         DuckDBEngine("warehouse", "nope.duckdb", [], tmp_path)
+
+
+def test_describe_gives_names_and_types_without_running(engine):
+    # error() would fail the moment a row is produced: describe binds and plans, and reads none.
+    query = engine.prepare("SELECT id, name, error('ran') AS boom FROM t WHERE id = :id")
+    assert engine.describe(query, timeout=5) == [("id", "BIGINT"), ("name", "VARCHAR"), ("boom", '"NULL"')]
+    with pytest.raises(QueryError, match="ran"):
+        engine.run(query, {"id": 1}, max_rows=10, timeout=5)
+
+
+def test_describe_points_at_the_unknown_column(engine):
+    with pytest.raises(QueryError, match="nme") as caught:
+        engine.describe(engine.prepare("SELECT id,\n       nme FROM t"), timeout=5)
+    assert caught.value.position == (2, 8)
+
+
+def test_run_reports_its_time(engine):
+    result = run(engine, "SELECT count(*) FROM range(1000000)")
+    assert 0 < result.seconds < 5

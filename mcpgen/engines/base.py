@@ -67,7 +67,7 @@ class Engine(Protocol):
 
 def create_engine(name: str, connection: DuckDBConnection | URLConnection, root: str | os.PathLike) -> Engine:
     """The engine for one `connections:` entry of mcpgen.yaml."""
-    if hasattr(connection, "url"):
+    if isinstance(connection, URLConnection):
         from .sqlalchemy import SQLAlchemyEngine  # SQLAlchemy is imported only when a project uses it
 
         return SQLAlchemyEngine(name, connection)
@@ -80,5 +80,5 @@ def create_engine(name: str, connection: DuckDBConnection | URLConnection, root:
         root,
         connection.threads,
         connection.max_concurrent,
-        connection.queue_timeout,
+        float(connection.queue_timeout),
     )

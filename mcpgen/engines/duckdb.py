@@ -64,7 +64,7 @@ class FairSlots:
 class DuckDBEngine:
     """An in-process DuckDB, locked to the files under `root` once `init` has run."""
 
-    dialect = "duckdb"
+    dialect: str | None = "duckdb"
 
     def __init__(
         self,

@@ -240,7 +240,7 @@ def _mysql_code(orig) -> int | None:
 
 def _mysql_type(code) -> str:
     try:
-        from pymysql.constants import FIELD_TYPE
+        from pymysql.constants import FIELD_TYPE  # type: ignore[import-untyped]
     except ImportError:
         return str(code)
     names = {v: k for k, v in vars(FIELD_TYPE).items() if k.isupper() and isinstance(v, int)}

@@ -172,7 +172,7 @@ class SQLAlchemyEngine:
         """Column names and type names of the result, without running the query's work:
         every parameter is NULL (lists empty) and no row is fetched (LIMIT 0)."""
         statement: Statement = query.sql
-        values = {name: ([] if name in statement.lists else None) for name in query.names}
+        values: dict[str, Any] = {name: ([] if name in statement.lists else None) for name in query.names}
         conn = self._connect()
         deadline = time.monotonic() + timeout
         try:
@@ -223,7 +223,7 @@ class SQLAlchemyEngine:
         return clause
 
     def _error(self, exc: sa_exc.DBAPIError, timeout: float, deadline: float) -> QueryError:
-        if self.backend.is_timeout(exc.orig, deadline):
+        if exc.orig is not None and self.backend.is_timeout(exc.orig, deadline):
             return QueryTimeout(f"the query ran longer than {timeout:g} s and was cancelled")
         if exc.connection_invalidated:
             return QueryError(f"connection '{self.name}' is unavailable: {self._reason(exc)}")
@@ -252,7 +252,7 @@ class SQLAlchemyEngine:
 
 def _db_message(orig) -> str:
     """The first line of the database's own message (pymysql puts it in args[1])."""
-    args = getattr(orig, "args", ())
+    args: tuple = getattr(orig, "args", ())
     if len(args) >= 2 and isinstance(args[0], int) and isinstance(args[1], str):
         text = args[1]
     else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -129,7 +130,7 @@ class _Boolean(sa.Boolean):
     render_bind_cast = True
 
 
-_SA_TYPES = {
+_SA_TYPES: dict[str, Callable[[], Any]] = {
     "string": sa.String,
     "integer": sa.BigInteger,
     "number": sa.Float,
