@@ -96,3 +96,20 @@ def test_describe_points_at_the_unknown_column(engine):
 def test_run_reports_its_time(engine):
     result = run(engine, "SELECT count(*) FROM range(1000000)")
     assert 0 < result.seconds < 5
+
+
+def test_sqlalchemy_is_imported_only_for_a_url_connection(tmp_path):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from mcpgen.config import DuckDBConnection, URLConnection\n"
+        "from mcpgen.engines import create_engine\n"
+        "create_engine('default', DuckDBConnection(), '.').close()\n"
+        "print('sqlalchemy' in sys.modules)\n"
+        "create_engine('local', URLConnection(url='sqlite://'), '.').close()\n"
+        "print('sqlalchemy' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert out.stdout.split() == ["False", "True"]
