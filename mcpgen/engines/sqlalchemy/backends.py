@@ -2,11 +2,16 @@
 
 A backend says how a connection is made read-only, how one call is bounded in time and rows,
 how a result is described without running it, and which database error means "timed out".
+Every call runs in a transaction of its own: `begin` opens it (read-only, with this call's
+time limit), `end` rolls it back and resets the session, so that nothing one call does to the
+session (a setting, a lock, a variable) reaches the next call on the same pooled connection.
 
-* PostgreSQL: on a session made read-only at connect (`default_transaction_read_only`),
-  with the session `statement_timeout`, one statement `SELECT * FROM (<sql>) LIMIT max_rows + 1`.
+* PostgreSQL: `BEGIN READ ONLY; SET LOCAL statement_timeout = ...` in one message, one
+  statement `SELECT * FROM (<sql>) LIMIT max_rows + 1`, then `ROLLBACK`, advisory locks
+  released and LISTENs dropped in one more message (see `PostgreSQL.end`).
 * MariaDB/MySQL: `START TRANSACTION READ ONLY` on a read-only session, the query under
-  `max_statement_time` (MySQL: `max_execution_time`) and `sql_select_limit`, unbuffered cursor.
+  `max_statement_time` (MySQL: `max_execution_time`) and `sql_select_limit`, unbuffered
+  cursor; then ROLLBACK and COM_RESET_CONNECTION (user variables, GET_LOCK locks, settings).
 * SQLite: a `mode=ro` file with `query_only`, no ATTACH, a progress handler as the timer.
 * Any other dialect (`Backend` itself): a streaming cursor; read-only and time limits are the role's business.
 
@@ -35,6 +40,7 @@ Clause = Callable[..., Any]
 
 _PG_TIMEOUT_STATE = "57014"  # query_canceled: statement_timeout
 _MYSQL_TIMEOUT_CODES = {1969, 3024}  # MariaDB max_statement_time, MySQL max_execution_time
+_COM_RESET_CONNECTION = 0x1F
 
 
 class Backend:
@@ -50,6 +56,13 @@ class Backend:
 
     def on_connect(self, dbapi_connection, record) -> None:
         """Runs on every new connection, before anything else does."""
+
+    def begin(self, conn, timeout: float) -> None:
+        """Open this call's own transaction. Raises StaleConnection when the pooled connection is dead."""
+
+    def end(self, conn) -> None:
+        """End this call's transaction with a rollback and reset what else the session kept."""
+        conn.rollback()
 
     def fetch(self, conn, clause: Clause, values: dict, fetch: int, timeout: float) -> tuple[list[str], list[tuple]]:
         """Columns and at most `fetch` rows of the statement, within `timeout` seconds."""
@@ -75,8 +88,11 @@ class Backend:
 
 class PostgreSQL(Backend):
     def configure(self, url, options, connect_args):
-        # Every statement is its own transaction, read-only by the session default set on connect.
+        # The driver sends no BEGIN of its own: each call's transaction is the one `begin` opens.
         options["isolation_level"] = "AUTOCOMMIT"
+        # `begin` is the first message of every call and finds a dead connection (StaleConnection),
+        # so a separate ping per call is not needed.
+        options["pool_pre_ping"] = False
         if url.get_driver_name() in ("psycopg", "psycopg2") and "connect_timeout" not in url.query:
             connect_args.setdefault("connect_timeout", 10)
         return url
@@ -85,14 +101,27 @@ class PostgreSQL(Backend):
         """Make every transaction of this session read-only, before anything else runs on it."""
         _session_statement(dbapi_connection, "SET SESSION default_transaction_read_only = on")
 
+    def begin(self, conn, timeout):
+        """One read-only transaction per call, its time limit set for that transaction only.
+
+        Settings that must hold for one call only belong here, in the same transaction:
+        `SET LOCAL` or `set_config(name, value, true)`; the rollback in `end` undoes them."""
+        _pg_exec(conn, f"BEGIN READ ONLY; SET LOCAL statement_timeout = {_ms(timeout)}")
+
+    def end(self, conn):
+        """ROLLBACK undoes settings (`set_config(..., false)` included) and large objects; session
+        advisory locks and LISTEN outlive it, so they go too. This is DISCARD ALL without DEALLOCATE
+        ALL (the driver's own prepared statements stay) and without its round trip of its own:
+        DISCARD ALL cannot share a message. Spec SQL cannot PREPARE, create temp tables or advance
+        sequences (read-only transaction), which DISCARD ALL would also clear."""
+        _pg_exec(conn, "ROLLBACK; SELECT pg_advisory_unlock_all(); UNLISTEN *")
+
     def fetch(self, conn, clause, values, fetch, timeout):
-        # The statement runs as its own transaction; the server stops after max_rows + 1 rows.
-        _pg_timeout(conn, timeout)
+        # The server stops after max_rows + 1 rows.
         result = conn.execute(clause(values, "SELECT * FROM (\n", f"\n) AS mcpgen_q LIMIT {fetch}"), values)
         return list(result.keys()), [tuple(r) for r in result.fetchall()]
 
     def describe(self, conn, clause, values, timeout):
-        _pg_timeout(conn, timeout)
         described = _described(conn, clause(values, "SELECT * FROM (\n", "\n) AS q LIMIT 0"), values)
         oids = sorted({t for _, t in described if isinstance(t, int)})
         names = {}
@@ -124,6 +153,14 @@ class MySQL(Backend):
 
     def on_connect(self, dbapi_connection, record) -> None:
         _session_statement(dbapi_connection, "SET SESSION TRANSACTION READ ONLY")
+
+    def end(self, conn):
+        """ROLLBACK, then COM_RESET_CONNECTION: user variables, GET_LOCK locks, temporary tables
+        and session settings all go; the session is made read-only again."""
+        conn.rollback()
+        raw = conn.connection.dbapi_connection
+        if _reset_mysql(raw):
+            self.on_connect(raw, None)
 
     def fetch(self, conn, clause, values, fetch, timeout):
         return _stream(conn, clause(values, _mysql_limits(conn, timeout, fetch)), values, fetch)
@@ -206,14 +243,45 @@ def _ms(seconds: float) -> int:
     return max(1, round(seconds * 1000))
 
 
-def _pg_timeout(conn, timeout: float) -> None:
-    """Set the session's statement_timeout, only when it differs from the last call's."""
-    info = conn.connection.info
-    ms = _ms(timeout)
-    if info.get("mcpgen_statement_timeout") != ms:
-        info.pop("mcpgen_statement_timeout", None)
-        conn.exec_driver_sql(f"SET statement_timeout = {ms}")
-        info["mcpgen_statement_timeout"] = ms
+class StaleConnection(Exception):
+    """The pooled connection is dead (the server restarted or closed it): take another."""
+
+
+def _pg_exec(conn, sql: str) -> None:
+    """Run `sql` (statements without parameters) in one message, around the driver's statement
+    machinery: psycopg would forget its prepared statements on seeing a ROLLBACK go through it."""
+    raw = conn.connection.dbapi_connection
+    pgconn = getattr(raw, "pgconn", None)
+    if pgconn is None:  # psycopg2: no prepared statements of its own to keep
+        cursor = raw.cursor()
+        try:
+            cursor.execute(sql)
+        except Exception as exc:
+            if raw.closed:
+                raise StaleConnection(str(exc)) from None
+            raise
+        finally:
+            if not raw.closed:
+                cursor.close()
+        return
+    from psycopg import errors, pq
+
+    result = pgconn.exec_(sql.encode())
+    if pgconn.status != pq.ConnStatus.OK:
+        raise StaleConnection(pgconn.get_error_message())
+    if result.status not in (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK):
+        raise errors.error_from_result(result, encoding="utf-8")
+
+
+def _reset_mysql(raw) -> bool:
+    """COM_RESET_CONNECTION on a PyMySQL connection (MariaDB 10.2.4+, MySQL 5.7.3+); PyMySQL has
+    no public call for it. False when the driver is another one."""
+    send, read = getattr(raw, "_execute_command", None), getattr(raw, "_read_ok_packet", None)
+    if send is None or read is None:
+        return False
+    send(_COM_RESET_CONNECTION, b"")
+    read()
+    return True
 
 
 def _mysql_limits(conn, timeout: float, rows: int) -> str:

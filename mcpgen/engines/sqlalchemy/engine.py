@@ -2,7 +2,8 @@
 
 What differs between databases (read-only setup, time and row limits, describing, timeouts)
 is the business of one `Backend` per database, chosen once when the engine is built (see
-`backends`). Every call ends with a rollback and reads at most `max_rows + 1` rows. Nothing a
+`backends`). Every call runs in a read-only transaction of its own, which ends with a rollback
+and a reset of the session, and reads at most `max_rows + 1` rows. Nothing a
 person reads (errors, logs) ever carries a password: see `redact`.
 
 >>> from mcpgen.redaction import redact
@@ -30,7 +31,7 @@ from ...redaction import redact
 from ...sql import DIALECTS, check_read_only, find_placeholders
 from ...text import first_line
 from ..base import Prepared, QueryResult
-from .backends import backend_for
+from .backends import StaleConnection, backend_for
 from .statements import Statement, bindparam, sa_text, strip_semicolon, type_key
 
 _DRIVER_HINTS = {
@@ -141,13 +142,12 @@ class SQLAlchemyEngine:
             if values[name] is None:
                 values[name] = []  # a NULL list matches nothing, as on DuckDB
         fetch = max_rows + 1
-        conn = self._connect()
         deadline = time.monotonic() + timeout
+        clause = functools.partial(self._clause, statement)
         try:
-            with conn:
-                clause = functools.partial(self._clause, statement)
-                columns, rows = self.backend.fetch(conn, clause, values, fetch, timeout)
-                conn.rollback()
+            columns, rows = self._in_transaction(
+                lambda conn: self.backend.fetch(conn, clause, values, fetch, timeout), timeout
+            )
         except sa_exc.DBAPIError as exc:
             raise self._error(exc, timeout, deadline) from None
         except sa_exc.SQLAlchemyError as exc:
@@ -161,19 +161,43 @@ class SQLAlchemyEngine:
         every parameter is NULL (lists empty) and no row is fetched (LIMIT 0)."""
         statement: Statement = query.sql
         values: dict[str, Any] = {name: ([] if name in statement.lists else None) for name in query.names}
-        conn = self._connect()
         deadline = time.monotonic() + timeout
+        clause = functools.partial(self._clause, statement)
         try:
-            with conn:
-                out = self.backend.describe(conn, functools.partial(self._clause, statement), values, timeout)
-                conn.rollback()
-                return out
+            return self._in_transaction(lambda conn: self.backend.describe(conn, clause, values, timeout), timeout)
         except sa_exc.DBAPIError as exc:
             raise self._error(exc, timeout, deadline) from None
         except sa_exc.SQLAlchemyError as exc:
             raise QueryError(f"the query failed: {self._redact(first_line(exc))}") from None
 
     # -- shared parts ------------------------------------------------------------------------
+
+    def _in_transaction(self, work, timeout: float):
+        """`work(conn)` inside the call's own transaction (`Backend.begin`), always ended by
+        `Backend.end`. A dead pooled connection is replaced once, and the pool with it."""
+        for attempt in (1, 2):
+            conn = self._connect()
+            with conn:
+                try:
+                    self.backend.begin(conn, timeout)
+                except StaleConnection as exc:
+                    conn.invalidate()
+                    if attempt == 2:
+                        raise QueryError(f"connection '{self.name}' is unavailable: {self._redact(str(exc))}") from None
+                    self._engine.dispose(close=False)  # its other idle connections died with it
+                    continue
+                try:
+                    return work(conn)
+                finally:
+                    self._end(conn)
+        raise AssertionError("unreachable")
+
+    def _end(self, conn) -> None:
+        """End the call's transaction; a connection that cannot be reset is not used again."""
+        try:
+            self.backend.end(conn)
+        except Exception:
+            conn.invalidate()
 
     def _connect(self):
         try:
