@@ -7,8 +7,9 @@ time limit), `end` rolls it back and resets the session, so that nothing one cal
 session (a setting, a lock, a variable) reaches the next call on the same pooled connection.
 
 * PostgreSQL: `BEGIN READ ONLY; SET LOCAL statement_timeout = ...` in one message, one
-  statement `SELECT * FROM (<sql>) LIMIT max_rows + 1`, then `ROLLBACK`, advisory locks
-  released and LISTENs dropped in one more message (see `PostgreSQL.end`).
+  statement `SELECT * FROM (<sql>) LIMIT max_rows + 1` (bound server-side, prepared by the
+  driver when repeated), then `ROLLBACK` and advisory locks released in one more message,
+  whose answer is read before the connection's next use (see `PostgreSQL.end`).
 * MariaDB/MySQL: `START TRANSACTION READ ONLY` on a read-only session, the query under
   `max_statement_time` (MySQL: `max_execution_time`) and `sql_select_limit`, unbuffered
   cursor; then ROLLBACK and COM_RESET_CONNECTION (user variables, GET_LOCK locks, settings).
@@ -25,12 +26,14 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import select
 import time
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
 import sqlalchemy as sa
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.pool import StaticPool
 
 from .statements import Statement, empty_lists_as_arrays
@@ -57,8 +60,11 @@ class Backend:
     def on_connect(self, dbapi_connection, record) -> None:
         """Runs on every new connection, before anything else does."""
 
+    def listen(self, engine) -> None:
+        """Register the engine events this backend needs."""
+
     def begin(self, conn, timeout: float) -> None:
-        """Open this call's own transaction. Raises StaleConnection when the pooled connection is dead."""
+        """Open this call's own transaction."""
 
     def end(self, conn) -> None:
         """End this call's transaction with a rollback and reset what else the session kept."""
@@ -90,9 +96,10 @@ class PostgreSQL(Backend):
     def configure(self, url, options, connect_args):
         # The driver sends no BEGIN of its own: each call's transaction is the one `begin` opens.
         options["isolation_level"] = "AUTOCOMMIT"
-        # `begin` is the first message of every call and finds a dead connection (StaleConnection),
-        # so a separate ping per call is not needed.
+        # `_pg_checkout` finds a connection the server closed without a ping's round trip, and
+        # `end` does what the pool's reset would (see `listen`).
         options["pool_pre_ping"] = False
+        options["pool_reset_on_return"] = None
         if url.get_driver_name() in ("psycopg", "psycopg2") and "connect_timeout" not in url.query:
             connect_args.setdefault("connect_timeout", 10)
         return url
@@ -100,6 +107,12 @@ class PostgreSQL(Backend):
     def on_connect(self, dbapi_connection, record) -> None:
         """Make every transaction of this session read-only, before anything else runs on it."""
         _session_statement(dbapi_connection, "SET SESSION default_transaction_read_only = on")
+
+    def listen(self, engine) -> None:
+        sa.event.listen(engine, "checkout", _pg_checkout)
+        # `end` has already rolled back (or is rolling back, see `end`): SQLAlchemy's own
+        # driver-level rollback on release would only get in its way.
+        engine.dialect.do_rollback = lambda dbapi_connection: None
 
     def begin(self, conn, timeout):
         """One read-only transaction per call, its time limit set for that transaction only.
@@ -113,8 +126,18 @@ class PostgreSQL(Backend):
         advisory locks and LISTEN outlive it, so they go too. This is DISCARD ALL without DEALLOCATE
         ALL (the driver's own prepared statements stay) and without its round trip of its own:
         DISCARD ALL cannot share a message. Spec SQL cannot PREPARE, create temp tables or advance
-        sequences (read-only transaction), which DISCARD ALL would also clear."""
-        _pg_exec(conn, "ROLLBACK; SELECT pg_advisory_unlock_all(); UNLISTEN *")
+        sequences (read-only transaction), which DISCARD ALL would also clear; a LISTEN takes
+        effect only at commit.
+
+        With psycopg the message is sent without waiting for its answer, which `_pg_checkout`
+        reads before the connection's next use: the call returns one round trip sooner."""
+        raw = conn.connection.dbapi_connection
+        pgconn = getattr(raw, "pgconn", None)
+        if pgconn is None:
+            _pg_exec(conn, _PG_END)
+        else:
+            pgconn.send_query(_PG_END.encode())
+            _PG_PENDING.add(id(raw))
 
     def fetch(self, conn, clause, values, fetch, timeout):
         # The server stops after max_rows + 1 rows.
@@ -243,8 +266,31 @@ def _ms(seconds: float) -> int:
     return max(1, round(seconds * 1000))
 
 
-class StaleConnection(Exception):
-    """The pooled connection is dead (the server restarted or closed it): take another."""
+_PG_END = "ROLLBACK; SELECT pg_advisory_unlock_all()"
+_PG_PENDING: set[int] = set()  # id() of psycopg connections whose `end` has not been answered yet
+
+
+def _pg_checkout(dbapi_connection, record, proxy) -> None:
+    """Before each use of a pooled connection: read the answer to the last call's `end` (an
+    error there means the session was not reset), then check the server has not closed the
+    connection (a restart, pg_terminate_backend): an idle connection has nothing to read.
+    Either way the pool drops it and takes another (DisconnectionError)."""
+    pgconn = getattr(dbapi_connection, "pgconn", None)
+    if pgconn is None:
+        fileno = dbapi_connection.fileno()
+    else:
+        if id(dbapi_connection) in _PG_PENDING:
+            _PG_PENDING.discard(id(dbapi_connection))
+            from psycopg import pq
+
+            failed = False
+            while (result := pgconn.get_result()) is not None:
+                failed = failed or result.status not in (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK)
+            if failed or pgconn.transaction_status != pq.TransactionStatus.IDLE:
+                raise sa_exc.DisconnectionError("the session could not be reset")
+        fileno = pgconn.socket
+    if select.select([fileno], [], [], 0)[0]:
+        raise sa_exc.DisconnectionError("the server closed the connection")
 
 
 def _pg_exec(conn, sql: str) -> None:
@@ -256,20 +302,13 @@ def _pg_exec(conn, sql: str) -> None:
         cursor = raw.cursor()
         try:
             cursor.execute(sql)
-        except Exception as exc:
-            if raw.closed:
-                raise StaleConnection(str(exc)) from None
-            raise
         finally:
-            if not raw.closed:
-                cursor.close()
+            cursor.close()
         return
     from psycopg import errors, pq
 
     result = pgconn.exec_(sql.encode())
-    if pgconn.status != pq.ConnStatus.OK:
-        raise StaleConnection(pgconn.get_error_message())
-    if result.status not in (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK):
+    if pgconn.status != pq.ConnStatus.OK or result.status not in (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK):
         raise errors.error_from_result(result, encoding="utf-8")
 
 

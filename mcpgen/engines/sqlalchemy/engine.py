@@ -31,7 +31,7 @@ from ...redaction import redact
 from ...sql import DIALECTS, check_read_only, find_placeholders
 from ...text import first_line
 from ..base import Prepared, QueryResult
-from .backends import StaleConnection, backend_for
+from .backends import backend_for
 from .statements import Statement, bindparam, sa_text, strip_semicolon, type_key
 
 _DRIVER_HINTS = {
@@ -103,6 +103,7 @@ class SQLAlchemyEngine:
         except Exception as exc:
             raise QueryError(f"connection '{name}': {self._redact(first_line(exc))}") from None
         event.listen(self._engine, "connect", self.backend.on_connect)
+        self.backend.listen(self._engine)
         self._clauses: dict[tuple, Any] = {}
         self._lock = threading.Lock()
 
@@ -174,18 +175,25 @@ class SQLAlchemyEngine:
 
     def _in_transaction(self, work, timeout: float):
         """`work(conn)` inside the call's own transaction (`Backend.begin`), always ended by
-        `Backend.end`. A dead pooled connection is replaced once, and the pool with it."""
+        `Backend.end`. A pooled connection found dead when the transaction opens is replaced
+        once, and the pool with it (nothing has run on it yet)."""
         for attempt in (1, 2):
             conn = self._connect()
             with conn:
+                raw = conn.connection.dbapi_connection
                 try:
                     self.backend.begin(conn, timeout)
-                except StaleConnection as exc:
+                except sa_exc.SQLAlchemyError:
+                    raise
+                except Exception as exc:  # the driver's own error, from a statement sent around SQLAlchemy
                     conn.invalidate()
-                    if attempt == 2:
-                        raise QueryError(f"connection '{self.name}' is unavailable: {self._redact(str(exc))}") from None
-                    self._engine.dispose(close=False)  # its other idle connections died with it
-                    continue
+                    if attempt == 1 and getattr(raw, "closed", False):
+                        self._engine.dispose(close=False)  # its other idle connections died with it
+                        continue
+                    raise QueryError(
+                        f"connection '{self.name}' could not start a read-only transaction: "
+                        f"{self._redact(first_line(exc))}"
+                    ) from None
                 try:
                     return work(conn)
                 finally:
