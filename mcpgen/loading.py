@@ -157,8 +157,8 @@ def _check_init(config: ProjectConfig, data: Any, path: Path, problems: list[Pro
         for i, statement in enumerate(conn.init):
             problem = init_problem(statement)
             if problem:
-                where = node.lines[i] if hasattr(node, "lines") and i < len(node.lines) else (None, None)
-                problems.append(Problem(str(path), *where, f"connection '{name}': init statement {i + 1} {problem}"))
+                line, col = node.lines[i] if hasattr(node, "lines") and i < len(node.lines) else (None, None)
+                problems.append(Problem(str(path), line, col, f"connection '{name}': init statement {i + 1} {problem}"))
 
 
 def load_spec(
