@@ -25,6 +25,7 @@ from .checks import (
     template_hazards,
 )
 from .config import CONFIG_NAME, DuckDBConnection, ProjectConfig, URLConnection
+from .engines.file_reach import FileReachError, check_root
 from .errors import ArgumentError, Findings, Problem, SpecError, UnsafeSQL
 from .limits import MAX_FILE_BYTES
 from .params import Arguments
@@ -92,6 +93,7 @@ def load_project(specs_dir: str | Path, paths: list[Path] | None = None, unique_
     config_path = find_config(specs_dir)
     root = (config_path.parent if config_path else specs_dir.parent).resolve()
     config = _load_config(config_path, problems) if config_path else ProjectConfig()
+    _check_root(root, config, config_path or specs_dir, problems)
     specs = []
     for path in paths:
         loaded = load_spec(path, config, problems, root)
@@ -146,6 +148,15 @@ def _check_secrets(config: ProjectConfig, data: Any, path: Path, problems: list[
                     "warning",
                 )
             )
+
+
+def _check_root(root: Path, config: ProjectConfig, where: Path, problems: list[Problem]) -> None:
+    """A DuckDB connection reads the project folder: it may not be `/` or the home folder."""
+    if any(isinstance(c, DuckDBConnection) for c in config.connections.values()):
+        try:
+            check_root(root)
+        except FileReachError as exc:
+            problems.append(Problem(str(where), None, None, str(exc)))
 
 
 def _check_init(config: ProjectConfig, data: Any, path: Path, problems: list[Problem]) -> None:

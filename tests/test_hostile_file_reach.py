@@ -198,6 +198,7 @@ def test_a_root_that_is_or_holds_the_home_folder_is_refused(tmp_path, monkeypatc
     (tmp_path / home).mkdir(exist_ok=True)
     monkeypatch.setenv("HOME", str(tmp_path / home))
     monkeypatch.chdir(tmp_path)
+    assert any("home folder" in p.message for p in load_project(specs).errors)  # validate says so too
     with pytest.raises(SpecError, match="home folder"):
         open_project(specs)
 
