@@ -137,6 +137,8 @@ class PostgreSQL(Backend):
             _pg_exec(conn, _PG_END)
         else:
             pgconn.send_query(_PG_END.encode())
+            while pgconn.flush():  # psycopg keeps libpq non-blocking: send it all now
+                select.select([], [pgconn.socket], [], 1)
             _PG_PENDING.add(id(raw))
 
     def fetch(self, conn, clause, values, fetch, timeout):
