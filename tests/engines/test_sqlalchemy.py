@@ -567,7 +567,7 @@ def test_postgres_terminated_connections_cost_nothing(postgres_url):
         pid = run(engine, "SELECT pg_backend_pid()").rows[0][0]
         with services.connect("postgresql") as con:
             assert con.execute(kill, [app]).fetchone()[0] >= 1
-        # the pooled connection is dead: the next call notices (pre-ping) and gets a new one
+        # the pooled connection is dead: the next call notices (its socket has something to read) and gets a new one
         assert run(engine, "SELECT 1").rows == [(1,)]
         assert run(engine, "SELECT pg_backend_pid()").rows[0][0] != pid
 
