@@ -16,9 +16,8 @@ So the readable set is built from what is really on disk, once, at start:
 
 >>> import tempfile, pathlib
 >>> root = pathlib.Path(tempfile.mkdtemp())
->>> (root / "data").mkdir(); (root / "data" / "a.csv").write_text("x"); (root / ".env").write_text("S=1")
-1
-3
+>>> (root / "data").mkdir()
+>>> _ = (root / "data" / "a.csv").write_text("x"), (root / ".env").write_text("S=1")
 >>> reach = readable_set(root)
 >>> [pathlib.Path(d).name for d in reach.directories], reach.paths
 (['data'], [])
