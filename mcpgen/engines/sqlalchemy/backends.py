@@ -28,6 +28,7 @@ import datetime as dt
 import os
 import select
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
@@ -139,7 +140,7 @@ class PostgreSQL(Backend):
             pgconn.send_query(_PG_END.encode())
             while pgconn.flush():  # psycopg keeps libpq non-blocking: send it all now
                 select.select([], [pgconn.socket], [], 1)
-            _PG_PENDING.add(id(raw))
+            _PG_PENDING.add(raw)
 
     def fetch(self, conn, clause, values, fetch, timeout):
         # The server stops after max_rows + 1 rows.
@@ -269,7 +270,7 @@ def _ms(seconds: float) -> int:
 
 
 _PG_END = "ROLLBACK; SELECT pg_advisory_unlock_all()"
-_PG_PENDING: set[int] = set()  # id() of psycopg connections whose `end` has not been answered yet
+_PG_PENDING: weakref.WeakSet = weakref.WeakSet()  # psycopg connections whose `end` is not answered yet
 
 
 def _pg_checkout(dbapi_connection, record, proxy) -> None:
@@ -281,8 +282,8 @@ def _pg_checkout(dbapi_connection, record, proxy) -> None:
     if pgconn is None:
         fileno = dbapi_connection.fileno()
     else:
-        if id(dbapi_connection) in _PG_PENDING:
-            _PG_PENDING.discard(id(dbapi_connection))
+        if dbapi_connection in _PG_PENDING:
+            _PG_PENDING.discard(dbapi_connection)
             from psycopg import pq
 
             failed = False
