@@ -329,3 +329,14 @@ def test_an_enum_of_project_files_is_allowed_and_serves(tmp_path, monkeypatch):
         assert project.registry.call_sync("tool", {"p": ".env"}).is_error
     finally:
         project.close()
+
+
+def test_validate_command_fails_on_a_caller_chosen_path(tmp_path):
+    from click.testing import CliRunner
+
+    from mcpgen.cli import main
+
+    specs = make_project(tmp_path, spec=spec_with("SELECT * FROM read_csv(:p)"))
+    result = CliRunner().invoke(main, ["validate", "--strict", str(specs)])
+    assert result.exit_code == 1
+    assert "specs/tool.yaml" in result.output and "4:29" in result.output and "error" in result.output

@@ -294,3 +294,13 @@ def test_mariadb_engine_refuses_executed_comments_itself(mariadb_url, sql):
             engine.prepare(sql)
     finally:
         engine.close()
+
+
+def test_validate_command_fails_on_set_config(tmp_path):
+    from click.testing import CliRunner
+
+    from mcpgen.cli import main
+
+    _project(tmp_path, "postgresql", "SELECT set_config('statement_timeout', '0', false) AS s")
+    result = CliRunner().invoke(main, ["validate", str(tmp_path / "specs")])
+    assert result.exit_code == 1 and "specs/tool.yaml" in result.output and "3:8" in result.output
