@@ -12,11 +12,13 @@ their ratios. Targets: p50 within 10 %, startup within 25 %.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -53,9 +55,14 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=300)
     opts = ap.parse_args()
     mcpgen = shutil.which("mcpgen") or sys.exit("mcpgen is not installed (pip install -e .)")
+    project = Path(tempfile.mkdtemp(prefix="mcpgen_bench_core_")) / "project"
+    atexit.register(shutil.rmtree, project.parent, True)
+    shutil.copytree(HERE / "project", project)
+    (project / "data").mkdir()
+    shutil.copyfile(REPO / "examples/data/cities.csv", project / "data/cities.csv")
     commands = {
         "handwritten": [sys.executable, str(HERE / "handwritten_server.py"), str(REPO / "examples/data/cities.csv")],
-        "mcpgen": [mcpgen, "serve", str(HERE / "project/specs")],
+        "mcpgen": [mcpgen, "serve", str(project / "specs")],
     }
     results: dict[str, list[dict]] = {k: [] for k in commands}
     for round_ in range(opts.rounds):
