@@ -711,3 +711,19 @@ def test_a_null_list_matches_nothing(db):
     engine = db.engine()
     sql = f"SELECT count(*) FROM {db.table} WHERE country_code IN :codes"
     assert run(engine, sql, {"codes": None}, types={"codes": "string[]"}).rows == [(0,)]
+
+
+def test_postgres_per_call_transactions_keep_the_drivers_prepared_statements(postgres_url):
+    """BEGIN and ROLLBACK go around psycopg (which drops its prepared statements on a ROLLBACK
+    it sees), so a repeated query is still prepared once and reused."""
+    engine = SQLAlchemyEngine("pg", URLConnection(url=postgres_url, pool_size=1, max_overflow=0))
+    try:
+        query = engine.prepare("SELECT x FROM generate_series(1, 3) x WHERE x < :n", types={"n": "integer"})
+        for _ in range(10):
+            assert engine.run(query, {"n": 3}, 10, 5).rows == [(1,), (2,)]
+        prepared = run(
+            engine, "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE '%generate_series(1, 3)%'"
+        )
+        assert prepared.rows == [(1,)]
+    finally:
+        engine.close()
