@@ -10,9 +10,9 @@ import os
 import re
 from typing import Annotated, Any
 
-from pydantic import Discriminator, Field, StrictInt, Tag, field_validator
+from pydantic import Discriminator, Field, StrictBool, StrictInt, Tag, field_validator
 
-from .spec import Strict, parse_duration
+from .spec import AppSettings, Strict, parse_duration
 
 CONFIG_NAME = "mcpgen.yaml"
 DEFAULT_MAX_ROWS = 1000
@@ -95,3 +95,4 @@ class ProjectConfig(Strict):
     connections: dict[str, Connection] = {"default": DuckDBConnection()}
     defaults: Defaults = Defaults()
     http: HTTPSettings = HTTPSettings()
+    app: StrictBool | AppSettings = True

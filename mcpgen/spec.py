@@ -124,12 +124,20 @@ class TableSpec(Strict):
     headers: dict[str, str] = {}
 
 
+class AppSettings(Strict):
+    """How the MCP App draws a tool's answer (`app:` in a spec or in mcpgen.yaml)."""
+
+    chart_height: StrictInt = Field(320, ge=120, le=2000)
+    theme: Literal["auto", "light", "dark"] = "auto"
+
+
 class Chart(Strict):
     type: ChartType
     x: str | None = None
     y: str | list[str] | None = None
     series: str | None = None
     title: str | None = None
+    label: str | dict[str, str] | None = None
     options: dict[str, Any] = {}
 
     @model_validator(mode="after")
@@ -142,7 +150,21 @@ class Chart(Strict):
             raise ValueError("series takes a single y column")
         if self.type in ("pie", "doughnut") and (self.series or (isinstance(self.y, list) and len(self.y) > 1)):
             raise ValueError(f"a {self.type} chart shows one y column and no series")
+        if isinstance(self.label, str) and len(self.y_columns) > 1:
+            raise ValueError("with several y columns, label maps each column to its label: {column: label}")
+        if isinstance(self.label, dict) and (unknown := sorted(set(self.label) - set(self.y_columns))):
+            raise ValueError(f"label names {', '.join(unknown)}, which is not a y column")
+        if self.label is not None and self.series:
+            raise ValueError("a chart with series takes its dataset labels from the series values, not label")
         return self
+
+    def dataset_label(self, column: str, headers: dict[str, str]) -> str:
+        """The legend text of the dataset for y `column`: `label:`, else the table header, else the name."""
+        if isinstance(self.label, str):
+            return self.label
+        if isinstance(self.label, dict) and column in self.label:
+            return self.label[column]
+        return headers.get(column, column)
 
     @property
     def y_columns(self) -> list[str]:
@@ -193,6 +215,7 @@ class Spec(Strict):
     timeout: float | str | None = None
     tests: list[SpecTest] = []
     annotations: Annotations = Annotations()
+    app: StrictBool | AppSettings = True
 
     @field_validator("parameters")
     @classmethod

@@ -56,6 +56,7 @@ class Tool:
     annotations: ToolAnnotations | None = None
     source: str | None = None  # the file that defined it
     is_async: bool = field(default=False)
+    app: str | None = None  # the ui:// resource of its MCP App (mcpgen.app), if it has one
 
     def to_mcp(self) -> MCPTool:
         return MCPTool(
@@ -65,6 +66,7 @@ class Tool:
             input_schema=self.input_schema,
             output_schema=OUTPUT_SCHEMA,
             annotations=self.annotations,
+            meta={"ui": {"resourceUri": self.app}} if self.app else None,
         )
 
 
@@ -74,6 +76,7 @@ class Registry:
     def __init__(self) -> None:
         self._tools: dict[str, Tool] = {}
         self.active = 0  # calls in flight (reload waits for them before closing engines)
+        self.apps: dict[str, Any] = {}  # ui:// uri -> mcpgen.app.App, served as resources
 
     def __contains__(self, name: str) -> bool:
         return name in self._tools
