@@ -7,6 +7,7 @@ mcpgen validate specs/          static checks (--live: against the database), ex
 mcpgen test specs/              run the specs' tests: against the real connections
 mcpgen schema                   JSON Schema of spec files, for editors
 mcpgen preview specs/           a local web page showing each answer as the gateway would
+mcpgen build-app                fetch the pinned Chart.js that the MCP App inlines
 """
 
 from __future__ import annotations
@@ -300,7 +301,18 @@ def validate(specs_dir: Path, live: bool, fmt: str, strict: bool, timeout: float
         raise click.exceptions.Exit(2) from None
     kwargs = {"color": sys.stdout.isatty()} if fmt == "text" else {}
     click.echo(FORMATS[fmt](report, strict, **kwargs), color=kwargs.get("color"))
+    _note_app_chartjs(specs_dir)
     raise click.exceptions.Exit(report.exit_code(strict))
+
+
+def _note_app_chartjs(specs_dir: Path) -> None:
+    """Say on stderr when the MCP App cannot inline Chart.js and falls back to the CDN."""
+    from .app import find_chartjs
+
+    root = specs_dir.resolve().parent
+    found, sentence = find_chartjs(root)
+    if found is None:
+        click.echo(f"note: {sentence}.", err=True)
 
 
 @main.command(name="test")
@@ -323,6 +335,28 @@ def test_specs(specs_dir: Path, select: str | None) -> None:
     click.echo(summary(results))
     if any(not r.passed for r in results):
         raise click.exceptions.Exit(1)
+
+
+@main.command(name="build-app")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder to write Chart.js into [default: mcpgen/vendor/ in the installed package].",
+)
+def build_app(out: Path | None) -> None:
+    """Fetch the pinned Chart.js with npm, check its checksums, and keep it for the MCP App to inline."""
+    from .app import CHARTJS, VENDOR, AppBuildError, build_html, build_vendor
+    from .spec import AppSettings
+
+    try:
+        path = build_vendor(out or VENDOR)
+    except AppBuildError as exc:
+        raise click.ClickException(str(exc)) from None
+    size = len(build_html(AppSettings(), path)[0].encode())
+    click.echo(f"Chart.js {CHARTJS.version} (SHA-256 checked) is in {path}; the app resource is {size:,} bytes.")
+    if out is not None and out.resolve() != VENDOR.resolve():
+        click.echo(f"Point MCPGEN_CHARTJS at {path} for `mcpgen serve` to inline it.")
 
 
 @main.command()

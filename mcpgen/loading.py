@@ -115,6 +115,8 @@ def _not_utf8(path: Path, exc: UnicodeDecodeError) -> Problem:
 
 def _check_secrets(config: ProjectConfig, data: Any, path: Path, problems: list[Problem]) -> None:
     """A password written into mcpgen.yaml is a warning; the message never repeats it."""
+    if "connections" not in data:  # the default connection: nothing written, no password
+        return
     for name, conn in config.connections.items():
         node = data["connections"][name]
         if getattr(conn, "url", None) and literal_password(conn.url):
