@@ -15,11 +15,11 @@ import weakref
 
 import anyio.to_thread
 from mcp.server import Server
+from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared.exceptions import MCPError
-from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 from mcp.types import (
     INVALID_PARAMS,
     CallToolRequestParams,

@@ -95,7 +95,9 @@ def test_no_rows_uses_empty_or_the_default_sentence(make):
 
 
 def test_no_rows_sends_no_header_only_table_and_no_empty_chart(make):
-    registry = make(BASE + "content: x\nforce: 'Checked {{ row_count }} rows'\nchart: {type: bar, x: city, y: population}\n")
+    registry = make(
+        BASE + "content: x\nforce: 'Checked {{ row_count }} rows'\nchart: {type: bar, x: city, y: population}\n"
+    )
     result = registry.call_sync("tool", {"country": "SE"})
     assert result.structured_content == {"sources": ["https://example.org/SE?q=1"], "force": "Checked 0 rows"}
     assert result.meta is None
