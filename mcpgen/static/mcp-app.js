@@ -207,6 +207,16 @@
   const hasData = (config) => config && config.data && Array.isArray(config.data.datasets) &&
     config.data.datasets.some((d) => d && Array.isArray(d.data) && d.data.length);
 
+  // A theme colour as canvas understands it (custom properties may hold var() and light-dark()).
+  function colour(variable) {
+    const probe = h("span", { hidden: "" });
+    probe.style.color = `var(${variable})`;
+    document.body.append(probe);
+    const value = getComputedStyle(probe).color;
+    probe.remove();
+    return value;
+  }
+
   function drawChart(box, config) {
     const canvas = box.querySelector("canvas");
     if (typeof window.Chart === "undefined") {
@@ -214,9 +224,9 @@
       return;
     }
     try {
-      const css = getComputedStyle(root);
-      Chart.defaults.color = css.getPropertyValue("--muted").trim() || Chart.defaults.color;
-      Chart.defaults.borderColor = css.getPropertyValue("--line").trim() || Chart.defaults.borderColor;
+      // Text and grid follow the theme; dataset colours stay with Chart.js's own palette.
+      Chart.defaults.color = colour("--muted");
+      Chart.defaults.scale.grid.color = Chart.defaults.scale.border.color = colour("--line");
       Chart.defaults.font.family = getComputedStyle(document.body).fontFamily;
       const copy = JSON.parse(JSON.stringify(config)); // plain data only: no functions reach Chart.js
       copy.options = { ...(copy.options || {}), responsive: true, maintainAspectRatio: false };
