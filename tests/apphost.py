@@ -181,6 +181,7 @@ def show(page, name: str, arguments: dict, **options) -> tuple[dict, object]:
     """Call a tool in the host and wait until its app has drawn the answer: (result, the app's frame)."""
     result = page.evaluate("([n, a, o]) => host.show(n, a, o)", [name, arguments, options])
     iframe = page.locator(f"section.view[data-tool='{name}'] iframe").last
+    iframe.scroll_into_view_if_needed()  # browsers throttle drawing in frames out of view
     frame = iframe.element_handle().content_frame()
     frame.wait_for_function("() => !document.querySelector('#answer .waiting')")
     frame.wait_for_function("() => [...document.querySelectorAll('canvas')].every(c => Chart.getChart(c))")
