@@ -108,12 +108,11 @@ def chartjs_candidates(root: Path | None = None) -> list[Path]:
 def find_chartjs(root: Path | None = None) -> tuple[Path | None, str]:
     """The first candidate whose SHA-256 is the pinned one, and a sentence saying what was found."""
     for path in chartjs_candidates(root):
-        if not path.is_file():
-            continue
-        if _sha256(path.read_bytes()) != CHARTJS.sha256:
-            logger.warning("%s is not Chart.js %s (its SHA-256 differs); not inlined", path, CHARTJS.version)
-            continue
-        return path, f"Chart.js {CHARTJS.version} is inlined from {path}"
+        try:
+            return check_chartjs(path), f"Chart.js {CHARTJS.version} is inlined from {path}"
+        except ValueError as exc:
+            if path.is_file():
+                logger.warning("not inlined: %s", exc)
     return None, (
         f"Chart.js {CHARTJS.version} is not installed here, so the app loads it from {CDN_ORIGIN} "
         "(declared in its _meta.ui.csp; hosts that refuse it draw no charts). "
@@ -186,6 +185,41 @@ def build_html(settings: AppSettings, chartjs: Path | None) -> tuple[str, dict]:
     }
     template = (STATIC / "mcp-app.html").read_text(encoding="utf-8")
     return re.sub(r"\{\{([A-Z]+)\}\}", lambda m: parts[m[1]], template), ui
+
+
+def host_csp(csp: dict | None) -> str:
+    """The Content-Security-Policy a host builds for an app from its `_meta.ui.csp` (MCP Apps spec).
+
+    >>> host_csp(None).split("; ")[:2]
+    ["default-src 'none'", "script-src 'self' 'unsafe-inline'"]
+    """
+    csp = csp or {}
+    res = " ".join(csp.get("resourceDomains", []))
+    directives = [
+        "default-src 'none'",
+        f"script-src 'self' 'unsafe-inline' {res}",
+        f"style-src 'self' 'unsafe-inline' {res}",
+        f"connect-src 'self' {' '.join(csp.get('connectDomains', []))}",
+        f"img-src 'self' data: {res}",
+        f"font-src 'self' {res}",
+        f"media-src 'self' data: {res}",
+        "frame-src " + (" ".join(csp.get("frameDomains", [])) or "'none'"),
+        "object-src 'none'",
+        "base-uri " + (" ".join(csp.get("baseUriDomains", [])) or "'self'"),
+    ]
+    return "; ".join(" ".join(d.split()) for d in directives)
+
+
+def check_chartjs(path: Path) -> Path:
+    """`path` if it is the pinned Chart.js file, else a ValueError saying why not."""
+    if not path.is_file():
+        raise ValueError(f"no such file: {path}")
+    if _sha256(path.read_bytes()) != CHARTJS.sha256:
+        raise ValueError(
+            f"{path} is not {CHARTJS.file} of Chart.js {CHARTJS.version} (its SHA-256 differs); "
+            "`mcpgen build-app` fetches that file"
+        )
+    return path
 
 
 def _csp_hash(code: str) -> str:

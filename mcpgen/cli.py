@@ -379,19 +379,20 @@ def schema(of_config: bool) -> None:
 )
 @click.option(
     "--chartjs",
-    metavar="URL_OR_PATH",
+    metavar="PATH",
     default=None,
-    help="Where the page loads Chart.js 4 from: a URL, or a local file for offline use [default: the jsDelivr CDN].",
+    help="A local copy of the pinned Chart.js (chart.umd.min.js) for the app to inline "
+    "[default: as `mcpgen serve` finds it, else the CDN].",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Log debug detail on stderr.")
 def preview(specs_dir: Path, port: int, chartjs: str | None, verbose: bool) -> None:
-    """Preview the tools in SPECS_DIR in a browser, as the gateway shows them (loopback only; reloads on change)."""
-    from .preview import PreviewError, chartjs_source, run
+    """Preview the tools in SPECS_DIR in a browser, drawn by their MCP App as hosts show them (loopback only)."""
+    from .preview import PreviewError, chartjs_file, run
 
     _setup_logging(verbose)
     try:
-        chartjs_source(chartjs)
-    except FileNotFoundError as exc:
+        chartjs_file(chartjs)
+    except ValueError as exc:
         raise click.BadParameter(str(exc).removeprefix("--chartjs: "), param_hint="--chartjs") from None
     try:
         run(specs_dir, port=port, chartjs=chartjs, announce=lambda line: click.echo(line, err=True))
