@@ -289,6 +289,7 @@ def list_tools(specs_dir: Path) -> None:
 )
 def validate(specs_dir: Path, live: bool, fmt: str, strict: bool, timeout: float) -> None:
     """Check every spec in SPECS_DIR. Exit 0 clean, 1 problems found, 2 could not run."""
+    from .app import find_chartjs
     from .errors import SpecError
     from .reports import FORMATS
     from .validate import run_validate
@@ -299,20 +300,12 @@ def validate(specs_dir: Path, live: bool, fmt: str, strict: bool, timeout: float
         for problem in exc.problems:
             click.echo(str(problem), err=True)
         raise click.exceptions.Exit(2) from None
+    found, sentence = find_chartjs(specs_dir.resolve().parent)
+    if found is None:  # the MCP App falls back to the CDN: say so
+        report.notes.append(sentence + ".")
     kwargs = {"color": sys.stdout.isatty()} if fmt == "text" else {}
     click.echo(FORMATS[fmt](report, strict, **kwargs), color=kwargs.get("color"))
-    _note_app_chartjs(specs_dir)
     raise click.exceptions.Exit(report.exit_code(strict))
-
-
-def _note_app_chartjs(specs_dir: Path) -> None:
-    """Say on stderr when the MCP App cannot inline Chart.js and falls back to the CDN."""
-    from .app import find_chartjs
-
-    root = specs_dir.resolve().parent
-    found, sentence = find_chartjs(root)
-    if found is None:
-        click.echo(f"note: {sentence}.", err=True)
 
 
 @main.command(name="test")

@@ -176,3 +176,22 @@ def test_inlined_chartjs_needs_no_network_and_every_script_is_pinned_by_hash(pro
         assert f"'sha256-{digest}'" in csp
     size = len(contents.text.encode())
     assert size < 300_000, f"the app is {size} bytes"
+
+
+def test_validate_notes_the_cdn_fallback(monkeypatch, tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from mcpgen.cli import main
+
+    monkeypatch.setattr("mcpgen.app.VENDOR", tmp_path / "no-vendor")
+    monkeypatch.delenv("MCPGEN_CHARTJS", raising=False)
+    result = CliRunner().invoke(main, ["validate", "--format", "json", str(ROOT / "specs")])
+    assert result.exit_code == 0
+    [note] = json.loads(result.output)["notes"]
+    assert note.startswith("Chart.js 4.6.1 is not installed here, so the app loads it from https://cdn.jsdelivr.net")
+    if CHARTJS_FILE.is_file():
+        monkeypatch.setenv("MCPGEN_CHARTJS", str(CHARTJS_FILE))
+        result = CliRunner().invoke(main, ["validate", "--format", "json", str(ROOT / "specs")])
+        assert json.loads(result.output)["notes"] == []

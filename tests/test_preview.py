@@ -362,6 +362,7 @@ def test_form_controls_from_the_schema(browser, page, tmp_path):
             ["3", "2020-05-06", "2020-05-06T07:08:09", "true", "false", "0.5", "ab"],
         ]
         page.screenshot(path=str(ARTIFACTS / "preview-kinds.png"), full_page=True)
+        page.goto("about:blank")  # stop the page polling before its preview server stops
 
 
 def test_reload_and_validation_errors(browser, page, tmp_path):
@@ -394,3 +395,4 @@ def test_reload_and_validation_errors(browser, page, tmp_path):
         )
         assert "Hello again" in page.inner_text("#tools")
         assert page.is_hidden("#problems")
+        page.goto("about:blank")  # stop the page polling before its preview server stops
