@@ -152,7 +152,7 @@ class App:
 
     def contents(self) -> TextResourceContents:
         html, ui = self._built
-        return TextResourceContents(uri=self.uri, mime_type=APP_MIME_TYPE, text=html, meta={"ui": ui})
+        return TextResourceContents(uri=self.uri, mime_type=APP_MIME_TYPE, text=html, _meta={"ui": ui})
 
 
 def build_html(settings: AppSettings, chartjs: Path | None) -> tuple[str, dict]:
@@ -273,14 +273,21 @@ def build_vendor(out: Path = VENDOR, npm: str = "npm") -> Path:
         if packed.get("integrity") != CHARTJS.integrity or _sri512(tarball.read_bytes()) != CHARTJS.integrity:
             raise AppBuildError(f"the {CHARTJS.spec} tarball does not match its pinned checksum; nothing was written")
         with tarfile.open(tarball) as tar:
-            code = tar.extractfile(f"package/{CHARTJS.file}").read()
-            license_text = tar.extractfile(f"package/{CHARTJS.license_file}").read()
+            code = _member(tar, CHARTJS.file)
+            license_text = _member(tar, CHARTJS.license_file)
     if _sha256(code) != CHARTJS.sha256:
         raise AppBuildError(f"{CHARTJS.file} in {CHARTJS.spec} does not match its pinned SHA-256; nothing was written")
     out.mkdir(parents=True, exist_ok=True)
     (out / CHARTJS.name).write_bytes(code)
     (out / "chart.js-LICENSE.md").write_bytes(license_text)
     return out / CHARTJS.name
+
+
+def _member(tar: tarfile.TarFile, name: str) -> bytes:
+    found = tar.extractfile(f"package/{name}")
+    if found is None:
+        raise AppBuildError(f"{CHARTJS.spec} has no {name}")
+    return found.read()
 
 
 def _sri512(data: bytes) -> str:

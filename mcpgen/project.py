@@ -22,6 +22,7 @@ from .compile import compile_spec
 from .engines import Engine, create_engine
 from .errors import MCPGenError, Problem, SpecError, UnsafeSQL
 from .loading import LoadedProject, load_project
+from .spec import AppSettings
 from .tools import Registry, default_registry
 
 logger = logging.getLogger("mcpgen")
@@ -75,7 +76,7 @@ def open_project(specs_dir: str | Path) -> Project:
 
 def _attach_apps(loaded: LoadedProject, registry: Registry) -> None:
     """Give each tool its MCP App (hand-written tools get the project's), unless `app: false`."""
-    settings = {tool.name: True for tool in registry}
+    settings: dict[str, bool | AppSettings] = {tool.name: True for tool in registry}
     settings.update({s.name: s.spec.app for s in loaded.specs if s.name in settings})
     registry.apps, chosen = project_apps(loaded.config.app, settings, loaded.root)
     for name, uri in chosen.items():

@@ -127,7 +127,7 @@ class TableSpec(Strict):
 class AppSettings(Strict):
     """How the MCP App draws a tool's answer (`app:` in a spec or in mcpgen.yaml)."""
 
-    chart_height: StrictInt = Field(320, ge=120, le=2000)
+    chart_height: StrictInt = Field(default=320, ge=120, le=2000)
     theme: Literal["auto", "light", "dark"] = "auto"
 
 

@@ -66,7 +66,7 @@ class Tool:
             input_schema=self.input_schema,
             output_schema=OUTPUT_SCHEMA,
             annotations=self.annotations,
-            meta={"ui": {"resourceUri": self.app}} if self.app else None,
+            _meta={"ui": {"resourceUri": self.app}} if self.app else None,
         )
 
 

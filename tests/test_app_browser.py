@@ -259,6 +259,20 @@ def test_sorting_links_and_theme(shipped_host):
     assert opened == result["structuredContent"]["sources"]
 
 
+def test_full_screen_when_the_host_offers_it(shipped_host):
+    page, _ = shipped_host
+    _, plain = apphost.show(page, "top_cities", {"top_n": 3})
+    assert plain.query_selector(".toolbar") is None  # this host offers inline only
+    _, frame = apphost.show(page, "top_cities", {"top_n": 3}, fullscreen=True)
+    frame.click(".toolbar button")
+    page.wait_for_function("() => host.events.some(e => e.kind === 'display-mode')")
+    assert [e["data"] for e in page.evaluate("() => host.events") if e["kind"] == "display-mode"] == [
+        {"mode": "fullscreen"}
+    ]
+    frame.wait_for_function("() => document.documentElement.dataset.display === 'fullscreen'")
+    assert frame.inner_text(".toolbar button") == "Exit full screen"
+
+
 def test_an_error_result_shows_its_message(shipped_host):
     page, _ = shipped_host
     result, frame = apphost.show(page, "top_cities", {"top_n": 500})

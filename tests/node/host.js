@@ -45,7 +45,7 @@ window.host = {
   },
 
   // Call a tool and show its answer in the tool's app; resolves once the app has drawn it.
-  async show(name, args, { theme = "light", title = null } = {}) {
+  async show(name, args, { theme = "light", title = null, fullscreen = false } = {}) {
     const tool = tools.get(name);
     const uri = getToolUiResourceUri(tool);
     if (!resources.has(uri)) resources.set(uri, (await client.readResource({ uri })).contents[0]);
@@ -65,7 +65,7 @@ window.host = {
         theme,
         locale: "en-US",
         displayMode: "inline",
-        availableDisplayModes: ["inline"],
+        availableDisplayModes: fullscreen ? ["inline", "fullscreen"] : ["inline"],
         containerDimensions: { maxHeight: 6000 },
         platform: "web",
         toolInfo: { tool },
@@ -78,6 +78,11 @@ window.host = {
     };
     bridge.onopenlink = async ({ url }) => { record("open-link", { url }); return {}; };
     bridge.onloggingmessage = (params) => record("log", params);
+    bridge.onrequestdisplaymode = async ({ mode }) => {
+      record("display-mode", { mode });
+      box.classList.toggle("fullscreen", mode === "fullscreen");
+      return { mode };
+    };
     const initialized = new Promise((resolve) => { bridge.oninitialized = resolve; });
     await bridge.connect(new PostMessageTransport(iframe.contentWindow, iframe.contentWindow));
     iframe.srcdoc = withCsp(resource.text, resource._meta && resource._meta.ui && resource._meta.ui.csp);
