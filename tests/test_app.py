@@ -195,3 +195,23 @@ def test_validate_notes_the_cdn_fallback(monkeypatch, tmp_path):
         monkeypatch.setenv("MCPGEN_CHARTJS", str(CHARTJS_FILE))
         result = CliRunner().invoke(main, ["validate", "--format", "json", str(ROOT / "specs")])
         assert json.loads(result.output)["notes"] == []
+
+
+@pytest.mark.slow
+def test_build_app_fetches_the_pinned_chartjs_and_refuses_a_wrong_checksum(tmp_path, monkeypatch):
+    import dataclasses
+    import shutil
+
+    from mcpgen.app import AppBuildError, build_vendor
+
+    if shutil.which("npm") is None:
+        pytest.skip("npm is not installed")
+    out = build_vendor(tmp_path / "vendor")
+    assert out == tmp_path / "vendor" / "chart.umd.min.js"
+    assert hashlib.sha256(out.read_bytes()).hexdigest() == CHARTJS.sha256
+    assert "MIT" in (tmp_path / "vendor" / "chart.js-LICENSE.md").read_text()
+
+    monkeypatch.setattr("mcpgen.app.CHARTJS", dataclasses.replace(CHARTJS, integrity="sha512-" + "A" * 86 + "=="))
+    with pytest.raises(AppBuildError, match="does not match its pinned checksum; nothing was written"):
+        build_vendor(tmp_path / "other")
+    assert not (tmp_path / "other").exists()
