@@ -23,7 +23,7 @@
     return new Promise((resolve, reject) => pending.set(id, { resolve, reject }));
   }
   const handlers = {
-    "ui/notifications/tool-result": (params) => { last = params; draw(); },
+    "ui/notifications/tool-result": (params) => { last = params; sort = { column: -1, descending: false }; draw(); },
     "ui/notifications/tool-cancelled": (params) => {
       last = null;
       main.replaceChildren(errorBox("The call was cancelled", (params && params.reason) || ""));
