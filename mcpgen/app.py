@@ -277,9 +277,14 @@ def build_vendor(out: Path = VENDOR, npm: str = "npm") -> Path:
             license_text = _member(tar, CHARTJS.license_file)
     if _sha256(code) != CHARTJS.sha256:
         raise AppBuildError(f"{CHARTJS.file} in {CHARTJS.spec} does not match its pinned SHA-256; nothing was written")
-    out.mkdir(parents=True, exist_ok=True)
-    (out / CHARTJS.name).write_bytes(code)
-    (out / "chart.js-LICENSE.md").write_bytes(license_text)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / CHARTJS.name).write_bytes(code)
+        (out / "chart.js-LICENSE.md").write_bytes(license_text)
+    except OSError as exc:
+        raise AppBuildError(
+            f"cannot write to {out} ({exc.strerror or exc}); pass --out DIR and point MCPGEN_CHARTJS at the file"
+        ) from None
     return out / CHARTJS.name
 
 
