@@ -234,7 +234,10 @@ def test_every_shipped_tool_draws_its_answer_in_the_host(shipped_host):
     sizes = [e for e in page.evaluate("() => host.events") if e["kind"] == "size"]
     assert {e["tool"] for e in sizes} == set(listing)  # every app reported its size ...
     heights = page.eval_on_selector_all("iframe", "fs => fs.map(f => f.getBoundingClientRect().height)")
-    assert min(heights) > 100  # ... and the host sized each frame to it
+    assert min(heights) > 100  # ... and the host sized each frame to it, not taller than the content
+    for iframe in page.query_selector_all("iframe"):
+        content = iframe.content_frame().evaluate("document.body.getBoundingClientRect().height")
+        assert abs(iframe.bounding_box()["height"] - content) <= 2, (iframe.get_attribute("title"), content)
     page.screenshot(path=str(ARTIFACTS / "app-every-tool.png"), full_page=True)
 
 

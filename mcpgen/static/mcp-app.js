@@ -71,8 +71,9 @@
   function reportSize() {
     let sent = "";
     const report = () => {
+      // The <html> box, not scrollHeight: that is never less than the frame, so a frame would never shrink.
       const rect = root.getBoundingClientRect();
-      const size = { width: Math.ceil(rect.width), height: Math.ceil(root.scrollHeight) };
+      const size = { width: Math.ceil(rect.width), height: Math.ceil(rect.height) };
       const key = size.width + "x" + size.height;
       if (key !== sent) { sent = key; notify("ui/notifications/size-changed", size); }
     };
