@@ -76,7 +76,7 @@ def open_project(specs_dir: str | Path) -> Project:
 
 def _attach_apps(loaded: LoadedProject, registry: Registry) -> None:
     """Give each tool its MCP App (hand-written tools get the project's), unless `app: false`."""
-    settings: dict[str, bool | AppSettings] = {tool.name: True for tool in registry}
+    settings: dict[str, bool | AppSettings] = {tool.name: tool.wants_app for tool in registry}
     settings.update({s.name: s.spec.app for s in loaded.specs if s.name in settings})
     registry.apps, chosen = project_apps(loaded.config.app, settings, loaded.root)
     for name, uri in chosen.items():

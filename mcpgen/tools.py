@@ -56,6 +56,7 @@ class Tool:
     annotations: ToolAnnotations | None = None
     source: str | None = None  # the file that defined it
     is_async: bool = field(default=False)
+    wants_app: bool = True  # False: no MCP App (`@registry.tool(app=False)`; specs say `app: false`)
     app: str | None = None  # the ui:// resource of its MCP App (mcpgen.app), if it has one
 
     def to_mcp(self) -> MCPTool:
@@ -111,8 +112,11 @@ class Registry:
         title: str | None = None,
         description: str | None = None,
         annotations: ToolAnnotations | None = None,
+        app: bool = True,
     ) -> Callable:
-        """Decorator: register `fn` if it is annotated `-> DataToolOutput`; otherwise warn and leave it out."""
+        """Decorator: register `fn` if it is annotated `-> DataToolOutput`; otherwise warn and leave it out.
+
+        `app=False`: no MCP App for this tool (see docs/apps.md)."""
 
         def decorator(fn: Callable) -> Callable:
             returns = inspect.signature(fn, eval_str=True).return_annotation
@@ -123,7 +127,7 @@ class Registry:
                     fn.__qualname__,
                 )
                 return fn
-            self.add(_function_tool(fn, name, title, description, annotations))
+            self.add(_function_tool(fn, name, title, description, annotations, app))
             return fn
 
         return decorator
@@ -193,7 +197,12 @@ def _first_error(exc: Exception) -> str:
 
 
 def _function_tool(
-    fn: Callable, name: str | None, title: str | None, description: str | None, annotations: ToolAnnotations | None
+    fn: Callable,
+    name: str | None,
+    title: str | None,
+    description: str | None,
+    annotations: ToolAnnotations | None,
+    app: bool = True,
 ) -> Tool:
     params = inspect.signature(fn, eval_str=True).parameters
     fields = {
@@ -239,6 +248,7 @@ def _function_tool(
         annotations=annotations or READ_ONLY,
         source=inspect.getsourcefile(fn),
         is_async=is_async,
+        wants_app=app,
     )
 
 

@@ -47,12 +47,14 @@ def project_of(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     opened = []
 
-    def build(specs: dict[str, str], config: str = ""):
+    def build(specs: dict[str, str], config: str = "", python: str = ""):
         home = tmp_path / f"project{len(opened)}"
         folder = home / "specs"
         folder.mkdir(parents=True)
         for name, body in specs.items():
             (folder / f"{name}.yaml").write_text(textwrap.dedent(body))
+        if python:
+            (folder / "tools.py").write_text(python)
         if config:
             (home / "mcpgen.yaml").write_text(textwrap.dedent(config))
         project = open_project(folder)
@@ -215,3 +217,24 @@ def test_build_app_fetches_the_pinned_chartjs_and_refuses_a_wrong_checksum(tmp_p
     with pytest.raises(AppBuildError, match="does not match its pinned checksum; nothing was written"):
         build_vendor(tmp_path / "other")
     assert not (tmp_path / "other").exists()
+
+
+def test_a_python_tool_can_opt_out(project_of):
+    source = textwrap.dedent("""\
+        from mcp.types import CallToolResult, TextContent
+        from mcpgen import DataToolOutput, registry
+
+        @registry.tool()
+        def with_app() -> DataToolOutput:
+            return CallToolResult(content=[TextContent(type="text", text="x")],
+                                  structured_content={"sources": ["https://example.org/"]})
+
+        @registry.tool(app=False)
+        def without_app() -> DataToolOutput:
+            return CallToolResult(content=[TextContent(type="text", text="x")],
+                                  structured_content={"sources": ["https://example.org/"]})
+        """)
+    python = project_of({"one": SPEC}, python=source)
+    assert python.registry.get("with_app").app == APP_URI
+    assert python.registry.get("without_app").app is None
+    assert sorted(python.registry.apps[APP_URI].tools) == ["one", "with_app"]
