@@ -15,8 +15,8 @@ the app loads Chart.js from the CDN (with Subresource Integrity) and declares th
 in `_meta.ui.csp`, and `mcpgen validate` says so.
 
 >>> app = App(APP_URI, AppSettings(chart_height=400))
->>> app.resource().mime_type, app.tool_meta()
-('text/html;profile=mcp-app', {'ui': {'resourceUri': 'ui://mcpgen/answer'}})
+>>> app.resource().uri, app.resource().mime_type
+('ui://mcpgen/answer', 'text/html;profile=mcp-app')
 """
 
 from __future__ import annotations
@@ -128,9 +128,6 @@ class App:
     settings: AppSettings
     root: Path | None = None  # the project folder, where node_modules/ may hold Chart.js
     tools: list[str] = field(default_factory=list)
-
-    def tool_meta(self) -> dict:
-        return {"ui": {"resourceUri": self.uri}}
 
     def resource(self) -> Resource:
         return Resource(
