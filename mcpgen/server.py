@@ -39,6 +39,7 @@ logger = logging.getLogger("mcpgen")
 # to its queue_timeout, so allow more than anyio's default 40: waiters on one connection must not
 # starve calls to another.
 WORKER_THREADS = 100
+RESOURCE_NOT_FOUND = -32002  # the MCP specification's error code for resources/read of an unknown URI
 
 
 class ToolServer:
@@ -86,7 +87,7 @@ class ToolServer:
     async def _read_resource(self, ctx, params: ReadResourceRequestParams) -> ReadResourceResult:
         app = self.registry.apps.get(str(params.uri))
         if app is None:
-            raise MCPError(code=INVALID_PARAMS, message=f"Unknown resource: {params.uri}")
+            raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Unknown resource: {params.uri}")
         contents = await anyio.to_thread.run_sync(app.contents)  # built on the first read: file I/O
         return ReadResourceResult(contents=[contents])
 
