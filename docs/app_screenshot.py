@@ -52,7 +52,7 @@ def main() -> None:
         for frame in frames:  # the final frame of every chart, even those scrolled out of view
             frame.evaluate(
                 "() => document.querySelectorAll('canvas').forEach(c => { const ch = Chart.getChart(c); "
-                "ch.stop(); ch.draw(); })"
+                "ch.stop(); ch.update('none'); })"
             )
         page.evaluate("() => window.scrollTo(0, 0)")
         page.screenshot(path=str(opts.out), full_page=True)

@@ -158,8 +158,8 @@ def shown_table(frame) -> list[list[str]]:
 def shown_charts(frame) -> list[dict]:
     return frame.evaluate("""() => [...document.querySelectorAll('canvas')].map(c => {
         const chart = Chart.getChart(c);
-        chart.stop();  // finish the animation: draw the final frame now
-        chart.draw();
+        chart.stop();  // end the animation and draw the final state now
+        chart.update('none');
         const pixels = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
         let painted = 0;
         for (let i = 3; i < pixels.length; i += 4) if (pixels[i]) painted++;
