@@ -164,7 +164,7 @@ def _check_root(root: Path, config: ProjectConfig, where: Path, problems: list[P
 def _check_init(config: ProjectConfig, data: Any, path: Path, problems: list[Problem]) -> None:
     """DuckDB init statements may create tables and views over the project's files, nothing more."""
     for name, conn in config.connections.items():
-        if not isinstance(conn, DuckDBConnection):
+        if not isinstance(conn, DuckDBConnection) or not conn.init:
             continue
         node = data["connections"][name].get("init")
         for i, statement in enumerate(conn.init):
