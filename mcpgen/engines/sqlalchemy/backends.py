@@ -138,8 +138,12 @@ class PostgreSQL(Backend):
             _pg_exec(conn, _PG_END)
         else:
             pgconn.send_query(_PG_END.encode())
-            while pgconn.flush():  # psycopg keeps libpq non-blocking: send it all now
+            for _ in range(10):  # psycopg keeps libpq non-blocking: send it all now
+                if not pgconn.flush():
+                    break
                 select.select([], [pgconn.socket], [], 1)
+            else:
+                raise OSError("the server does not take the rollback")  # the engine drops the connection
             _PG_PENDING.add(raw)
 
     def fetch(self, conn, clause, values, fetch, timeout):
