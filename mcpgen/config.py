@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import Discriminator, Field, StrictInt, Tag, field_validator
 
-from .spec import Strict, parse_duration
+from .spec import Strict, known_dialect, parse_duration
 
 CONFIG_NAME = "mcpgen.yaml"
 DEFAULT_MAX_ROWS = 1000
@@ -92,6 +92,12 @@ class HTTPSettings(Strict):
 
 
 class ProjectConfig(Strict):
+    dialect: str = "duckdb"  # the SQL dialect specs are written in, unless a spec says otherwise
     connections: dict[str, Connection] = {"default": DuckDBConnection()}
     defaults: Defaults = Defaults()
     http: HTTPSettings = HTTPSettings()
+
+    @field_validator("dialect")
+    @classmethod
+    def _dialect(cls, value):
+        return known_dialect(value)

@@ -26,6 +26,21 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
+def known_dialect(name: str) -> str:
+    """`name` if sqlglot knows the SQL dialect, else ValueError naming some it knows.
+
+    >>> known_dialect("postgres")
+    'postgres'
+    """
+    from sqlglot import Dialect
+
+    try:
+        Dialect.get_or_raise(name)
+    except ValueError:
+        raise ValueError(f"unknown SQL dialect {name!r}; write e.g. duckdb, postgres, mysql, sqlite or spark") from None
+    return name
+
+
 def parse_duration(value: Any) -> float:
     """Seconds from `5s`, `500ms`, `2m`, `1h` or a plain number of seconds.
 
@@ -180,6 +195,7 @@ class Spec(Strict):
     title: str | None = None
     description: str = Field(min_length=1)
     connection: str = "default"
+    dialect: str | None = None
     parameters: dict[str, Parameter] = {}
     sql: str | None = None
     sql_file: str | None = None
@@ -208,6 +224,11 @@ class Spec(Strict):
     @classmethod
     def _duration(cls, value):
         return None if value is None else parse_duration(value)
+
+    @field_validator("dialect")
+    @classmethod
+    def _dialect(cls, value):
+        return None if value is None else known_dialect(value)
 
     @model_validator(mode="after")
     def _one_sql(self):

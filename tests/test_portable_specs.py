@@ -1,7 +1,9 @@
-"""The shipped specs whose SQL is portable give the same tables on DuckDB, SQLite, PostgreSQL and MariaDB.
+"""The shipped specs, written once in DuckDB SQL, give the same tables on DuckDB, SQLite, PostgreSQL,
+MariaDB and Spark (tests/test_spark.py adds Spark to the same comparison).
 
 Per engine a project of its own in a temporary folder: an mcpgen.yaml with one `default`
-connection and a copy of the portable specs. Every engine holds the same data: cities,
+connection and a copy of every shipped spec, which mcpgen translates to the engine's dialect
+when it loads them. Every engine holds the same data: cities,
 countries, gapminder, airlines and airports from examples/data, and the flights of days 1-3
 of every month (33,055 rows, a deterministic sample that keeps loading fast). The rows come
 out of DuckDB once and go into every other engine as they are, with column types mapped from
@@ -36,14 +38,6 @@ from mcpgen.project import open_project
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "examples" / "data"
 pytestmark = pytest.mark.slow
-
-# Specs whose SQL uses functions only DuckDB has (each says so in its leading comment).
-DUCKDB_ONLY = {
-    "carrier_performance": "make_date() (MariaDB and SQLite have none)",
-    "late_departures": "make_timestamp() and strftime(timestamp, format)",
-}
-# Shipped specs that claim to be portable but are not, with the reason (none so far).
-NOT_PORTABLE: dict[str, str] = {}
 
 TABLES = {  # name -> how DuckDB reads it
     "cities": f"read_csv('{DATA / 'cities.csv'}')",
@@ -184,10 +178,8 @@ def load_mariadb(data: Data, database: str) -> None:
             )
 
 
-def portable_spec_files() -> list[Path]:
-    return [
-        p for p in sorted((REPO / "specs").glob("*.yaml")) if p.stem not in DUCKDB_ONLY and p.stem not in NOT_PORTABLE
-    ]
+def shipped_spec_files() -> list[Path]:
+    return sorted((REPO / "specs").glob("*.yaml"))
 
 
 def write_project(folder: Path, connection: dict) -> Path:
@@ -197,7 +189,7 @@ def write_project(folder: Path, connection: dict) -> Path:
     (folder / "mcpgen.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     specs = folder / "specs"
     specs.mkdir()
-    for path in portable_spec_files():
+    for path in shipped_spec_files():
         shutil.copyfile(path, specs / path.name)
     return specs
 
@@ -263,10 +255,10 @@ def mariadb_project(data, mariadb_url, tmp_path_factory):
 
 
 def calls() -> list[tuple[str, dict, str]]:
-    """(spec, args, label) for every portable spec: {} when nothing is required, then each
+    """(spec, args, label) for every shipped spec: {} when nothing is required, then each
     `tests:` entry that does not expect an error."""
     out = []
-    for path in portable_spec_files():
+    for path in shipped_spec_files():
         spec = yaml.safe_load(path.read_text())
         name = spec.get("name", path.stem)
         params = spec.get("parameters") or {}
@@ -325,22 +317,27 @@ def assert_same_table(got: list, want: list, where: str) -> None:
         )
 
 
-def test_every_shipped_spec_is_covered():
-    """Every shipped spec is either compared here or excluded with a reason."""
-    shipped = {p.stem for p in (REPO / "specs").glob("*.yaml")}
-    compared = {p.stem for p in portable_spec_files()}
-    assert shipped == compared | set(DUCKDB_ONLY) | set(NOT_PORTABLE)
-    assert compared, "no portable spec found"
-    for stem in DUCKDB_ONLY:
-        head = (REPO / "specs" / f"{stem}.yaml").read_text().splitlines()[0]
-        assert head.startswith("# DuckDB-only"), f"{stem}.yaml no longer says it is DuckDB-only: {head}"
-    for stem in compared:
-        head = (REPO / "specs" / f"{stem}.yaml").read_text().splitlines()[0]
-        assert head.startswith("# Portable SQL"), f"{stem}.yaml does not say its SQL is portable: {head}"
+def test_every_shipped_spec_is_written_in_duckdb_sql():
+    """The shipped specs take the project's default dialect (DuckDB) and say so in their leading comment."""
+    for path in shipped_spec_files():
+        spec = yaml.safe_load(path.read_text())
+        assert "dialect" not in spec, f"{path.name} names a dialect"
+        head = path.read_text().splitlines()[0]
+        assert head.startswith("# DuckDB SQL; mcpgen translates it"), f"{path.name}: {head}"
+
+
+def test_translated_on_load(sqlite_project, duckdb_project):
+    """SQLite runs its own spelling of make_date(), made once when the project loads."""
+    sql = {s.name: s.sql for s in sqlite_project.loaded.specs}
+    assert "DATE(PRINTF('%04d-%02d-%02d', f.year, f.month, f.day))" in sql["carrier_performance"]
+    assert (
+        "make_date(f.year, f.month, f.day)"
+        in {s.name: s.sql for s in duckdb_project.loaded.specs}["carrier_performance"]
+    )
 
 
 @pytest.mark.parametrize("engine", ["sqlite", "postgresql", "mariadb"])
-def test_portable_specs_give_duckdbs_tables(engine, request, duckdb_project):
+def test_shipped_specs_give_duckdbs_tables(engine, request, duckdb_project):
     project = request.getfixturevalue(f"{engine}_project")
     assert sorted(project.registry.names()) == sorted(duckdb_project.registry.names())
     failures = []
