@@ -66,10 +66,32 @@ class URLConnection(Strict):
         return parse_duration(value)
 
 
+class SparkConnection(Strict):
+    """An Apache Spark cluster through Spark Connect: `sc://host:15002` (see docs/databases.md)."""
+
+    spark: str
+    max_concurrent: StrictInt = Field(4, ge=1)  # queries at once; more wait up to queue_timeout
+    queue_timeout: float | str = 10.0
+    conf: dict[str, str] = {}  # Spark SQL settings for mcpgen's session
+
+    @field_validator("queue_timeout", mode="before")
+    @classmethod
+    def _duration(cls, value):
+        return parse_duration(value)
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return next((key for key in ("url", "spark") if key in value), "duckdb")
+    return "duckdb"
+
+
 # The model is chosen by key, so that errors name the fields of the right kind.
 Connection = Annotated[
-    Annotated[DuckDBConnection, Tag("duckdb")] | Annotated[URLConnection, Tag("url")],
-    Discriminator(lambda v: "url" if isinstance(v, dict) and "url" in v else "duckdb"),
+    Annotated[DuckDBConnection, Tag("duckdb")]
+    | Annotated[URLConnection, Tag("url")]
+    | Annotated[SparkConnection, Tag("spark")],
+    Discriminator(_kind),
 ]
 
 

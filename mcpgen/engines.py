@@ -182,6 +182,13 @@ def create_engine(name: str, connection, root: str | os.PathLike) -> Engine:
         from .sqlalchemy_engine import SQLAlchemyEngine  # imported only when a project uses one
 
         return SQLAlchemyEngine(name, connection)
+    if hasattr(connection, "spark"):
+        from .config import expand_env
+        from .engines_spark import SparkEngine  # imported only when a project uses one
+
+        return SparkEngine(
+            name, expand_env(connection.spark), connection.max_concurrent, connection.queue_timeout, connection.conf
+        )
     return DuckDBEngine(
         name,
         connection.duckdb,
