@@ -70,6 +70,7 @@ class SparkConnection(Strict):
     """An Apache Spark cluster through Spark Connect: `sc://host:15002` (see docs/databases.md)."""
 
     spark: str
+    database: str | None = None  # the schema unqualified table names are read from; default: the server's
     max_concurrent: StrictInt = Field(4, ge=1)  # queries at once; more wait up to queue_timeout
     queue_timeout: float | str = 10.0
     conf: dict[str, str] = {}  # Spark SQL settings for mcpgen's session

@@ -187,7 +187,12 @@ def create_engine(name: str, connection, root: str | os.PathLike) -> Engine:
         from .engines_spark import SparkEngine  # imported only when a project uses one
 
         return SparkEngine(
-            name, expand_env(connection.spark), connection.max_concurrent, connection.queue_timeout, connection.conf
+            name,
+            expand_env(connection.spark),
+            connection.max_concurrent,
+            connection.queue_timeout,
+            connection.conf,
+            connection.database,
         )
     return DuckDBEngine(
         name,

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .engines import Engine, FairSlots, Prepared, QueryResult
-from .errors import QueryError, QueryTimeout, UnsafeSQL
+from .errors import QueryError, QueryTimeout
 from .logs import note_rows
 from .sql import check_read_only, find_placeholders
 from .watchdog import WATCHDOG
@@ -96,8 +96,9 @@ class SparkEngine(Engine):
         max_concurrent: int = 4,
         queue_timeout: float = 10.0,
         conf: Mapping[str, str] | None = None,
+        database: str | None = None,
     ):
-        self.name, self.remote = name, remote
+        self.name, self.remote, self.database = name, remote, database
         self.max_concurrent, self.queue_timeout = max_concurrent, queue_timeout
         self._slots = FairSlots(max_concurrent)
         self._conf = {"spark.sql.timestampType": "TIMESTAMP_NTZ", **(conf or {})}
@@ -114,8 +115,16 @@ class SparkEngine(Engine):
             if self._down_since is not None and time.monotonic() - self._down_since < DOWN_FOR:
                 raise SparkUnavailable(f"connection '{self.name}' is unavailable: {self._down_reason}")
             if self._session is None:
-                self._session = _open_session(self.remote, self._conf)
+                self._session = _open_session(self.remote, self._conf, self.database)
             return self._session
+
+    def _open(self) -> Any:
+        from pyspark.errors import PySparkException
+
+        try:
+            return self._spark()
+        except PySparkException as exc:
+            raise self._lost(_first_line(exc)) from None
 
     def _lost(self, reason: str) -> SparkUnavailable:
         with self._lock:
@@ -182,7 +191,7 @@ class SparkEngine(Engine):
         """The Arrow table of the query (`shape` limits it), or its schema when `shape` is None."""
         from pyspark.errors import PySparkException
 
-        spark = self._spark()
+        spark = self._open()
         tag = f"mcpgen-{os.getpid()}-{next(_ids)}"
         fired = threading.Event()
 
@@ -218,7 +227,7 @@ def _sample(declared: str) -> Any:
     return [SAMPLES[declared[:-2]]] if declared.endswith("[]") else SAMPLES[declared]
 
 
-def _open_session(remote: str, conf: Mapping[str, str]) -> Any:
+def _open_session(remote: str, conf: Mapping[str, str], database: str | None) -> Any:
     try:
         from pyspark.logger import PySparkLogger
         from pyspark.sql.connect.client.retries import DefaultPolicy
@@ -233,6 +242,8 @@ def _open_session(remote: str, conf: Mapping[str, str]) -> Any:
     session.client.set_retry_policies([DefaultPolicy(max_retries=RETRIES, initial_backoff=100, max_backoff=500)])
     for key, value in conf.items():
         session.conf.set(key, value)
+    if database:
+        session.catalog.setCurrentDatabase(database)
     return session
 
 

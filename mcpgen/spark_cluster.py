@@ -96,6 +96,7 @@ class LocalSparkCluster:
                 self.stop()
                 raise ClusterError(f"the Spark cluster did not start within {timeout:g} s; see {self.log}")
             time.sleep(1)
+        self.sql("SELECT k, count(*) FROM (SELECT id % 7 AS k FROM range(100000)) GROUP BY k ORDER BY k")
         return self.remote
 
     def stop(self) -> None:
@@ -143,17 +144,25 @@ class LocalSparkCluster:
 
     # -- data ----------------------------------------------------------------------------------
 
-    def load_tables(self, tables: dict[str, Path]) -> None:
-        """Make each Parquet file (or folder) a table of the default catalog, replacing one of that name."""
+    def sql(self, *statements: str) -> list[list[tuple]]:
+        """Run statements in a session of their own (the administrator's, not mcpgen's); their rows."""
         from pyspark.sql.connect.session import SparkSession
 
         admin = SparkSession.builder.remote(self.remote).create()
         try:
-            for name, path in tables.items():
-                admin.sql(f"DROP TABLE IF EXISTS {name}")
-                admin.sql(f"CREATE TABLE {name} USING parquet LOCATION '{Path(path).resolve()}'")
+            return [[tuple(row) for row in admin.sql(statement).collect()] for statement in statements]
         finally:
             admin.stop()
+
+    def load_tables(self, tables: dict[str, Path], database: str = "default") -> None:
+        """Make each Parquet file (or folder) a table of `database` (created if need be), replacing one of
+        that name, and read each once (the first scan of a table is the slow one)."""
+        statements = [f"CREATE DATABASE IF NOT EXISTS {database}"]
+        for name, path in tables.items():
+            statements.append(f"DROP TABLE IF EXISTS {database}.{name}")
+            statements.append(f"CREATE TABLE {database}.{name} USING parquet LOCATION '{Path(path).resolve()}'")
+            statements.append(f"SELECT count(*) FROM {database}.{name}")
+        self.sql(*statements)
 
 
 def _cmdline(process) -> list[str]:

@@ -251,6 +251,23 @@ def mariadb_project(data, mariadb_url, tmp_path_factory):
             con.cursor().execute(f"DROP DATABASE IF EXISTS {database}")
 
 
+@pytest.fixture(scope="session")
+def spark_project(data, spark_cluster, tmp_path_factory):
+    """The same rows as Parquet tables of a database of this session's own on the local Spark cluster."""
+    folder = tmp_path_factory.mktemp("portable_spark")
+    con = duckdb.connect()
+    tables = {"flights": data.flights_parquet}
+    for name, reader in TABLES.items():
+        tables[name] = folder / f"{name}.parquet"
+        con.execute(f"COPY (SELECT * FROM {reader}) TO '{tables[name]}' (FORMAT parquet)")
+    con.close()
+    database = f"mcpgen_portable_{secrets.token_hex(4)}"
+    spark_cluster.load_tables(tables, database)
+    project = _open(write_project(folder, {"spark": spark_cluster.remote, "database": database}))
+    yield project
+    project.close()
+
+
 # -- the calls -------------------------------------------------------------------------------
 
 
@@ -336,7 +353,10 @@ def test_translated_on_load(sqlite_project, duckdb_project):
     )
 
 
-@pytest.mark.parametrize("engine", ["sqlite", "postgresql", "mariadb"])
+@pytest.mark.parametrize(
+    "engine",
+    ["sqlite", "postgresql", "mariadb", pytest.param("spark", marks=[pytest.mark.spark, pytest.mark.timeout(900)])],
+)
 def test_shipped_specs_give_duckdbs_tables(engine, request, duckdb_project):
     project = request.getfixturevalue(f"{engine}_project")
     assert sorted(project.registry.names()) == sorted(duckdb_project.registry.names())
@@ -364,7 +384,9 @@ def test_shipped_specs_give_duckdbs_tables(engine, request, duckdb_project):
     assert not failures, "\n".join(failures)
 
 
-@pytest.mark.parametrize("engine", ["postgresql", "mariadb"])
+@pytest.mark.parametrize(
+    "engine", ["postgresql", "mariadb", pytest.param("spark", marks=[pytest.mark.spark, pytest.mark.timeout(900)])]
+)
 def test_integer_cells_stay_integers(engine, request, duckdb_project):
     """A cell that is a JSON integer on DuckDB is a JSON integer on every engine."""
     project = request.getfixturevalue(f"{engine}_project")
