@@ -1,5 +1,5 @@
 """The shipped specs, written once in DuckDB SQL, give the same tables on DuckDB, SQLite, PostgreSQL,
-MariaDB and Spark (tests/test_spark.py adds Spark to the same comparison).
+MariaDB and Spark (tests/engines/test_spark.py adds Spark to the same comparison).
 
 Per engine a project of its own in a temporary folder: an mcpgen.yaml with one `default`
 connection and a copy of every shipped spec, which mcpgen translates to the engine's dialect

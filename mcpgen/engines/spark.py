@@ -22,11 +22,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .engines import Engine, FairSlots, Prepared, QueryResult
-from .errors import QueryError, QueryTimeout
-from .logs import note_rows
-from .sql import check_read_only, find_placeholders
-from .watchdog import WATCHDOG
+from ..errors import QueryError, QueryTimeout
+from ..sql import check_read_only, find_placeholders
+from .base import Prepared, QueryResult
+from .deadlines import DEADLINES
+from .duckdb import FairSlots
 
 DIALECT = "spark"
 RETRIES = 2  # per RPC when the server cannot be reached; a call to a stopped cluster fails within ~1 s
@@ -77,7 +77,7 @@ class SparkUnavailable(QueryError):
     """The Spark Connect server cannot be reached."""
 
 
-class SparkEngine(Engine):
+class SparkEngine:
     """One Spark Connect session shared by all calls (its gRPC channel is thread-safe).
 
     >>> statement = SparkEngine("lake", "sc://127.0.0.1:1").prepare("SELECT n FROM t WHERE k IN :ks", {"ks": "string[]"}).sql
@@ -154,6 +154,7 @@ class SparkEngine(Engine):
         return Prepared(_Statement(tuple(parts), declared), frozenset(p.name for p in placeholders))
 
     def run(self, query: Prepared, params: dict[str, Any], max_rows: int, timeout: float) -> QueryResult:
+        started = time.perf_counter()
         if not self._slots.acquire(timeout=self.queue_timeout):
             raise QueryError(
                 f"connection '{self.name}' is busy: {self.max_concurrent} queries are already "
@@ -165,9 +166,7 @@ class SparkEngine(Engine):
             self._slots.release()
         columns = list(table.column_names)
         rows = list(zip(*(column.to_pylist() for column in table.columns))) if columns else []
-        result = QueryResult(columns, rows[:max_rows], len(rows) > max_rows)
-        note_rows(len(result.rows), result.truncated)
-        return result
+        return QueryResult(columns, rows[:max_rows], len(rows) > max_rows, time.perf_counter() - started)
 
     def describe(self, query: Prepared, timeout: float) -> list[tuple[str, str]]:
         """Column names and Spark types; Spark analyzes the query and runs no job."""
@@ -201,7 +200,7 @@ class SparkEngine(Engine):
 
         args = {k: params[k] for k in query.names}
         spark.addTag(tag)
-        alarm = WATCHDOG.watch(timeout, cancel)
+        alarm = DEADLINES.watch(timeout, cancel)
         try:
             df = spark.sql(query.sql.text(args), args=args)
             return df.schema if shape is None else shape(df).toArrow()
@@ -212,7 +211,7 @@ class SparkEngine(Engine):
                 raise self._lost(_first_line(exc)) from None
             raise QueryError(f"the query failed: {_first_line(exc)}") from None
         finally:
-            WATCHDOG.cancel(alarm)
+            DEADLINES.cancel(alarm)
             spark.removeTag(tag)
 
 

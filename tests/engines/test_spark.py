@@ -21,13 +21,13 @@ import yaml
 from mcp import Client, StdioServerParameters
 
 from mcpgen.engines import Prepared
-from mcpgen.engines_spark import SparkEngine, SparkUnavailable, _Statement
+from mcpgen.engines.spark import SparkEngine, SparkUnavailable, _Statement
 from mcpgen.errors import QueryError, QueryTimeout, UnsafeSQL
 from mcpgen.results import to_cell
 from mcpgen.spark_cluster import example_tables, free_port
 from mcpgen.validate import run_validate
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.slow, pytest.mark.spark, pytest.mark.timeout(900)]
 BIG_SUM = "SELECT sum(id % 13) AS s FROM range(0, 2000000000, 1, 16)"  # 10-20 s on two executors
 BIG_SUM_VALUE = sum(i % 13 for i in range(13)) * (2000000000 // 13) + sum(i % 13 for i in range(2000000000 % 13))
