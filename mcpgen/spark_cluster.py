@@ -135,7 +135,7 @@ class LocalSparkCluster:
 
     def executor_pids(self) -> list[int]:
         """Process ids of the executor JVMs (children of the server)."""
-        import psutil
+        import psutil  # type: ignore[import-untyped]
 
         root = psutil.Process(self.process.pid) if self.process else None
         if root is None:
@@ -205,6 +205,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"ready: {cluster.remote}  (mcpgen.yaml: connections: {{default: {{spark: {cluster.remote}}}}})")
         print(f"Spark UI: http://127.0.0.1:{cluster.ui_port}/  Ctrl-C stops the cluster", flush=True)
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        assert cluster.process is not None
         cluster.process.wait()
     except KeyboardInterrupt:
         pass

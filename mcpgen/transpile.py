@@ -13,6 +13,7 @@ WHERE
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 
 import sqlglot
@@ -70,7 +71,7 @@ def _postgres_round(self: Generator, e: exp.Round) -> str:
 
 
 # Spellings sqlglot lacks for a target dialect: expression type -> how to write it there.
-FIXES: dict[str, dict[type[exp.Expression], object]] = {
+FIXES: dict[str, dict[type, Callable[..., str]]] = {
     "postgres": {
         exp.DateFromParts: _postgres_parts("MAKE_DATE", _DATE),
         exp.TimestampFromParts: _postgres_parts("MAKE_TIMESTAMP", _TIMESTAMP),
@@ -93,7 +94,7 @@ def _generator(target: str) -> type[Generator]:
     base = sqlglot.Dialect.get_or_raise(target).generator_class
 
     class Generator(base):  # type: ignore[valid-type, misc]
-        TRANSFORMS = {**base.TRANSFORMS, **FIXES.get(target, {})}
+        TRANSFORMS: dict[type, Callable[..., str]] = {**base.TRANSFORMS, **FIXES.get(target, {})}
 
         def placeholder_sql(self, expression: exp.Placeholder) -> str:
             return f":{expression.name}" if expression.name else "?"
@@ -147,7 +148,7 @@ def _bound(sql: str, dialect: str) -> list[tuple[str, bool]]:
     return sorted((p.name, p.after_in) for p in find_placeholders(sql, dialect))
 
 
-def _where(sql: str, node: exp.Expression) -> tuple[int | None, int | None]:
+def _where(sql: str, node: exp.Func) -> tuple[int | None, int | None]:
     """Line and column of a function node in `sql` (sqlglot keeps them on the name's token)."""
     meta = node.meta or {}
     line, col = meta.get("line"), meta.get("col")

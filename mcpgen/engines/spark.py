@@ -87,7 +87,7 @@ class SparkEngine:
     'SELECT * FROM (\\nSELECT n FROM t WHERE k IN (SELECT explode(CAST(:ks AS ARRAY<STRING>)))\\n) AS mcpgen_q'
     """
 
-    dialect = DIALECT
+    dialect: str | None = DIALECT
 
     def __init__(
         self,
