@@ -18,6 +18,7 @@ import logging
 import os
 import threading
 import time
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -227,6 +228,10 @@ def _sample(declared: str) -> Any:
 
 
 def _open_session(remote: str, conf: Mapping[str, str], database: str | None) -> Any:
+    # pyspark warns on stderr about pandas versions (mcpgen does not use pandas) and about each
+    # exhausted retry (mcpgen reports the unreachable cluster itself, in one sentence).
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+    warnings.filterwarnings("ignore", message=r"\[RETRIES_EXCEEDED\]", category=UserWarning)
     try:
         from pyspark.logger import PySparkLogger
         from pyspark.sql.connect.client.retries import DefaultPolicy
