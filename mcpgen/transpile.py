@@ -23,6 +23,7 @@ from sqlglot.generator import Generator
 
 from .errors import UnsafeSQL
 from .sql import find_placeholders
+from .text import first_line
 
 DEFAULT_DIALECT = "duckdb"
 
@@ -123,7 +124,7 @@ def transpile(sql: str, source: str, target: str) -> str:
     try:
         tree = sqlglot.parse_one(sql, read=source)
     except SqlglotError as exc:
-        raise Untranslatable(f"the SQL cannot be read as {source}: {_first_line(exc)}") from None
+        raise Untranslatable(f"the SQL cannot be read as {source}: {first_line(exc)}") from None
     reader, writer = _generator(source), _generator(target)
     for node in tree.find_all(exp.Func):
         if isinstance(node, exp.Anonymous):
@@ -138,7 +139,7 @@ def transpile(sql: str, source: str, target: str) -> str:
     try:
         out = writer(dialect=target, unsupported_level=ErrorLevel.RAISE, pretty=True).generate(tree)
     except SqlglotError as exc:
-        raise Untranslatable(f"the SQL cannot be written in {target}: {_first_line(exc)}") from None
+        raise Untranslatable(f"the SQL cannot be written in {target}: {first_line(exc)}") from None
     if _bound(out, target) != _bound(sql, source):  # a value must never turn into text
         raise Untranslatable(f"the parameters would not stay bound values in {target}")
     return out
@@ -159,8 +160,3 @@ def _where(sql: str, node: exp.Func) -> tuple[int | None, int | None]:
     while start > 1 and (text[start - 2].isalnum() or text[start - 2] == "_"):
         start -= 1
     return line, start
-
-
-def _first_line(exc: Exception) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

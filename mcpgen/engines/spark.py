@@ -13,6 +13,7 @@ inside `SELECT * FROM (...)`, which Spark's own parser accepts around a query an
 from __future__ import annotations
 
 import datetime as dt
+import importlib.util
 import itertools
 import logging
 import os
@@ -25,6 +26,7 @@ from typing import Any
 
 from ..errors import QueryError, QueryTimeout
 from ..sql import check_read_only, find_placeholders
+from ..text import first_line
 from .base import Prepared, QueryResult
 from .deadlines import DEADLINES
 from .duckdb import FairSlots
@@ -99,6 +101,8 @@ class SparkEngine:
         conf: Mapping[str, str] | None = None,
         database: str | None = None,
     ):
+        if importlib.util.find_spec("pyspark") is None:
+            raise QueryError(f"connection '{name}' needs the Spark Connect client: pip install \"mcpgen[spark]\"")
         self.name, self.remote, self.database = name, remote, database
         self.max_concurrent, self.queue_timeout = max_concurrent, queue_timeout
         self._slots = FairSlots(max_concurrent)
@@ -120,12 +124,12 @@ class SparkEngine:
             return self._session
 
     def _open(self) -> Any:
-        from pyspark.errors import PySparkException
-
         try:
             return self._spark()
-        except PySparkException as exc:
-            raise self._lost(_first_line(exc)) from None
+        except QueryError:
+            raise
+        except Exception as exc:  # pyspark's own errors: the server did not answer the session's first RPCs
+            raise self._lost(_message(exc)) from None
 
     def _lost(self, reason: str) -> SparkUnavailable:
         with self._lock:
@@ -189,9 +193,9 @@ class SparkEngine:
 
     def _execute(self, query: Prepared, params: dict[str, Any], timeout: float, shape) -> Any:
         """The Arrow table of the query (`shape` limits it), or its schema when `shape` is None."""
+        spark = self._open()
         from pyspark.errors import PySparkException
 
-        spark = self._open()
         tag = f"mcpgen-{os.getpid()}-{next(_ids)}"
         fired = threading.Event()
 
@@ -209,8 +213,8 @@ class SparkEngine:
             if fired.is_set():
                 raise QueryTimeout(f"the query ran longer than {timeout:g} s and was cancelled") from None
             if _unreachable(exc):
-                raise self._lost(_first_line(exc)) from None
-            raise QueryError(f"the query failed: {_first_line(exc)}") from None
+                raise self._lost(_message(exc)) from None
+            raise QueryError(f"the query failed: {_message(exc)}") from None
         finally:
             DEADLINES.cancel(alarm)
             spark.removeTag(tag)
@@ -232,12 +236,10 @@ def _open_session(remote: str, conf: Mapping[str, str], database: str | None) ->
     # exhausted retry (mcpgen reports the unreachable cluster itself, in one sentence).
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
     warnings.filterwarnings("ignore", message=r"\[RETRIES_EXCEEDED\]", category=UserWarning)
-    try:
-        from pyspark.logger import PySparkLogger
-        from pyspark.sql.connect.client.retries import DefaultPolicy
-        from pyspark.sql.connect.session import SparkSession
-    except ImportError:
-        raise QueryError('a spark: connection needs the Spark Connect client: pip install "mcpgen[spark]"') from None
+    from pyspark.logger import PySparkLogger
+    from pyspark.sql.connect.client.retries import DefaultPolicy
+    from pyspark.sql.connect.session import SparkSession
+
     for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
         # pyspark logs every failed query with its plan on stderr; mcpgen reports it in one line instead.
         PySparkLogger.getLogger(name).setLevel(logging.CRITICAL + 1)
@@ -256,10 +258,9 @@ def _unreachable(exc: Exception) -> bool:
     return any(s in text for s in ("UNAVAILABLE", "Connection refused", "failed to connect", "SESSION_NOT_FOUND"))
 
 
-def _first_line(exc: Exception) -> str:
-    """Spark's message without the JVM stack trace, the SQL echo or the server's address."""
-    text = getattr(exc, "getMessage", lambda: str(exc))() or str(exc)
-    line = next((s.strip() for s in text.strip().splitlines() if s.strip()), type(exc).__name__)
-    if line.startswith("<_MultiThreadedRendezvous") or "StatusCode.UNAVAILABLE" in text:
+def _message(exc: Exception) -> str:
+    """Spark's message without the JVM stack trace, the plan or the server's address."""
+    text = str(exc)
+    if text.startswith("<_MultiThreadedRendezvous") or "StatusCode.UNAVAILABLE" in text:
         return "the Spark Connect server does not answer (is the cluster running?)"
-    return line[:300]
+    return first_line(exc)[:300]
