@@ -18,6 +18,7 @@ import duckdb
 import httpx2
 import pytest
 import services
+import yaml
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -75,6 +76,36 @@ def test_both_replicas_answer_what_duckdb_answers():
         anyio.run(calls, replicas)
         served = _served(replicas)
         assert all(n > 0 for n in served.values()), f"the balancer skipped a replica: {served}"
+
+
+def test_every_shipped_spec_answers_through_the_balancer_what_it_answers_in_process(monkeypatch):
+    """The shipped specs on DuckDB behind two replicas: every `tests:` case that expects no error
+    gives the structured content the same project gives in process."""
+    from mcpgen.project import open_project
+
+    cases = []
+    for path in sorted((REPO / "specs").glob("*.yaml")):
+        spec = yaml.safe_load(path.read_text())
+        for case in spec.get("tests") or []:
+            if "error_contains" not in (case.get("expect") or {}):
+                cases.append((spec.get("name", path.stem), case.get("args") or {}))
+    monkeypatch.chdir(REPO)  # open_project moves to the project root; this puts the old folder back afterwards
+    here = open_project(REPO / "specs")
+    try:
+        want = [here.registry.call_sync(name, dict(args)).structured_content for name, args in cases]
+    finally:
+        here.close()
+
+    async def calls(replicas):
+        async with _client(replicas) as client:
+            for (name, args), expected in zip(cases, want):
+                result = await client.call_tool(name, args)
+                assert not result.is_error, f"{name} {args}: {result.content[0].text}"
+                assert result.structured_content == json.loads(json.dumps(expected)), f"{name} {args}"
+
+    with Replicas(REPO / "specs", 2) as replicas:
+        anyio.run(calls, replicas)
+        assert all(n > 0 for n in _served(replicas).values())
 
 
 def test_a_replica_killed_under_load_loses_no_call():
