@@ -25,14 +25,14 @@ from .errors import UnsafeSQL
 from .sql import find_placeholders
 from .text import first_line
 
-DEFAULT_DIALECT = "duckdb"
-
 
 class Untranslatable(UnsafeSQL):
     """The SQL uses something the connection's dialect cannot express (line and column in the SQL)."""
 
 
 def _sqlite_parts(fmt: str, names: tuple[str, ...], wrap: str):
+    """SQLite builds dates from text: DATE(PRINTF('%04d-%02d-%02d', y, m, d))."""
+
     def sql(self: Generator, e: exp.Expression) -> str:
         return self.func(wrap, self.func("PRINTF", exp.Literal.string(fmt), *(e.args.get(n) for n in names)))
 
@@ -40,6 +40,8 @@ def _sqlite_parts(fmt: str, names: tuple[str, ...], wrap: str):
 
 
 def _mysql_parts(names: tuple[str, ...], fmt: str):
+    """MariaDB and MySQL parse them: STR_TO_DATE(CONCAT_WS('-', y, m, d), '%Y-%c-%e')."""
+
     def sql(self: Generator, e: exp.Expression) -> str:
         date = self.func("CONCAT_WS", exp.Literal.string("-"), *(e.args.get(n) for n in names[:3]))
         if len(names) > 3:
