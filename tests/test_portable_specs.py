@@ -1,5 +1,6 @@
 """The shipped specs, written once in DuckDB SQL, give the same tables on DuckDB, SQLite, PostgreSQL,
-MariaDB and Spark (tests/engines/test_spark.py adds Spark to the same comparison).
+MariaDB and Spark (a local two-executor cluster, tests/conftest.py; more Spark tests in
+tests/engines/test_spark.py).
 
 Per engine a project of its own in a temporary folder: an mcpgen.yaml with one `default`
 connection and a copy of every shipped spec, which mcpgen translates to the engine's dialect
@@ -7,14 +8,16 @@ when it loads them. Every engine holds the same data: cities,
 countries, gapminder, airlines and airports from examples/data, and the flights of days 1-3
 of every month (33,055 rows, a deterministic sample that keeps loading fast). The rows come
 out of DuckDB once and go into every other engine as they are, with column types mapped from
-DuckDB's DESCRIBE; the DuckDB project reads the same sample from a Parquet file.
+DuckDB's DESCRIBE; the DuckDB project reads the same sample from a Parquet file, and Spark
+reads Parquet files DuckDB wrote.
 
 Each spec is called through `project.registry.call_sync` with no arguments (when it has no
 required parameter) and with the arguments of each of its `tests:` entries that does not
 expect an error; `structuredContent["table"]` and `sources` must equal DuckDB's.
 
-PostgreSQL gets a schema of this session's own (reached through `search_path`), MariaDB a
-database of its own; both are dropped at the end. They skip when the service is absent
+PostgreSQL gets a schema of this session's own (reached through `search_path`), MariaDB and
+Spark a database of their own; PostgreSQL's and MariaDB's are dropped at the end (Spark's goes
+with the cluster). They skip when the service is absent
 (fail under MCPGEN_REQUIRE_SERVICES=1).
 """
 
