@@ -288,6 +288,7 @@ def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem
         used = {p.name: p for p in find_placeholders(loaded.sql, source)}
         if target is not None and target != source:
             loaded.sql = transpile(loaded.sql, source, target)  # once, here: a call runs the translation
+            check_read_only(loaded.sql, target)  # what the database runs: its own side effects and comments
         loaded.dialect = target or source
     except UnsafeSQL as exc:
         inline = loaded.data.where(("value", key))[0] == loaded.data.where(key)[0]  # `sql: SELECT ...` on one line

@@ -254,9 +254,11 @@ ALLOWED = {
 }
 
 
-def _project(tmp_path, service: str, sql: str):
+def _project(tmp_path, service: str, sql: str, dialect: str | None = None):
+    """A project whose specs are written in the database's own SQL (or in `dialect`)."""
     url = {"postgresql": "postgresql+psycopg://u@h/db", "mariadb": "mariadb+pymysql://u@h/db"}[service]
-    (tmp_path / "mcpgen.yaml").write_text(f"connections:\n  default:\n    url: {url}\n")
+    dialect = dialect or {"postgresql": "postgres", "mariadb": "mysql"}[service]
+    (tmp_path / "mcpgen.yaml").write_text(f"dialect: {dialect}\nconnections:\n  default:\n    url: {url}\n")
     specs = tmp_path / "specs"
     specs.mkdir()
     (specs / "tool.yaml").write_text(
@@ -279,6 +281,24 @@ def test_validate_refuses_what_outlives_the_call(tmp_path, service, sql):
     assert loaded.errors, f"{sql} passed the checks"
     assert all(p.path.endswith("tool.yaml") and p.line for p in loaded.errors)
     assert "Traceback" not in str(loaded.errors[0])
+
+
+@pytest.mark.parametrize(
+    "service,sql",
+    [
+        ("mariadb", "SELECT id FROM t /*! INTO OUTFILE '/tmp/x' */"),
+        ("mariadb", "SELECT id FROM t /*M!100000 INTO OUTFILE '/tmp/x' */"),
+        ("mariadb", "SELECT GET_LOCK('x', 10) AS l"),
+        ("postgresql", "SELECT set_config('statement_timeout', '0', false) AS s"),
+    ],
+)
+def test_validate_checks_the_sql_the_database_runs_after_translation(tmp_path, service, sql):
+    """Written in DuckDB's SQL (the default) and translated for the database: refused, or
+    translated into something harmless (a comment the server does not execute)."""
+    loaded = _project(tmp_path, service, sql, dialect="duckdb")
+    assert loaded.errors or all("/*!" not in s.sql and "/*M!" not in s.sql for s in loaded.specs)
+    if "/*" not in sql:
+        assert loaded.errors, f"{sql} passed the checks"
 
 
 @pytest.mark.parametrize("service,sql", [(s, q) for s, qs in ALLOWED.items() for q in qs])
