@@ -12,7 +12,7 @@ lookaround) are refused when the spec is read.
 >>> compile_pattern("(a)\\\\1")
 Traceback (most recent call last):
 ...
-mcpgen.patterns.PatternError: pattern is not a regular expression mcpgen can match in linear time (RE2 syntax, no backreferences or lookaround): invalid escape sequence: \\1
+mcpgen.patterns.PatternError: pattern is not a valid regular expression for linear-time matching (RE2 syntax: no backreferences or lookaround): invalid escape sequence: \\1
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ def compile_pattern(pattern: str):
     except re2.error as exc:
         reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
         raise PatternError(
-            "pattern is not a regular expression mcpgen can match in linear time "
-            f"(RE2 syntax, no backreferences or lookaround): {reason}"
+            "pattern is not a valid regular expression for linear-time matching "
+            f"(RE2 syntax: no backreferences or lookaround): {reason}"
         ) from None
 
 
