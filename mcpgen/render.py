@@ -2,8 +2,8 @@
 
 Templates come from analysts and values from the database, so: an immutable
 sandbox, StrictUndefined, `*` and `**` bounded, output size and render time
-bounded (every loop checks the clock), and values never evaluated. Markdown image links in values are broken
-up so that a row cannot put a live image in front of the user.
+bounded (every loop checks the clock), and values never evaluated. Markdown images and raw HTML tags
+in the rendered prose are broken up so that a row cannot put a live image in front of the user.
 
 >>> t = Template("{{ n | thousands }} people in {{ names | join_names }}")
 >>> t.render({"n": 1234567, "names": ["Oslo", "Bergen", "Bodø"]})
@@ -18,7 +18,7 @@ import threading
 import time
 from decimal import Decimal
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from jinja2 import StrictUndefined, TemplateError, UndefinedError, nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
@@ -221,8 +221,21 @@ class _Environment(ImmutableSandboxedEnvironment):
         return super().call(__context, __obj, *args, **kwargs)
 
 
-def _finalize(value: Any) -> Any:
-    return value.replace("![", "! [") if isinstance(value, str) else value
+_LIVE = re.compile(r"!\[|<(?=[A-Za-z/!?])")
+
+
+def neutralise(text: str) -> str:
+    """Prose with nothing a markdown viewer would fetch or run: images and raw HTML tags are broken up.
+
+    Applied to the whole rendered prose, so values that only form an image together (`!` then
+    `[y](...)`, or a list printed as a whole) are caught as well as the template's own text.
+
+    >>> neutralise('see ![logo](https://evil.example/x.png) and <img src=x onerror=alert(1)>, 1 < 2')
+    'see ! [logo](https://evil.example/x.png) and < img src=x onerror=alert(1)>, 1 < 2'
+    """
+    if "![" not in text and "<" not in text:
+        return text
+    return _LIVE.sub(lambda m: "! [" if m[0] == "![" else "< ", text)
 
 
 def _make_env(url: bool) -> _Environment:
@@ -230,7 +243,7 @@ def _make_env(url: bool) -> _Environment:
         undefined=StrictUndefined,
         autoescape=False,
         keep_trailing_newline=False,
-        finalize=(lambda v: quote(str(v), safe="")) if url else _finalize,
+        finalize=(lambda v: quote(str(v), safe="")) if url else None,
     )
     env.filters.update(
         thousands=thousands, round=round_, percent=percent, date=date, join_names=join_names, _bounded=_bounded
@@ -254,6 +267,8 @@ class Template:
         else:
             self.ast = self.env.parse(source)  # raises TemplateSyntaxError
         self._compiled = None  # compiled on first render: `validate` never pays for code generation
+        # A source URL keeps the host its literal text names, whatever the values (checked after rendering).
+        self.host = _netloc(re.split(r"\{[{%#]", source, maxsplit=1)[0]) if url else None
         # Plain text needs no rendering: it is its own output.
         self.constant = (
             source
@@ -282,7 +297,7 @@ class Template:
     def render(self, context: dict[str, Any], seconds: float = RENDER_SECONDS, limit: int = MAX_OUTPUT) -> str:
         """Render within a time and size budget; raise RenderError with one sentence."""
         if self.constant is not None:
-            return self.constant.strip()
+            return self.constant.strip() if self.host is not None else neutralise(self.constant.strip())
         _deadline.value = time.monotonic() + seconds
         out: list[str] = []
         size = 0
@@ -304,7 +319,19 @@ class Template:
             raise RenderError(f"the template failed: {exc}") from None
         except (ArithmeticError, TypeError, ValueError, LookupError) as exc:
             raise RenderError(f"the template failed: {type(exc).__name__}: {exc}") from None
-        return "".join(out).strip()
+        text = "".join(out).strip()
+        if self.host is None:
+            return neutralise(text)
+        if _netloc(text) != self.host:
+            raise RenderError(f"the source URL's host became {_netloc(text)!r}, not {self.host!r} as the spec says")
+        return text
+
+
+def _netloc(url: str) -> str:
+    try:
+        return urlsplit(url).netloc.lower()
+    except ValueError:  # e.g. an unbalanced '[' in the host
+        return "(not a URL)"
 
 
 class _Overtime(BaseException):
