@@ -32,11 +32,15 @@ def _open(specs_dir: Path):
     from .project import open_project
 
     try:
-        return open_project(specs_dir)
+        project = open_project(specs_dir)
     except SpecError as exc:
         for problem in exc.problems:
             click.echo(str(problem), err=True)
         raise click.exceptions.Exit(1) from None
+    if project.loaded.python_files:  # Python runs with mcpgen's rights: say which files ran
+        names = ", ".join(p.name for p in project.loaded.python_files)
+        click.echo(f"mcpgen: imported Python tools from {names}", err=True)
+    return project
 
 
 @click.group()
@@ -224,30 +228,35 @@ def _parse_args(pairs: tuple[str, ...], schema: dict) -> dict:
 
 
 def _print_result(result) -> None:
+    """Prose, table, charts and sources as plain text: values are data, never markup or escapes."""
     from rich.console import Console
     from rich.table import Table
 
-    console = Console()
-    text = "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+    from .terminal import text as plain_text
+
+    console = Console(highlight=False)
+    prose = "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
     if result.is_error:
-        Console(stderr=True).print(f"[bold red]error:[/] {text}", markup=True, highlight=False)
+        Console(stderr=True, highlight=False).print(plain_text("error: ", "bold red") + plain_text(prose))
         return
     data = result.structured_content or {}
     if data.get("force"):
-        console.print(data["force"], markup=False, highlight=False)
+        console.print(plain_text(data["force"]))
         console.print()
-    console.print(text, markup=False, highlight=False)
+    console.print(plain_text(prose))
     if data.get("table"):
         header, *rows = data["table"]
-        table = Table(*[str(h) for h in header])
+        table = Table()
+        for h in header:
+            table.add_column(plain_text(h))
         for row in rows:
-            table.add_row(*["" if v is None else str(v) for v in row])
+            table.add_row(*[plain_text(v) for v in row])
         console.print(table)
     for chart in data.get("charts") or []:
         sets = ", ".join(str(d.get("label")) for d in chart["data"]["datasets"])
-        console.print(f"chart: {chart['type']} ({sets})", markup=False, highlight=False)
+        console.print(plain_text(f"chart: {chart['type']} ({sets})"))
     for url in data.get("sources", []):
-        console.print(f"source: {url}", markup=False, highlight=False)
+        console.print(plain_text(f"source: {url}"))
 
 
 @main.command(name="list")
@@ -256,6 +265,8 @@ def list_tools(specs_dir: Path) -> None:
     """List the tools in SPECS_DIR with their parameters."""
     from rich.console import Console
     from rich.table import Table
+
+    from .terminal import text as plain_text
 
     _setup_logging()
     project = _open(specs_dir)
@@ -266,7 +277,7 @@ def list_tools(specs_dir: Path) -> None:
         params = ", ".join(
             f"{n}{'' if n in required else '?'}: {p.get('format') or p.get('type', 'any')}" for n, p in props.items()
         )
-        table.add_row(tool.name, tool.title or "", params, Path(tool.source or "").name)
+        table.add_row(*map(plain_text, (tool.name, tool.title, params, Path(tool.source or "").name)))
     project.close()
     Console().print(table)
 
