@@ -91,6 +91,15 @@ def main() -> None:
     type=int,
     help="HTTP: largest request body accepted (413 above it).",
 )
+@click.option(
+    "--header-timeout", default=10.0, show_default=True, type=float, help="HTTP: seconds to send a request's headers."
+)
+@click.option(
+    "--body-timeout", default=30.0, show_default=True, type=float, help="HTTP: seconds to send a request's body."
+)
+@click.option(
+    "--max-connections", default=1000, show_default=True, type=int, help="HTTP: open connections (503 above it)."
+)
 @click.option("--insecure-no-auth", is_flag=True, help="HTTP: allow a non-loopback bind without a token.")
 def serve(
     specs_dir: Path,
@@ -104,6 +113,9 @@ def serve(
     allow_hosts: tuple[str, ...],
     allow_origins: tuple[str, ...],
     max_body_bytes: int,
+    header_timeout: float,
+    body_timeout: float,
+    max_connections: int,
     insecure_no_auth: bool,
 ) -> None:
     """Serve the tools in SPECS_DIR over stdio (stdout carries only the protocol), or HTTP with --http."""
@@ -121,8 +133,11 @@ def serve(
     specs_dir = specs_dir.resolve()  # opening the project changes the working directory
     options = None
     if http_:
+        from .http_limits import ConnectionLimits
+
+        limits = ConnectionLimits(header_timeout, body_timeout, max_connections)
         options = _http_options(
-            specs_dir, host, port, token_envs, allow_hosts, allow_origins, max_body_bytes, insecure_no_auth
+            specs_dir, host, port, token_envs, allow_hosts, allow_origins, max_body_bytes, insecure_no_auth, limits
         )
     project = _open(specs_dir)
     gc.freeze()
@@ -151,7 +166,7 @@ def serve(
         (reloader or project).close()
 
 
-def _http_options(specs_dir, host, port, token_envs, allow_hosts, allow_origins, max_body, insecure):
+def _http_options(specs_dir, host, port, token_envs, allow_hosts, allow_origins, max_body, insecure, limits):
     """HTTP options from the flags plus mcpgen.yaml's `http:` section; exit 2 when unsafe."""
     from .config import HTTPSettings
     from .errors import MCPGenError, SpecError
@@ -171,6 +186,7 @@ def _http_options(specs_dir, host, port, token_envs, allow_hosts, allow_origins,
             allow_origins=[*allow_origins, *settings.allowed_origins],
             insecure_no_auth=insecure,
             max_body=max_body,
+            limits=limits,
         )
         check_options(options)
     except MCPGenError as exc:

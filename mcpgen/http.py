@@ -6,7 +6,8 @@ balancer: no session lives in a process. Every request to /mcp passes, in order:
 1. the body cap (413), 2. the bearer token when tokens are configured (401),
 3. the Host and Origin checks against DNS rebinding (421, 403), 4. JSON-RPC parsing
 (400 with a JSON-RPC error). Only then can a tool run. `GET /healthz` answers load
-balancers with `{"status": "ok", "tools": N}` and needs no token.
+balancers with `{"status": "ok", "tools": N}` and needs no token; `GET /mcp` is 405 (no event
+stream). Slow, half-sent and surplus connections are handled in http_limits.py.
 
 A bind to anything but a loopback address refuses to start without a token,
 unless the user passes `--insecure-no-auth`.
@@ -24,7 +25,7 @@ import ipaddress
 import logging
 import os
 import socket
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
@@ -34,6 +35,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from .errors import MCPGenError
+from .http_limits import BACKLOG, ConnectionLimits, NoEventStream, protocol_class, quiet_floods, usable_connections
 
 logger = logging.getLogger("mcpgen")
 
@@ -56,6 +58,7 @@ class HTTPOptions:
     insecure_no_auth: bool = False
     max_body: int = DEFAULT_MAX_BODY
     path: str = "/mcp"
+    limits: ConnectionLimits = field(default_factory=ConnectionLimits)
 
 
 def is_loopback(host: str) -> bool:
@@ -127,6 +130,8 @@ def check_options(options: HTTPOptions) -> None:
         raise HTTPSetupError(f"port {options.port} is not between 1 and 65535")
     if options.max_body <= 0:
         raise HTTPSetupError("the request body cap must be a positive number of bytes")
+    if min(options.limits.header_timeout, options.limits.body_timeout) <= 0 or options.limits.max_connections < 1:
+        raise HTTPSetupError("the header and body timeouts and the connection limit must be positive")
     if not is_loopback(options.host) and not options.tokens and not options.insecure_no_auth:
         raise HTTPSetupError(
             f"refusing to serve on {options.host} (not a loopback address) without a bearer token: "
@@ -168,7 +173,7 @@ def build_app(tool_server, options: HTTPOptions):
     if options.tokens:
         verifier = StaticTokenVerifier(options.tokens)
         auth = AuthSettings(issuer_url="http://localhost", resource_server_url=None)
-    return tool_server.server.streamable_http_app(
+    app = tool_server.server.streamable_http_app(
         streamable_http_path=options.path,
         stateless_http=True,
         json_response=True,
@@ -179,6 +184,8 @@ def build_app(tool_server, options: HTTPOptions):
         token_verifier=verifier,
         custom_starlette_routes=[Route("/healthz", healthz, methods=["GET", "HEAD"])],
     )
+    app.add_middleware(NoEventStream, path=options.path)
+    return app
 
 
 async def serve_http(tool_server, options: HTTPOptions, reloader=None) -> None:
@@ -188,10 +195,14 @@ async def serve_http(tool_server, options: HTTPOptions, reloader=None) -> None:
 
     app = build_app(tool_server, options)
     sock = _listen(options.host, options.port)
+    limits = replace(options.limits, max_connections=usable_connections(options.limits.max_connections))
+    quiet_floods()
     config = uvicorn.Config(
         app,
         host=options.host,
         port=options.port,
+        http=protocol_class(limits),
+        backlog=BACKLOG,
         log_config=None,
         access_log=False,
         server_header=False,
@@ -225,6 +236,6 @@ def _listen(host: str, port: int) -> socket.socket:
     bare = host.strip("[]")
     family = socket.AF_INET6 if ":" in bare else socket.AF_INET
     try:
-        return socket.create_server((bare, port), family=family, backlog=2048)
+        return socket.create_server((bare, port), family=family, backlog=BACKLOG)
     except OSError as exc:
         raise HTTPSetupError(f"cannot listen on {_host_header(host)}:{port}: {exc.strerror or exc}") from None

@@ -137,3 +137,151 @@ def test_ordinary_templates_over_many_rows_still_render():
     text = Template(source).render({"rows": rows, "row_count": len(rows)})
     assert text.startswith("1000 cities, 499,500,000 people. 1. CITY 999 (999,000), ")
     assert "Busiest: City 999" in text
+
+
+# HTTP: half-open requests, too many connections, floods of log lines ------------------------------
+
+
+def _serve(tmp_path, *flags, nofile: int | None = None):
+    """A real `serve --http` on a free loopback port, stderr to a file; returns (proc, port, log)."""
+    import resource
+
+    from test_http import SPECS, TOKEN, free_port, start, wait_healthy
+
+    port = free_port()
+    log = tmp_path / "stderr.log"
+
+    def limit_files():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
+    err = open(log, "w")  # noqa: SIM115 (closed by the caller's stop)
+    proc = start(
+        [str(SPECS), "--http", "--port", str(port), "--auth-token-env", "MCPGEN_TEST_TOKEN", *flags],
+        env={"MCPGEN_TEST_TOKEN": TOKEN},
+        stderr=err,
+    )
+    if nofile:  # Popen's preexec_fn is not available through test_http.start: apply it to the child
+        resource.prlimit(proc.pid, resource.RLIMIT_NOFILE, (nofile, nofile))
+    wait_healthy(proc, port)
+    return proc, port, log, err
+
+
+def _attack(port: int, count: int, shape: str) -> list:
+    import socket
+
+    socks = []
+    for i in range(count):
+        s = socket.create_connection(("127.0.0.1", port), timeout=5)
+        if shape == "header":
+            s.sendall(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Slow-{i}: ".encode())
+        elif shape == "body":
+            s.sendall(
+                f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+                f'Content-Length: 1000\r\n\r\n{{"jsonrpc"'.encode()
+            )
+        socks.append(s)  # "idle": connected, nothing sent
+    return socks
+
+
+def _answers(port: int) -> None:
+    """/healthz and an authorised tools/call both answer promptly."""
+    import httpx2
+    from test_http import JSON_HEADERS, TOKEN
+
+    assert httpx2.get(f"http://127.0.0.1:{port}/healthz", timeout=3).status_code == 200
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "top_cities", "arguments": {"top_n": 2}},
+    }
+    headers = {**JSON_HEADERS, "authorization": f"Bearer {TOKEN}"}
+    response = httpx2.post(f"http://127.0.0.1:{port}/mcp", json=call, headers=headers, timeout=5)
+    assert response.status_code == 200 and not response.json()["result"]["isError"], response.text
+
+
+def _closed_by_server(socks, seconds: float) -> int:
+    """How many of `socks` the server closed within `seconds` (EOF, after an optional 408/503)."""
+    import selectors
+
+    closed, deadline = 0, time.monotonic() + seconds
+    with selectors.DefaultSelector() as selector:  # epoll: more than 1,024 descriptors
+        for s in socks:
+            selector.register(s, selectors.EVENT_READ)
+        while selector.get_map() and time.monotonic() < deadline:
+            for key, _ in selector.select(0.2):
+                try:
+                    data = key.fileobj.recv(4096)
+                except OSError:
+                    data = b""
+                if not data or b"\r\n\r\n" in data:
+                    closed += 1
+                    selector.unregister(key.fileobj)
+    return closed
+
+
+@pytest.mark.slow
+def test_half_open_requests_are_cut_off_and_the_server_keeps_answering(tmp_path):
+    from test_http import stop
+
+    proc, port, log, err = _serve(tmp_path, "--header-timeout", "1.5", "--body-timeout", "1.5")
+    socks = []
+    try:
+        socks = _attack(port, 200, "header") + _attack(port, 60, "body") + _attack(port, 40, "idle")
+        start = time.monotonic()
+        _answers(port)  # while 300 half-open requests are held open
+        assert time.monotonic() - start < 3
+        assert _closed_by_server(socks, 5) == len(socks)  # each cut off at its deadline, none left hanging
+        _answers(port)
+    finally:
+        for s in socks:
+            s.close()
+        stop(proc)
+        err.close()
+    assert proc.returncode == 0
+    text = log.read_text()
+    assert len(text) < 4000 and "Traceback" not in text, text[-2000:]
+
+
+@pytest.mark.slow
+def test_more_connections_than_files_never_exhaust_descriptors(tmp_path):
+    from test_http import stop
+
+    # 1,024 descriptors for the whole process: the incident took it down with ~1,100 half-open sockets
+    proc, port, log, err = _serve(tmp_path, "--header-timeout", "2", nofile=1024)
+    socks = []
+    try:
+        socks = _attack(port, 1100, "header")
+        assert _closed_by_server(socks[500:], 2) >= 500  # surplus connections get a 503 and are closed at once
+        assert _closed_by_server(socks[:500], 4) >= 300  # the rest at the header deadline
+        _answers(port)  # the attackers' sockets are still open on our side
+    finally:
+        for s in socks:
+            s.close()
+        stop(proc)
+        err.close()
+    text = log.read_text()
+    assert "Too many open files" not in text and "out of system resource" not in text, text[-2000:]
+    assert len(text.splitlines()) < 20, text[-2000:]  # one rate-limited line per kind, not one per socket
+
+
+@pytest.mark.slow
+def test_get_on_the_mcp_endpoint_opens_no_stream(tmp_path):
+    import httpx2
+    from test_http import TOKEN, stop
+
+    proc, port, log, err = _serve(tmp_path)
+    try:
+        headers = {"authorization": f"Bearer {TOKEN}", "accept": "text/event-stream"}
+        start = time.monotonic()
+        response = httpx2.get(f"http://127.0.0.1:{port}/mcp", headers=headers, timeout=5)
+        assert response.status_code == 405 and response.headers["allow"] == "POST"
+        assert time.monotonic() - start < 2
+        with httpx2.stream("GET", f"http://127.0.0.1:{port}/mcp/", headers=headers, timeout=5) as streamed:
+            assert streamed.status_code in (405, 307)
+            stop(proc)  # stopping with a GET in flight
+    finally:
+        stop(proc)
+        err.close()
+    assert proc.returncode == 0
+    assert "ASGI" not in log.read_text() and "Traceback" not in log.read_text()
