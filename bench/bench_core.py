@@ -7,6 +7,9 @@ several rounds, and prints the median p50 latency and startup time of each and
 their ratios. Targets: p50 within 10 %, startup within 25 %.
 
     python bench/bench_core.py [--rounds 5] [--n 300]
+
+With `--baseline DIR` (a source tree of another mcpgen version, e.g. `git archive main | tar -x
+-C DIR`), the comparison is that version against this one instead: what a change costs.
 """
 
 from __future__ import annotations
@@ -23,11 +26,12 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
 
-def run_once(label: str, cmd: list[str], n: int, tool_args: dict) -> dict:
+def run_once(label: str, cmd: list[str], n: int, tool_args: dict, env: list[str] = ()) -> dict:
     out = subprocess.run(
         [
             sys.executable,
             str(HERE / "bench_stdio.py"),
+            *[f"--env={kv}" for kv in env],
             "--tool",
             "top_cities",
             "--args",
@@ -51,17 +55,24 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--n", type=int, default=300)
+    ap.add_argument("--baseline", type=Path, help="compare this mcpgen source tree, not the hand-written server")
     opts = ap.parse_args()
     mcpgen = shutil.which("mcpgen") or sys.exit("mcpgen is not installed (pip install -e .)")
     commands = {
         "handwritten": [sys.executable, str(HERE / "handwritten_server.py"), str(REPO / "examples/data/cities.csv")],
         "mcpgen": [mcpgen, "serve", str(HERE / "project/specs")],
     }
+    envs: dict[str, list[str]] = {}
+    if opts.baseline:
+        serve = ["-m", "mcpgen.cli", "serve", str(HERE / "project/specs")]
+        commands = {"baseline": [sys.executable, *serve], "mcpgen": [sys.executable, *serve]}
+        envs = {"baseline": [f"PYTHONPATH={opts.baseline.resolve()}"], "mcpgen": [f"PYTHONPATH={REPO}"]}
+    ref = "baseline" if opts.baseline else "handwritten"
     results: dict[str, list[dict]] = {k: [] for k in commands}
     for round_ in range(opts.rounds):
         order = list(commands) if round_ % 2 == 0 else list(reversed(commands))
         for label in order:
-            r = run_once(label, commands[label], opts.n, {"n": 10})
+            r = run_once(label, commands[label], opts.n, {"n": 10}, envs.get(label, []))
             assert r["seq_errors"] == 0 and r["conc_errors"] == 0 and not r["result"]["isError"], r
             results[label].append(r)
             print(
@@ -75,16 +86,20 @@ def main() -> None:
             key: round(statistics.median(r[key] for r in runs), 2)
             for key in ("startup_ms", "seq_p50_ms", "seq_p95_ms", "conc_calls_per_s")
         }
-    p50 = summary["mcpgen"]["seq_p50_ms"] / summary["handwritten"]["seq_p50_ms"]
-    startup = summary["mcpgen"]["startup_ms"] / summary["handwritten"]["startup_ms"]
+    p50 = summary["mcpgen"]["seq_p50_ms"] / summary[ref]["seq_p50_ms"]
+    startup = summary["mcpgen"]["startup_ms"] / summary[ref]["startup_ms"]
     print(f"{'':12s} {'startup ms':>11s} {'p50 ms':>8s} {'p95 ms':>8s} {'conc calls/s':>13s}")
     for label, s in summary.items():
         print(
             f"{label:12s} {s['startup_ms']:11.1f} {s['seq_p50_ms']:8.2f} {s['seq_p95_ms']:8.2f} "
             f"{s['conc_calls_per_s']:13.1f}"
         )
-    print(f"p50 ratio mcpgen/handwritten: {p50:.3f} (target <= 1.10) {'OK' if p50 <= 1.10 else 'OVER'}")
-    print(f"startup ratio mcpgen/handwritten: {startup:.3f} (target <= 1.25) {'OK' if startup <= 1.25 else 'OVER'}")
+    p50_target, startup_target = (1.05, 1.10) if opts.baseline else (1.10, 1.25)
+    print(f"p50 ratio mcpgen/{ref}: {p50:.3f} (target <= {p50_target}) {'OK' if p50 <= p50_target else 'OVER'}")
+    print(
+        f"startup ratio mcpgen/{ref}: {startup:.3f} (target <= {startup_target}) "
+        f"{'OK' if startup <= startup_target else 'OVER'}"
+    )
 
 
 if __name__ == "__main__":
