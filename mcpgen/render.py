@@ -150,7 +150,7 @@ class Template:
         self.host = _netloc(re.split(r"\{[{%#]", source, maxsplit=1)[0]) if url else None
         # Plain text needs no rendering: it is its own output.
         self.constant = (
-            source
+            (source.strip() if url else neutralise(source.strip()))
             if len(self.ast.body) == 1
             and isinstance(self.ast.body[0], nodes.Output)
             and all(isinstance(n, nodes.TemplateData) for n in self.ast.body[0].nodes)
@@ -176,7 +176,7 @@ class Template:
     def render(self, context: dict[str, Any], seconds: float = limits.RENDER_SECONDS, limit: int = MAX_OUTPUT) -> str:
         """Render within a time and size budget; raise RenderError with one sentence."""
         if self.constant is not None:
-            return self.constant.strip() if self.host is not None else neutralise(self.constant.strip())
+            return self.constant
         template = self._template
         limits.start(seconds)
         out: list[str] = []
