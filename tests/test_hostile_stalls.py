@@ -285,3 +285,25 @@ def test_get_on_the_mcp_endpoint_opens_no_stream(tmp_path):
         err.close()
     assert proc.returncode == 0
     assert "ASGI" not in log.read_text() and "Traceback" not in log.read_text()
+
+
+@pytest.mark.parametrize("path", ["/mcp", "/mcp/"])
+def test_get_on_the_mcp_endpoint_is_405_in_process(path):
+    import anyio
+    import httpx2
+
+    from mcpgen.http import HTTPOptions, build_app
+    from mcpgen.server import ToolServer
+    from mcpgen.tools import Registry
+
+    app = build_app(ToolServer(Registry()), HTTPOptions(port=8000))
+
+    async def main():
+        async with app.router.lifespan_context(app):
+            transport = httpx2.ASGITransport(app=app)
+            async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000") as client:
+                with anyio.fail_after(5):  # an event stream would never end
+                    return await client.get(path, headers={"accept": "text/event-stream"})
+
+    response = anyio.run(main)
+    assert response.status_code == 405 and response.headers["allow"] == "POST"
