@@ -26,12 +26,12 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
 
-def run_once(label: str, cmd: list[str], n: int, tool_args: dict, env: list[str] = ()) -> dict:
+def run_once(label: str, cmd: list[str], n: int, tool_args: dict, options: list[str] = ()) -> dict:
     out = subprocess.run(
         [
             sys.executable,
             str(HERE / "bench_stdio.py"),
-            *[f"--env={kv}" for kv in env],
+            *options,
             "--tool",
             "top_cities",
             "--args",
@@ -62,17 +62,19 @@ def main() -> None:
         "handwritten": [sys.executable, str(HERE / "handwritten_server.py"), str(REPO / "examples/data/cities.csv")],
         "mcpgen": [mcpgen, "serve", str(HERE / "project/specs")],
     }
-    envs: dict[str, list[str]] = {}
+    options: dict[str, list[str]] = {}
     if opts.baseline:
         serve = ["-m", "mcpgen.cli", "serve", str(HERE / "project/specs")]
         commands = {"baseline": [sys.executable, *serve], "mcpgen": [sys.executable, *serve]}
-        envs = {"baseline": [f"PYTHONPATH={opts.baseline.resolve()}"], "mcpgen": [f"PYTHONPATH={REPO}"]}
+        # `python -m` imports from its working folder first: start each server in its own tree
+        trees = {"baseline": opts.baseline.resolve(), "mcpgen": REPO}
+        options = {label: [f"--env=PYTHONPATH={tree}", f"--cwd={tree}"] for label, tree in trees.items()}
     ref = "baseline" if opts.baseline else "handwritten"
     results: dict[str, list[dict]] = {k: [] for k in commands}
     for round_ in range(opts.rounds):
         order = list(commands) if round_ % 2 == 0 else list(reversed(commands))
         for label in order:
-            r = run_once(label, commands[label], opts.n, {"n": 10}, envs.get(label, []))
+            r = run_once(label, commands[label], opts.n, {"n": 10}, options.get(label, []))
             assert r["seq_errors"] == 0 and r["conc_errors"] == 0 and not r["result"]["isError"], r
             results[label].append(r)
             print(

@@ -19,12 +19,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import re2
-
 from .errors import MCPGenError
-
-_OPTIONS = re2.Options()
-_OPTIONS.log_errors = False  # RE2 would print its own line on stderr for every bad pattern
 
 
 class PatternError(MCPGenError, ValueError):
@@ -34,8 +29,12 @@ class PatternError(MCPGenError, ValueError):
 @lru_cache(maxsize=1024)
 def compile_pattern(pattern: str):
     """The compiled RE2 pattern, or PatternError with RE2's reason."""
+    import re2  # here, not at the top: projects without patterns start without it
+
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print its own line on stderr for every bad pattern
     try:
-        return re2.compile(pattern, options=_OPTIONS)
+        return re2.compile(pattern, options=options)
     except re2.error as exc:
         reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
         raise PatternError(
