@@ -123,7 +123,7 @@ def _make_env(url: bool) -> _Environment:
         undefined=StrictUndefined,
         autoescape=False,
         keep_trailing_newline=False,
-        finalize=(lambda v: quote(str(limits.printable(v)), safe="")) if url else limits.printable,
+        finalize=(lambda v: quote(limits.emit(v), safe="")) if url else limits.emit,
     )
     env.filters.update(thousands=thousands, round=round_, percent=percent, date=date, join_names=join_names)
     env.filters = {**limits.guard_filters(env.filters), **limits.INTERNAL_FILTERS}

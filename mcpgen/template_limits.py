@@ -164,18 +164,29 @@ def concat(values: list) -> str:
 
 _PRINTF_SPEC = re.compile(r"%(?:\([^)]*\))?[#0 +-]*(\d*|\*)(?:\.(\d*|\*))?")
 _FORMAT_SPEC = re.compile(r"\{[^{}]*?:([^{}]*)\}")
+_FORMAT_FIELD = re.compile(r"(?<!\{)\{[^{}]*\}")
 
 
 def check_format(fmt: Any, *args: Any) -> None:
-    """Refuse %-style or {}-style widths and precisions that would build a huge string."""
+    """Refuse %-style or {}-style formats whose widths, or fields times arguments, make a huge string.
+
+    A field may name the same argument again and again (`'{0}{0}{0}'`, `'%(a)s%(a)s'`), so the
+    estimate is every field filled with the largest argument.
+    """
     if not isinstance(fmt, str):
         return
-    numbers = [n for m in _PRINTF_SPEC.findall(fmt) for n in m if n.isdigit()]
+    printf = _PRINTF_SPEC.findall(fmt)
+    numbers = [n for m in printf for n in m if n.isdigit()]
+    fields = _FORMAT_FIELD.findall(fmt)
     numbers += [n for spec in _FORMAT_SPEC.findall(fmt) for n in re.findall(r"\d+", spec)]
     if any(int(n) > MAX_SEQUENCE for n in numbers):
         raise too_big("a format width")
     check_ints(args)
-    if len(fmt) + text_size(args) > MAX_OUTPUT:
+    values = [
+        v for a in args for v in (a.values() if isinstance(a, dict) else a if isinstance(a, (list, tuple)) else [a])
+    ]
+    largest = max((text_size(v) for v in values), default=0)
+    if len(fmt) + (len(printf) + len(fields)) * largest > MAX_OUTPUT:
         raise too_big("format")
 
 
@@ -228,8 +239,8 @@ def check_str_call(text: str, name: str, args: tuple, kwargs: dict) -> tuple:
 
 def guard_filters(filters: dict) -> dict:
     """Every filter, wrapped: the clock first, size checks before the growing ones, `spend` after."""
-    center, indent, fmt, replace, join, wordwrap, sum_ = (
-        filters[n] for n in ("center", "indent", "format", "replace", "join", "wordwrap", "sum")
+    center, indent, fmt, replace, join, wordwrap, sum_, tojson, urlize = (
+        filters[n] for n in ("center", "indent", "format", "replace", "join", "wordwrap", "sum", "tojson", "urlize")
     )
 
     def center_(value, width=80):
@@ -267,7 +278,27 @@ def guard_filters(filters: dict) -> dict:
             raise SecurityError("a template may not sum sequences that large")  # lists: sum concatenates
         return sum_(environment, items, attribute, start)
 
-    for wrapper, original in ((replace_, replace), (join_, join), (wordwrap_, wordwrap), (sum__, sum_)):
+    def tojson_(eval_ctx, value, indent=None):
+        if isinstance(indent, int) and text_size(value) * (indent + 1) > MAX_OUTPUT:
+            raise too_big("tojson")  # each nesting level adds `indent` spaces to every line below it
+        return tojson(eval_ctx, value, indent)
+
+    def urlize_(eval_ctx, value, *args, **kwargs):
+        extra = sum(len(str(v)) for v in (*args[1:], *kwargs.values()) if isinstance(v, str))
+        words = len(str(value).split())  # each may become a link carrying the extra attributes
+        if 3 * len(str(value)) + words * (extra + 40) > MAX_OUTPUT:
+            raise too_big("urlize")
+        return urlize(eval_ctx, value, *args, **kwargs)
+
+    passing = (
+        (replace_, replace),
+        (join_, join),
+        (wordwrap_, wordwrap),
+        (sum__, sum_),
+        (tojson_, tojson),
+        (urlize_, urlize),
+    )
+    for wrapper, original in passing:
         wrapper.jinja_pass_arg = original.jinja_pass_arg  # eval context / environment, as the originals take
     checked = dict(
         filters,
@@ -278,13 +309,45 @@ def guard_filters(filters: dict) -> dict:
         join=join_,
         wordwrap=wordwrap_,
         sum=sum__,
+        tojson=tojson_,
+        urlize=urlize_,
     )
-    counts = ("batch", "center", "indent", "slice", "truncate", "wordwrap", "urlize", "round")
-    return {name: _spending(f, name in counts) for name, f in checked.items()}
+    counts = ("batch", "center", "indent", "slice", "truncate", "wordwrap", "urlize", "round", "tojson", "pprint")
+    return {name: _spending(f, name in counts, name in _TEXT_FILTERS) for name, f in checked.items()}
 
 
-def _spending(filter_, check_counts: bool):
-    """`filter_` with the clock checked before, widths and counts too if asked, and its result spent."""
+# Filters that turn their value into text: a value that would print huge is refused unprinted.
+_TEXT_FILTERS = frozenset(
+    [
+        "capitalize",
+        "center",
+        "e",
+        "escape",
+        "forceescape",
+        "format",
+        "indent",
+        "lower",
+        "pprint",
+        "replace",
+        "safe",
+        "string",
+        "striptags",
+        "title",
+        "tojson",
+        "trim",
+        "truncate",
+        "upper",
+        "urlencode",
+        "urlize",
+        "wordcount",
+        "wordwrap",
+        "xmlattr",
+    ]
+)
+
+
+def _spending(filter_, check_counts: bool, makes_text: bool):
+    """`filter_` with the clock checked before, widths, counts and printing too if asked, and its result spent."""
     pass_arg = getattr(filter_, "jinja_pass_arg", None)
 
     def spending(*args, **kwargs):
@@ -292,6 +355,8 @@ def _spending(filter_, check_counts: bool):
         value = args[1] if pass_arg is not None else args[0] if args else None
         if check_counts:
             check_ints([args[2 if pass_arg is not None else 1 :], kwargs])
+        if makes_text:
+            printable(value)
         return spend(filter_(*args, **kwargs), value)
 
     spending.jinja_pass_arg = pass_arg
@@ -313,10 +378,24 @@ def bounded_lipsum(lipsum):
 # The template's own syntax: loops, `~` and `{% set %}` blocks --------------------------------------
 
 
-def bounded(iterable):
-    """Every `{% for %}` iterates through this, so no loop outlives the render's deadline."""
+def emit(value: Any) -> str:
+    """Every `{{ value }}` is printed through this (the environment's finalize), inside a
+    `{% set %}` block, a macro or a `{% filter %}` block too, where the output cap does not see it."""
+    text = value if type(value) is str else str(printable(value))
+    _limits.left -= len(text)
+    if _limits.left < 0:
+        raise SecurityError(f"a template may not build more than {MAX_BUILT:,} characters and items in all")
+    return text
+
+
+def bounded(iterable, literal: int = 0):
+    """Every `{% for %}` iterates through this, so no loop outlives the render's deadline, and the
+    `literal` characters of template text its body writes each time count against the budget."""
     for item in iterable:
         tick()
+        _limits.left -= literal
+        if _limits.left < 0:
+            raise SecurityError(f"a template may not build more than {MAX_BUILT:,} characters and items in all")
         yield item
 
 
@@ -324,8 +403,9 @@ class _Bounds(NodeTransformer):
     """Routes loops, `~` and captured blocks through the checks above (filters named `_bounded` etc.)."""
 
     def visit_For(self, node: nodes.For) -> nodes.For:
+        literal = nodes.Const(_literal_text(node.body), lineno=node.lineno)
         self.generic_visit(node)
-        node.iter = nodes.Filter(node.iter, "_bounded", [], [], None, None, lineno=node.lineno)
+        node.iter = nodes.Filter(node.iter, "_bounded", [literal], [], None, None, lineno=node.lineno)
         return node
 
     def visit_Concat(self, node: nodes.Concat) -> nodes.Filter:
@@ -338,6 +418,18 @@ class _Bounds(NodeTransformer):
         self.generic_visit(node)
         node.filter = nodes.Filter(node.filter, "_spend", [], [], None, None, lineno=node.lineno)
         return node
+
+
+def _literal_text(body: list[nodes.Node]) -> int:
+    """Characters of template text in a loop body, not counting nested loops (they count their own)."""
+    size, stack = 0, list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, nodes.TemplateData):
+            size += len(node.data)
+        elif not isinstance(node, (nodes.For, nodes.Macro)):
+            stack.extend(node.iter_child_nodes())
+    return size
 
 
 def bound_ast(ast: nodes.Template) -> nodes.Template:

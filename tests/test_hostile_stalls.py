@@ -91,6 +91,20 @@ GROWTH = [
     "{{ ('x' * 20000).translate({120: 'y' * 1000}) | length }}",
     "{{ lipsum(2000, false, 100, 100) | length }}",
     "{{ [[0] * 3000] * 3000 }}",
+    "{% set f = '{0}' * 30000 %}{{ f.format('x' * 100000) | length }}",  # one argument, many fields
+    "{% set f = '%(a)s' * 20000 %}{{ (f % {'a': 'x' * 100000}) | length }}",
+    "{% set f = '%s' * 2 %}{{ f | format('x' * 100000, 'y' * 100000) | length }}",
+    "{% set a = [0] * 100000 %}{% set b = [a, a, a, a, a, a, a, a, a, a] %}{{ [b, b, b, b, b] | string | length }}",
+    "{% set a = [[[[[[[[[[0]]]]]]]]]] %}{{ ([a] * 1000) | tojson(indent=1000) | length }}",
+    "{{ ('http://a.example ' * 5000) | urlize(target='x' * 10000) | length }}",
+]
+
+BUFFERED = [
+    "{% filter upper %}{% for i in range(100000) %}{{ big }}{% endfor %}{% endfilter %}",
+    "{% set s %}{% for i in range(100000) %}{{ big }}{% endfor %}{% endset %}{{ s | length }}",
+    "{% macro m() %}{% for i in range(100000) %}{{ big }}{% endfor %}{% endmacro %}{{ m() | length }}",
+    "{% set s %}{% for i in range(100000) %}" + "x" * 2000 + "{% endfor %}{% endset %}{{ s | length }}",
+    "{% macro m() %}{{ caller() }}{% endmacro %}{% call m() %}{% for i in range(100000) %}{{ big }}{% endfor %}{% endcall %}",
 ]
 
 
@@ -107,6 +121,21 @@ def test_filters_and_operators_cannot_build_huge_values(source):
     assert time.monotonic() - start < 2
     assert peak < 15 * 2**20, f"{peak / 2**20:.0f} MiB allocated before it was refused"
     assert "Traceback" not in str(caught.value) and len(str(caught.value)) < 200
+
+
+@pytest.mark.parametrize("source", BUFFERED, ids=range(len(BUFFERED)))
+def test_output_held_in_a_block_counts_too(source):
+    # a row value of 100,000 characters, written 100,000 times where the output cap does not look
+    tracemalloc.start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(RenderError, match="more than"):
+            Template(source).render({"big": "x" * 100_000})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert time.monotonic() - start < 2
+    assert peak < 15 * 2**20, f"{peak / 2**20:.0f} MiB allocated before it was refused"
 
 
 @pytest.mark.timeout(20)
