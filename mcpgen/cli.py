@@ -216,9 +216,12 @@ def call(tool: str, args: tuple[str, ...], specs_dir: Path, as_json: bool) -> No
     finally:
         project.close()
     if as_json:
-        click.echo(
-            json.dumps(result.model_dump(mode="json", by_alias=True, exclude_none=True), indent=2, ensure_ascii=False)
+        from .terminal import json_text
+
+        dumped = json.dumps(
+            result.model_dump(mode="json", by_alias=True, exclude_none=True), indent=2, ensure_ascii=False
         )
+        click.echo(json_text(dumped))
     else:
         _print_result(result)
     if result.is_error:

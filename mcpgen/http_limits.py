@@ -14,7 +14,8 @@ thousands of times. So:
 - the same warning from uvicorn or asyncio is logged at most once per `LOG_EVERY` seconds,
   then with the count of lines held back.
 
-`GET` on the MCP path answers 405: responses are plain JSON, there is no event stream to open.
+`GET` (and `HEAD`) on the MCP path answer 405: responses are plain JSON, there is no event
+stream to open.
 """
 
 from __future__ import annotations
@@ -169,7 +170,7 @@ class NoEventStream:
         self.path = path
 
     async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] == "http" and scope["method"] == "GET" and scope["path"].rstrip("/") == self.path:
+        if scope["type"] == "http" and scope["method"] in ("GET", "HEAD") and scope["path"].rstrip("/") == self.path:
             body = b'{"error": "this server answers POST with JSON; it opens no event stream"}'
             headers = [
                 (b"allow", b"POST"),

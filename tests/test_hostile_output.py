@@ -143,6 +143,7 @@ HOSTILE_VALUES = [
     "[bold red on white]alarm[/]",
     "\u202egnp.exe",  # right-to-left override
     "line\rcovered",
+    "\x9b2J\x9b0m",  # an 8-bit CSI: clears the screen on terminals that take C1 controls
 ]
 
 
@@ -153,6 +154,7 @@ def _call(runner, specs, *args):
 def _only_our_styles(output: str) -> None:
     """Every escape in the output is a colour code rich wrote (ESC [ ... m), never one from data."""
     assert "\x1b]" not in output and "\x07" not in output and "\r" not in output and "\u202e" not in output
+    assert not re.search("[\x80-\x9f]", output)
     assert not re.sub(r"\x1b\[[0-9;]*m", "", output).count("\x1b"), repr(output)
 
 
@@ -174,7 +176,7 @@ def terminal_project(tmp_path, monkeypatch):
 def _sql(value: str) -> str:
     """A SQL string literal; control characters through chr(), as YAML may not hold them."""
     quoted = "'" + value.replace("'", "''") + "'"
-    return re.sub(r"[\x00-\x1f\u202e]", lambda m: f"' || chr({ord(m[0])}) || '", quoted)
+    return re.sub(r"[\x00-\x1f\x80-\x9f\u202e]", lambda m: f"' || chr({ord(m[0])}) || '", quoted)
 
 
 def test_call_prints_row_values_as_plain_text(terminal_project):
@@ -183,6 +185,14 @@ def test_call_prints_row_values_as_plain_text(terminal_project):
     _only_our_styles(result.output)
     assert result.output.count("[link=https://evil.example]click[/link]") == 2  # prose and table, as written
     assert result.output.count("[bold red on white]alarm[/]") == 2
+
+
+def test_call_json_escapes_what_json_would_carry_raw(terminal_project):
+    result = _call(CliRunner(), terminal_project, "terminal", "--json")
+    assert result.exit_code == 0, result.output
+    _only_our_styles(result.output)
+    rows = json.loads(result.stdout)["structuredContent"]["table"][1:]
+    assert [row[1] for row in rows] == HOSTILE_VALUES  # escaped on screen, the same data once parsed
 
 
 @pytest.mark.parametrize("value", [v for v in HOSTILE_VALUES if "\x1b" in v or v.startswith("[")])
