@@ -46,6 +46,12 @@ def test_backtracking_patterns_answer_at_once(pattern, value):
         ("^\\w+$", "ßø", False),  # ECMA's \w is ASCII too
         ("[0-9]", "Zone 9", True),  # unanchored: found anywhere, as in JSON Schema
         ("^a.c$", "a\nc", False),  # . stops at a line break
+        ("^a.c$", "a\rc", False),  # ... at every ECMA-262 line terminator (RE2's . takes \r)
+        ("^a.c$", "a\u2028c", False),
+        ("^a\\sc$", "a\u00a0c", True),  # ECMA's \s takes Unicode spaces (RE2's does not)
+        ("^a[\\s-]c$", "a\u3000c", True),
+        ("^a\\Sc$", "a\u3000c", False),
+        ("^[^.]+$", "a.b", False),  # a dot in brackets is a dot
     ],
 )
 def test_patterns_have_the_json_schema_meaning(pattern, value, ok):
@@ -58,7 +64,13 @@ def test_patterns_have_the_json_schema_meaning(pattern, value, ok):
     assert args.schema["properties"]["s"]["pattern"] == pattern  # published as written: JSON Schema's meaning
 
 
-@pytest.mark.parametrize("pattern", ["(a)\\1", "(?=a)b", "(?!a)b", "(?<=a)b", "(?<!a)b", "a++", "[z-a]"])
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        *["(a)\\1", "(?=a)b", "(?!a)b", "(?<=a)b", "(?<!a)b", "a++", "[z-a]"],  # backtracking, or broken
+        *["(?i)abc", "(?P<x>a)", "\\Aabc", "abc\\z", "[[:alpha:]]+", "[\\S]"],  # not ECMA-262, which we publish
+    ],
+)
 def test_patterns_that_need_backtracking_or_are_broken_fail_validate(tmp_path, pattern):
     import json
     import textwrap
