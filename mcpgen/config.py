@@ -10,9 +10,9 @@ import os
 import re
 from typing import Annotated, Any
 
-from pydantic import Discriminator, Field, StrictInt, Tag, field_validator
+from pydantic import Discriminator, Field, StrictInt, Tag
 
-from .spec import Strict, parse_duration
+from .spec import Duration, Strict
 
 CONFIG_NAME = "mcpgen.yaml"
 DEFAULT_MAX_ROWS = 1000
@@ -38,60 +38,65 @@ def expand_env(text: str, environ=None) -> str:
 class DuckDBConnection(Strict):
     """An embedded DuckDB: a database file opened read-only, or ":memory:"."""
 
-    duckdb: str = ":memory:"
-    init: list[str] = []
-    threads: StrictInt | None = Field(None, ge=1)
-    max_concurrent: StrictInt = Field(8, ge=1)  # queries at once; more wait up to queue_timeout
-    queue_timeout: float | str = 10.0
-
-    @field_validator("queue_timeout", mode="before")
-    @classmethod
-    def _duration(cls, value):
-        return parse_duration(value)
+    duckdb: str = Field(
+        default=":memory:",
+        description="Path of a DuckDB database file (opened read-only), relative to mcpgen.yaml, or :memory:.",
+    )
+    init: list[str] = Field(
+        default=[], description="Statements run once at start-up, before lock-down (e.g. CREATE VIEW over files)."
+    )
+    threads: StrictInt | None = Field(default=None, ge=1, description="DuckDB worker threads; default: DuckDB's.")
+    max_concurrent: StrictInt = Field(
+        default=8, ge=1, description="Queries at once on this connection; more wait up to queue_timeout."
+    )
+    queue_timeout: Duration = Field(
+        default=10.0, description="How long a call waits for a free slot before a clear error, e.g. 10s."
+    )
 
 
 class URLConnection(Strict):
     """Any database SQLAlchemy reaches, by URL."""
 
-    url: str
-    password: str | None = None
-    pool_size: StrictInt = Field(5, ge=1)
-    max_overflow: StrictInt = Field(5, ge=0)
-    pool_timeout: float | str = 10.0
-    connect_args: dict[str, Any] = {}
-
-    @field_validator("pool_timeout", mode="before")
-    @classmethod
-    def _duration(cls, value):
-        return parse_duration(value)
+    url: str = Field(description="SQLAlchemy URL of the database; ${VAR} and ${VAR:-default} read the environment.")
+    password: str | None = Field(
+        default=None, description="The password, kept out of the URL; ${VAR} reads it from the environment."
+    )
+    pool_size: StrictInt = Field(default=5, ge=1, description="Connections kept open in the pool.")
+    max_overflow: StrictInt = Field(default=5, ge=0, description="Extra connections opened when the pool is busy.")
+    pool_timeout: Duration = Field(default=10.0, description="How long a call waits for a pooled connection, e.g. 10s.")
+    connect_args: dict[str, Any] = Field(default={}, description="Passed to the database driver.")
 
 
 # The model is chosen by key, so that errors name the fields of the right kind.
 Connection = Annotated[
-    Annotated[DuckDBConnection, Tag("duckdb")] | Annotated[URLConnection, Tag("url")],
-    Discriminator(lambda v: "url" if isinstance(v, dict) and "url" in v else "duckdb"),
+    Annotated[DuckDBConnection, Tag("<duckdb>")] | Annotated[URLConnection, Tag("<url>")],
+    Discriminator(lambda v: "<url>" if isinstance(v, dict) and "url" in v else "<duckdb>"),
 ]
 
 
 class Defaults(Strict):
-    max_rows: StrictInt = Field(DEFAULT_MAX_ROWS, ge=1)
-    timeout: float | str = DEFAULT_TIMEOUT
-
-    @field_validator("timeout", mode="before")
-    @classmethod
-    def _duration(cls, value):
-        return parse_duration(value)
+    max_rows: StrictInt = Field(
+        default=DEFAULT_MAX_ROWS, ge=1, description="Cap on rows a tool returns, unless its spec sets max_rows."
+    )
+    timeout: Duration = Field(
+        default=DEFAULT_TIMEOUT, description="Query time limit, unless a spec sets timeout, e.g. 30s."
+    )
 
 
 class HTTPSettings(Strict):
     """`serve --http` settings: token values are read from these environment variables."""
 
-    tokens_env: list[str] = []
-    allowed_hosts: list[str] = []
-    allowed_origins: list[str] = []
+    tokens_env: list[str] = Field(
+        default=[], description="Names of environment variables holding bearer tokens for serve --http."
+    )
+    allowed_hosts: list[str] = Field(default=[], description="Extra Host values accepted over HTTP.")
+    allowed_origins: list[str] = Field(default=[], description="Extra browser Origin values accepted over HTTP.")
 
 
 class ProjectConfig(Strict):
-    connections: dict[str, Connection] = {"default": DuckDBConnection()}
-    defaults: Defaults = Defaults()
-    http: HTTPSettings = HTTPSettings()
+    connections: dict[str, Connection] = Field(
+        default={"default": DuckDBConnection()},
+        description="Named connections: an embedded DuckDB, or any database by SQLAlchemy URL.",
+    )
+    defaults: Defaults = Field(default=Defaults(), description="Defaults for every spec.")
+    http: HTTPSettings = Field(default=HTTPSettings(), description="serve --http settings.")

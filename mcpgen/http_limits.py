@@ -101,7 +101,7 @@ class _LimitedH11Protocol(H11Protocol):
         """Keep one deadline running while a request is being read: headers, then body."""
         if self.transport.is_closing():
             return self._stop()
-        state = self.conn.their_state
+        state: object = self.conn.their_state
         if state is h11.IDLE and self.cycle is not None and not self.cycle.response_complete:
             state = None  # between a request and its response: nothing to read
         if state is h11.IDLE and self.cycle is not None and not arrived:

@@ -18,13 +18,13 @@ from decimal import Decimal
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+import jinja2
 from jinja2 import StrictUndefined, TemplateError, UndefinedError, nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
 from . import template_limits as limits
 from .errors import RenderError
-
-MAX_OUTPUT = limits.MAX_OUTPUT  # characters a template may produce
+from .limits import MAX_OUTPUT
 
 
 def thousands(value: Any, sep: str = ",") -> str:
@@ -145,7 +145,7 @@ class Template:
             self.ast = nodes.Template([nodes.Output([nodes.TemplateData(source)])])
         else:
             self.ast = self.env.parse(source)  # raises TemplateSyntaxError
-        self._compiled = None  # compiled on first render: `validate` never pays for code generation
+        self._compiled: jinja2.Template | None = None  # compiled on first render: `validate` never pays for it
         # A source URL keeps the host its literal text names, whatever the values (checked after rendering).
         self.host = _netloc(re.split(r"\{[{%#]", source, maxsplit=1)[0]) if url else None
         # Plain text needs no rendering: it is its own output.

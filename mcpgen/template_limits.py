@@ -37,12 +37,9 @@ from jinja2 import nodes
 from jinja2.sandbox import SecurityError
 from jinja2.visitor import NodeTransformer
 
+from .limits import MAX_BUILT, MAX_INT_BITS, MAX_OUTPUT, MAX_POWER, MAX_SEQUENCE
+
 RENDER_SECONDS = 1.0
-MAX_OUTPUT = 100_000  # characters in one string, and in a template's whole output
-MAX_SEQUENCE = 100_000  # items in one list or tuple
-MAX_BUILT = 2_000_000  # characters and items built by one render in all
-MAX_POWER = 10_000
-MAX_INT_BITS = 100_000
 
 
 class Overtime(BaseException):
@@ -290,14 +287,14 @@ def guard_filters(filters: dict) -> dict:
             raise too_big("urlize")
         return urlize(eval_ctx, value, *args, **kwargs)
 
-    passing = (
+    passing: list[tuple[Any, Any]] = [
         (replace_, replace),
         (join_, join),
         (wordwrap_, wordwrap),
         (sum__, sum_),
         (tojson_, tojson),
         (urlize_, urlize),
-    )
+    ]
     for wrapper, original in passing:
         wrapper.jinja_pass_arg = original.jinja_pass_arg  # eval context / environment, as the originals take
     checked = dict(
@@ -359,7 +356,7 @@ def _spending(filter_, check_counts: bool, makes_text: bool):
             printable(value)
         return spend(filter_(*args, **kwargs), value)
 
-    spending.jinja_pass_arg = pass_arg
+    spending.jinja_pass_arg = pass_arg  # type: ignore[attr-defined]
     spending.__name__ = getattr(filter_, "__name__", "filter")
     return spending
 
