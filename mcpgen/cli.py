@@ -356,8 +356,10 @@ def test_specs(specs_dir: Path, select: str | None) -> None:
         for problem in exc.problems:
             click.echo(str(problem), err=True)
         raise click.exceptions.Exit(2) from None
+    from .terminal import plain
+
     for result in results:
-        click.echo(result.line())
+        click.echo(plain(result.line()))  # a reason may quote a database error or a value
     click.echo(summary(results))
     if any(not r.passed for r in results):
         raise click.exceptions.Exit(1)

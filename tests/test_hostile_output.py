@@ -205,6 +205,25 @@ def test_call_prints_error_text_as_plain_text(terminal_project, value):
         assert value in result.output  # shown as written, not read as markup
 
 
+def test_spec_test_failures_print_as_plain_text(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    spec = """
+        description: Fails with a value that drives the terminal.
+        parameters:
+          s: {type: string, description: Text}
+        sql: SELECT CAST(:s AS INTEGER) AS n
+        sources: [https://example.org/]
+        content: "{{ rows[0].n }}"
+        tests:
+          - args: {s: "\\e]0;pwned\\a\\e[2J\\e]8;;https://evil.example\\e\\\\x"}
+            expect: {row_count: 1}
+        """
+    specs = write_project(tmp_path, {"cast": spec})
+    result = CliRunner().invoke(main, ["test", str(specs)], env={"FORCE_COLOR": "1"})
+    assert result.exit_code == 1 and "FAIL cast" in result.output, result.output
+    assert "\x1b" not in result.output and "\x07" not in result.output, repr(result.output)
+
+
 # Only visible files in the specs folder are read or run ----------------------------------------
 
 
