@@ -11,7 +11,9 @@ So, for one render:
   *before* it runs if that result would be longer than MAX_OUTPUT characters or MAX_SEQUENCE
   items; any other string or list a filter or call returns is held to the same bounds;
 - what all operations build together is counted against MAX_BUILT, so many small results
-  cannot add up to gigabytes either;
+  cannot add up to gigabytes either, and so is every value printed and every loop's own text,
+  since inside a `{% set %}` block, a macro or a `{% filter %}` block output piles up where
+  the final output cap does not see it;
 - turning a value into text (output, `~`, `join`, `%`) first walks it, and a value that would
   print as more than MAX_OUTPUT characters is refused unprinted (a list repeated inside a list
   is small in memory but huge as text).
@@ -92,7 +94,7 @@ def text_size(value: Any, limit: int = MAX_OUTPUT) -> int:
     """About how many characters `str(value)` has, walking at most `limit` of them (then limit + 1).
 
     >>> len(str([[0] * 10] * 3)), text_size([[0] * 10] * 3), text_size([[0] * 100_000] * 100_000) > MAX_OUTPUT
-    (96, 104, True)
+    (96, 134, True)
     """
     size, stack = 0, [value]
     while stack and size <= limit:
@@ -105,8 +107,10 @@ def text_size(value: Any, limit: int = MAX_OUTPUT) -> int:
         elif isinstance(item, dict):
             size += 2 + 4 * len(item)
             stack.extend(list(item.items())[: limit + 1])
-        elif isinstance(item, (int, float)):
-            size += len(repr(item))  # a template's integers are at most MAX_INT_BITS long
+        elif isinstance(item, int):
+            size += item.bit_length() // 3 + 2  # digits, without printing (Python refuses past 4,300)
+        elif isinstance(item, float):
+            size += len(repr(item))
         else:
             size += 20
     return size if not stack else max(size, limit + 1)
