@@ -177,11 +177,11 @@ class Template:
         """Render within a time and size budget; raise RenderError with one sentence."""
         if self.constant is not None:
             return self.constant
-        template = self._template
-        limits.start(seconds)
         out: list[str] = []
         size = 0
         try:
+            template = self._template  # compiled on first use (an unknown filter is found here)
+            limits.start(seconds)
             for chunk in template.root_render_func(template.new_context(context)):
                 size += len(chunk)
                 if size > limit:
