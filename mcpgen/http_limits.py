@@ -8,8 +8,10 @@ thousands of times. So:
 - every request must arrive whole in time: its headers within `header_timeout` seconds of
   the connection opening (or of its first byte, on a kept-alive connection), its body within
   `body_timeout` seconds of the headers; otherwise the connection is closed;
-- past `max_connections` open connections, a new one gets a short 503 and is closed at once,
-  and `max_connections` stays below the process's file limit (raised to its hard limit) by
+- past `max_connections` open connections, a new one closes the oldest connection whose
+  request is still arriving (so half-sent requests cannot lock clients out), or, when every
+  connection is busy with a whole request, gets a short 503 and is closed at once;
+  `max_connections` stays below the process's file limit (raised to its hard limit) by
   enough for two rounds of accepting (BACKLOG each), so accepting never runs out of descriptors;
 - the same warning from uvicorn or asyncio is logged at most once per `LOG_EVERY` seconds,
   then with the count of lines held back.
@@ -66,23 +68,30 @@ def usable_connections(wanted: int) -> int:
 
 def protocol_class(limits: ConnectionLimits) -> type[H11Protocol]:
     """uvicorn's h11 protocol with `limits` applied; pass it as `uvicorn.Config(http=...)`."""
-    return type("LimitedH11Protocol", (_LimitedH11Protocol,), {"limits": limits})
+    return type("LimitedH11Protocol", (_LimitedH11Protocol,), {"limits": limits, "arriving": {}})
 
 
 class _LimitedH11Protocol(H11Protocol):
     limits: ConnectionLimits
-    refused = 0  # connections turned away over the limit, for the rate-limited log line
+    # Connections whose request is still arriving, oldest first: at the limit, the oldest of
+    # them makes room for a new one, so a flood of half-sent requests cannot lock clients out.
+    arriving: dict[_LimitedH11Protocol, None]
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._deadline: asyncio.TimerHandle | None = None
         self._reading: object = None  # the h11 state the deadline was set for
         if len(self.connections) > self.limits.max_connections:
-            type(self).refused += 1
-            logger.warning("connection refused: more than %d connections open", self.limits.max_connections)
-            transport.write(_BUSY)
-            transport.close()
-            return
+            oldest = next(iter(self.arriving), None)
+            if oldest is None:  # every connection is busy with a whole request: this one waits its turn
+                logger.warning("connection refused: %d connections are busy", self.limits.max_connections)
+                transport.write(_BUSY)
+                transport.close()
+                return
+            logger.warning(
+                "at %d connections: closing the oldest still sending its request", self.limits.max_connections
+            )
+            oldest._too_slow()
         self._watch(arrived=False)
 
     def data_received(self, data: bytes) -> None:
@@ -113,14 +122,16 @@ class _LimitedH11Protocol(H11Protocol):
             seconds = self.limits.header_timeout if state is h11.IDLE else self.limits.body_timeout
             self._deadline = self.loop.call_later(seconds, self._too_slow)
             self._reading = state
+            self.arriving[self] = None
 
     def _stop(self) -> None:
         if self._deadline is not None:
             self._deadline.cancel()
         self._deadline, self._reading = None, None
+        self.arriving.pop(self, None)
 
     def _too_slow(self) -> None:
-        self._deadline = None
+        self._stop()
         if not self.transport.is_closing():
             if self.cycle is None or self.cycle.response_complete:
                 self.transport.write(b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
