@@ -354,3 +354,26 @@ def test_get_on_the_mcp_endpoint_is_405_in_process(method, path):
 
     response = anyio.run(main)
     assert response.status_code == 405 and response.headers["allow"] == "POST"
+
+
+def test_a_flood_of_accept_errors_is_logged_once_per_interval():
+    import logging
+
+    from mcpgen.http_limits import RateLimitedLog
+
+    log = logging.getLogger("asyncio.test-flood")
+    seen: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: seen.append(record.getMessage())  # type: ignore[method-assign]
+    log.addHandler(handler)
+    log.addFilter(RateLimitedLog(every=0.5))
+    log.propagate = False
+    try:
+        for fd in range(10_000):  # what EMFILE made asyncio write, one message per socket
+            log.error("socket.accept() out of system resource\nsocket: <socket fd=%d>\nOSError: [Errno 24]", fd)
+        time.sleep(0.6)
+        log.error("socket.accept() out of system resource\nsocket: <socket fd=1>")
+    finally:
+        log.removeHandler(handler)
+    assert len(seen) == 2
+    assert "9999 more like this" in seen[1]
