@@ -80,7 +80,7 @@ def python_paths(specs_dir: Path) -> list[Path]:
 
 def _visible(folder: Path, suffixes: tuple[str, ...]) -> list[Path]:
     """Files of `folder` (not its subfolders) ending in one of `suffixes`, hidden ones left out, in name order."""
-    return sorted(p for p in folder.iterdir() if p.suffix in suffixes and not p.name.startswith(".") and p.is_file())
+    return sorted(p for p in folder.iterdir() if p.suffix in suffixes and not p.name.startswith("."))
 
 
 def load_project(specs_dir: str | Path, paths: list[Path] | None = None, unique_names: bool = True) -> LoadedProject:
