@@ -101,7 +101,11 @@ def main() -> None:
     "--body-timeout", default=30.0, show_default=True, type=float, help="HTTP: seconds to send a request's body."
 )
 @click.option(
-    "--max-connections", default=1000, show_default=True, type=int, help="HTTP: open connections (503 above it)."
+    "--max-connections",
+    default=1000,
+    show_default=True,
+    type=int,
+    help="HTTP: open connections; past it, the oldest one still sending its request is closed.",
 )
 @click.option("--insecure-no-auth", is_flag=True, help="HTTP: allow a non-loopback bind without a token.")
 def serve(
