@@ -7,20 +7,23 @@ CPU time (thread_time, the best of many repeats) is steadier than wall time on a
 machine, so this prices a change to the call path when the stdio figures of bench_core.py
 are drowned by noise. Each tree runs in its own process, alternately, for a few rounds.
 
-    python bench/bench_call_checks.py --baseline DIR [--rounds 4]
+    python bench/bench_call_checks.py --baseline REV [--rounds 4]
 
-DIR is a source tree of the other version, e.g. `git archive main | tar -x -C DIR`.
+REV is a git revision (exported to a temporary folder, as bench_core.py does).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
 import subprocess
 import sys
 from pathlib import Path
+
+from bench_core import exported
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -54,21 +57,22 @@ print(json.dumps(out))
 def measure(tree: Path) -> dict:
     code = MEASURE.format(spec=str(HERE / "project/specs/top_cities.yaml"))
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    run = [sys.executable, "-c", code]  # run from the tree itself: `-c` puts the working folder first
-    out = subprocess.run(run, env=env, cwd=tree, capture_output=True, text=True, check=True)
+    run = [sys.executable, "-P", "-c", code]  # -P: `-c` would import from the working folder first
+    out = subprocess.run(run, env=env, capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--baseline", type=Path, required=True)
+    ap.add_argument("--baseline", metavar="REV", required=True, help="the git revision to compare with")
     ap.add_argument("--rounds", type=int, default=4)
     opts = ap.parse_args()
-    trees = {"baseline": opts.baseline.resolve(), "this tree": REPO}
-    runs: dict[str, list[dict]] = {k: [] for k in trees}
-    for round_ in range(opts.rounds):
-        for label in trees if round_ % 2 == 0 else reversed(trees):
-            runs[label].append(measure(trees[label]))
+    runs: dict[str, list[dict]] = {"baseline": [], "this tree": []}
+    with contextlib.ExitStack() as stack:
+        trees = {"baseline": stack.enter_context(exported(opts.baseline)), "this tree": REPO}
+        for round_ in range(opts.rounds):
+            for label in trees if round_ % 2 == 0 else reversed(trees):
+                runs[label].append(measure(trees[label]))
     print(f"{'us per call (CPU)':18s} {'arguments':>10s} {'prose':>8s} {'source':>8s} {'total':>8s}")
     totals = {}
     for label, results in runs.items():
