@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, StrictInt, Tag, field_validator
+from pydantic import Discriminator, Field, StrictBool, StrictInt, Tag, field_validator, model_validator
 
 from .spec import Strict, parse_duration
 
@@ -59,6 +59,16 @@ class URLConnection(Strict):
     max_overflow: StrictInt = Field(5, ge=0)
     pool_timeout: float | str = 10.0
     connect_args: dict[str, Any] = {}
+    # PostgreSQL row-level security: setting name -> claim, set per call with set_config(..., true)
+    claim_settings: dict[str, str] = {}
+
+    @field_validator("claim_settings")
+    @classmethod
+    def _setting_names(cls, value):
+        for name in value:
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*", name):
+                raise ValueError(f"claim setting {name!r} must be a custom setting name with a prefix, e.g. app.email")
+        return value
 
     @field_validator("pool_timeout", mode="before")
     @classmethod
@@ -91,7 +101,61 @@ class HTTPSettings(Strict):
     allowed_origins: list[str] = []
 
 
+class AuthConfig(Strict):
+    """`serve --http` as an OAuth 2.1 resource server: JWT access tokens from `issuer` (see docs/auth.md)."""
+
+    issuer: str = Field(pattern=r"^https?://")
+    audience: str = Field(pattern=r"^https?://")  # this server's resource URL, e.g. https://mcp.example.com/mcp
+    jwks_url: str | None = Field(None, pattern=r"^https?://")
+    jwks_file: str | None = None
+    scopes: list[str] = []  # every request needs all of these (403 insufficient_scope otherwise)
+    algorithms: list[Literal["RS256", "ES256", "EdDSA"]] = Field(["RS256", "ES256", "EdDSA"], min_length=1)
+    leeway: StrictInt | float = Field(30, ge=0, le=300)  # seconds of clock skew allowed on exp and nbf
+    jwks_max_age: float | str = 300.0  # fetch the JWKS again after this long
+    jwks_min_refresh: float | str = 10.0  # tokens with unknown key ids fetch it at most this often
+
+    @field_validator("jwks_max_age", "jwks_min_refresh", mode="before")
+    @classmethod
+    def _duration(cls, value):
+        return parse_duration(value)
+
+    @model_validator(mode="after")
+    def _one_key_source(self):
+        if (self.jwks_url is None) == (self.jwks_file is None):
+            raise ValueError("give exactly one of jwks_url and jwks_file")
+        return self
+
+
+class AuditConfig(Strict):
+    """One JSON line per tool call: on stderr, or in a file rotated at `max_bytes`."""
+
+    sink: Literal["stderr", "file"] = "stderr"
+    path: str | None = None
+    max_bytes: StrictInt = Field(10 * 1024 * 1024, ge=1024)
+    backups: StrictInt = Field(5, ge=0)
+    hash_key_env: str | None = None  # sensitive arguments: HMAC-SHA256 with this key, else SHA-256
+
+    @model_validator(mode="after")
+    def _file_has_path(self):
+        if (self.sink == "file") != (self.path is not None):
+            raise ValueError("sink: file takes a path (and only it does)")
+        return self
+
+
+class TelemetryConfig(Strict):
+    """OpenTelemetry traces and metrics (pip install 'mcpgen[otel]'), exported over OTLP/HTTP."""
+
+    otlp_endpoint: str | None = Field(None, pattern=r"^https?://")  # else OTEL_EXPORTER_OTLP_ENDPOINT
+    service_name: str = "mcpgen"
+    enabled: StrictBool = True
+
+
 class ProjectConfig(Strict):
     connections: dict[str, Connection] = {"default": DuckDBConnection()}
     defaults: Defaults = Defaults()
     http: HTTPSettings = HTTPSettings()
+    auth: AuthConfig | None = None
+    stdio_claims: dict[str, Any] = {}  # the one local user's claims, for from_claim parameters over stdio
+    toolsets: dict[str, list[str]] = {}  # name -> tags; `serve --toolset NAME` serves tools with any of them
+    audit: AuditConfig | None = None
+    telemetry: TelemetryConfig | None = None

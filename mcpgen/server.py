@@ -21,8 +21,8 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolRequestParams, CallToolResult, ListToolsResult
 
-from . import __version__
-from .tools import Registry
+from . import __version__, identity
+from .tools import Registry, Tool
 
 logger = logging.getLogger("mcpgen")
 
@@ -35,8 +35,15 @@ WORKER_THREADS = 100
 class ToolServer:
     """Serves whatever `self.registry` holds; swapping it changes the tool set (reload)."""
 
-    def __init__(self, registry: Registry, name: str = "mcpgen", instructions: str | None = None):
+    def __init__(
+        self,
+        registry: Registry,
+        name: str = "mcpgen",
+        instructions: str | None = None,
+        tags: frozenset[str] | None = None,
+    ):
         self.registry = registry
+        self.tags = tags  # serve only tools with one of these tags (None: all)
         # tools/list_changed: 2026-07-28 clients get it on a subscriptions/listen stream (the bus);
         # handshake-era sessions get a plain notification (the sessions seen so far).
         self.bus = InMemorySubscriptionBus()
@@ -63,18 +70,32 @@ class ToolServer:
         registry, listing = self._listing
         if registry is not self.registry or listing is None:  # built once per tool set
             registry = self.registry
-            listing = ListToolsResult(tools=[tool.to_mcp() for tool in registry])
+            listing = ListToolsResult(tools=[tool.to_mcp() for tool in registry if self._served(tool)])
             self._listing = (registry, listing)
-        return listing
+        if not any(tool.scopes for tool in registry):
+            return listing
+        caller = identity.current()
+        allowed = {tool.name for tool in registry if caller.may_use(tool.scopes)}
+        return ListToolsResult(tools=[t for t in listing.tools if t.name in allowed])
+
+    def _served(self, tool: Tool) -> bool:
+        return self.tags is None or not self.tags.isdisjoint(tool.tags)
+
+    def _visible(self, registry: Registry, name: str) -> bool:
+        """Whether this caller may see the tool: served here and allowed by its scopes."""
+        if name not in registry:
+            return False
+        tool = registry.get(name)
+        return self._served(tool) and identity.current().may_use(tool.scopes)
 
     def _input_schema(self, name: str):
         registry = self.registry
-        return registry.get(name).input_schema if name in registry else None
+        return registry.get(name).input_schema if self._visible(registry, name) else None
 
     async def _call_tool(self, ctx, params: CallToolRequestParams) -> CallToolResult:
         self._remember(ctx)
         registry = self.registry  # one registry per call, even if a reload swaps it meanwhile
-        if params.name not in registry:
+        if not self._visible(registry, params.name):  # a hidden tool is answered like an unknown one
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         return await registry.call(params.name, params.arguments)
 

@@ -102,10 +102,14 @@ class Parameter(Constraints):
     min_items: StrictInt | None = Field(None, ge=0)
     max_items: StrictInt | None = Field(None, ge=1)
     examples: list[Any] | None = None
+    from_claim: str | None = Field(None, min_length=1)  # the value comes from the caller's verified claims
+    sensitive: StrictBool = False  # hashed in the audit log
 
     @model_validator(mode="after")
     def _fits_type(self):
         self._check_constraints(self.type)
+        if self.from_claim is not None and ("default" in self.model_fields_set or self.required is not None):
+            raise ValueError("a from_claim parameter takes no default and no required: the claim must be there")
         if self.type == "array" and self.items is None:
             raise ValueError("an array parameter needs items: {type: ...}")
         if self.type != "array" and (self.items or self.min_items is not None or self.max_items is not None):
@@ -168,6 +172,20 @@ class SpecTest(Strict):
     expect: Expect
 
 
+class ScopeRule(Strict):
+    """Which OAuth scopes a caller needs to see and call a tool: all of `all`, and one of `any`."""
+
+    all: list[str] = []
+    any: list[str] = []
+
+    def allows(self, granted: set[str] | frozenset[str]) -> bool:
+        """
+        >>> ScopeRule(any=["a", "b"]).allows({"b"}), ScopeRule(all=["a", "b"]).allows({"b"})
+        (True, False)
+        """
+        return all(s in granted for s in self.all) and (not self.any or any(s in granted for s in self.any))
+
+
 class Annotations(Strict):
     readOnlyHint: StrictBool = True
     idempotentHint: StrictBool = True
@@ -193,6 +211,8 @@ class Spec(Strict):
     timeout: float | str | None = None
     tests: list[SpecTest] = []
     annotations: Annotations = Annotations()
+    scopes: list[str] | ScopeRule | None = None  # a plain list: all of them
+    tags: list[str] = []
 
     @field_validator("parameters")
     @classmethod
@@ -214,6 +234,10 @@ class Spec(Strict):
         if (self.sql is None) == (self.sql_file is None):
             raise ValueError("give exactly one of sql and sql_file")
         return self
+
+    @property
+    def scope_rule(self) -> ScopeRule | None:
+        return ScopeRule(all=self.scopes) if isinstance(self.scopes, list) else self.scopes
 
     @property
     def charts(self) -> list[Chart]:

@@ -43,6 +43,7 @@ from sqlglot.tokens import TokenType
 from .config import URLConnection, expand_env
 from .engines import Engine, Prepared, QueryResult
 from .errors import QueryError, QueryTimeout, UnsafeSQL
+from .identity import claim_settings
 from .params import param_types
 from .sql import DIALECTS, _tokens, check_read_only, find_placeholders
 
@@ -165,6 +166,9 @@ class SQLAlchemyEngine(Engine):
             event.listen(self._engine, "connect", _mysql_read_only)
         self._clauses: dict[tuple, Any] = {}
         self._lock = threading.Lock()
+        self.claim_settings = dict(connection.claim_settings)
+        if self.claim_settings and self.backend != "postgresql":
+            raise QueryError(f"connection '{name}': claim_settings needs PostgreSQL (row-level security)")
 
     # -- preparing ---------------------------------------------------------------------------
 
@@ -200,10 +204,15 @@ class SQLAlchemyEngine(Engine):
         for name in statement.lists:
             if values[name] is None:
                 values[name] = []  # a NULL list matches nothing, as on DuckDB
+        settings = claim_settings(self.claim_settings) if self.claim_settings else []  # before any connection
         conn = self._connect()
         deadline = time.monotonic() + timeout
         try:
             with conn:
+                if settings:
+                    return _with_claim_settings(
+                        conn, settings, lambda: self._run(conn, statement, values, max_rows, timeout)
+                    )
                 return self._run(conn, statement, values, max_rows, timeout)
         except sa_exc.DBAPIError as exc:
             raise self._error(exc, timeout, deadline) from None
@@ -563,6 +572,20 @@ def _sqlite_query_only(dbapi_connection, _record):
 def _pg_read_only(dbapi_connection, _record):
     """Make every transaction of this session read-only, before anything else runs on it."""
     _session_statement(dbapi_connection, "SET SESSION default_transaction_read_only = on")
+
+
+def _with_claim_settings(conn, settings: list[tuple[str, str]], run):
+    """Row-level security hook: `run()` inside one read-only transaction whose first statement sets
+    the caller's claims as transaction-local settings (`set_config(name, value, true)`), so they
+    end with it: the ROLLBACK (also after a failure, when the pool resets the connection)."""
+    conn.exec_driver_sql("BEGIN READ ONLY")
+    try:
+        for name, value in settings:
+            conn.execute(sa.text("SELECT set_config(:name, :value, true)"), {"name": name, "value": value})
+        return run()
+    finally:
+        if conn.connection.dbapi_connection.info.transaction_status in (2, 3):  # in a transaction, or a failed one
+            conn.exec_driver_sql("ROLLBACK")
 
 
 def _mysql_read_only(dbapi_connection, _record):

@@ -26,9 +26,10 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from mcp.types import Tool as MCPTool
 from pydantic import ConfigDict, ValidationError, create_model
 
-from . import logs
+from . import audit, logs, telemetry
 from .errors import ArgumentError
 from .results import OUTPUT_SCHEMA, DataToolOutput, DataToolPayload
+from .spec import ScopeRule
 
 logger = logging.getLogger("mcpgen")
 
@@ -56,6 +57,9 @@ class Tool:
     annotations: ToolAnnotations | None = None
     source: str | None = None  # the file that defined it
     is_async: bool = field(default=False)
+    scopes: ScopeRule | None = None  # who may see and call it (see mcpgen.identity)
+    tags: frozenset[str] = frozenset()  # for `serve --tags` / toolsets
+    sensitive: frozenset[str] = frozenset()  # arguments the audit log records only as hashes
 
     def to_mcp(self) -> MCPTool:
         return MCPTool(
@@ -129,7 +133,7 @@ class Registry:
         """Run a tool. Every failure comes back as an `isError` result with one sentence.
 
         Each call is logged as one line on stderr (see mcpgen.logs)."""
-        with logs.call_stats() as stats:
+        with logs.call_stats() as stats, telemetry.span(name) as span:
             self.active += 1
             try:
                 result = await self._call(name, arguments)
@@ -141,6 +145,10 @@ class Registry:
                 table = result.structured_content.get("table")
                 stats.rows = len(table) - 1 if isinstance(table, list) and table else None
             logs.log_call(name, stats)
+            if audit.enabled():
+                tool = self._tools.get(name)
+                audit.record(name, arguments, stats, tool.sensitive if tool else frozenset())
+            telemetry.record(span, name, stats)
         return result
 
     async def _call(self, name: str, arguments: dict[str, Any] | None) -> CallToolResult:
