@@ -11,8 +11,8 @@ import httpx2
 import jwt
 import pytest
 import services
-from sqlalchemy.engine import make_url
 from oidc import Provider, require, rsa_jwk
+from sqlalchemy.engine import make_url
 from test_http import JSON_HEADERS, client, free_port, start, stop, wait_healthy
 
 pytestmark = pytest.mark.slow
