@@ -93,6 +93,7 @@ def digest(value: Any, key: bytes | None) -> str:
 def record(tool: str, arguments: Any, stats: CallStats, sensitive: frozenset[str]) -> None:
     """Write the line for one finished call."""
     caller = current()
+    shown: dict[str, Any] | str | None
     if isinstance(arguments, dict):
         shown = {
             k: digest(v, _key) if k in sensitive or _SECRET_NAME.search(str(k)) else v for k, v in arguments.items()

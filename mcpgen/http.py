@@ -178,8 +178,8 @@ def build_app(tool_server, options: HTTPOptions):
     if options.auth is not None:
         verifier = oauth_verifier(options.auth, options.root, verifier)
         auth = AuthSettings(
-            issuer_url=options.auth.issuer,
-            resource_server_url=options.auth.audience,
+            issuer_url=AnyHttpUrl(options.auth.issuer),
+            resource_server_url=AnyHttpUrl(options.auth.audience),
             required_scopes=options.auth.scopes or None,
             validate_token_resource=False,  # the verifier checks `aud` itself
         )

@@ -134,12 +134,13 @@ class Arguments:
     def _claimed(self) -> dict[str, Any]:
         caller, values = current(), {}
         for name, param in self.bound.items():
-            value = caller.claim(param.from_claim)
+            claim = str(param.from_claim)
+            value = caller.claim(claim)
             try:
                 _check(name, parameter_schema(param), value)
             except ArgumentError:
                 raise ArgumentError(
-                    f"The caller's '{param.from_claim}' claim is not a valid {param.type} for parameter '{name}'."
+                    f"The caller's '{claim}' claim is not a valid {param.type} for parameter '{name}'."
                 ) from None
             values[name] = _convert(name, param.type, value, param)
         return values

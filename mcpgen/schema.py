@@ -43,6 +43,8 @@ SPEC_FIELDS = {
     "timeout": "Query time limit, e.g. 5s or 500ms; default from mcpgen.yaml, else 30s.",
     "tests": "Examples that `mcpgen test` runs against the real connection.",
     "annotations": "MCP tool annotations.",
+    "scopes": "OAuth scopes a caller needs to see and call the tool: a list (all of them) or {any: [...], all: [...]}.",
+    "tags": "Tags for `serve --tags` and mcpgen.yaml's toolsets.",
 }
 PARAMETER_FIELDS = {
     "type": "string, integer, number, boolean, date, datetime or array.",
@@ -50,6 +52,8 @@ PARAMETER_FIELDS = {
     "default": "A default makes the parameter optional.",
     "required": "Default: true unless a default is given; false with no default binds NULL.",
     "items": "For arrays: {type: ...} of the items.",
+    "from_claim": "Take the value from this claim of the caller's verified token (not an argument).",
+    "sensitive": "Write only a hash of this argument to the audit log.",
 }
 CHART_FIELDS = {
     "type": "bar, line, area, pie, doughnut, scatter, horizontal_bar or stacked_bar.",

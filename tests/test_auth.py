@@ -22,7 +22,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from oidc import ec_jwk, ed_jwk, public, rsa_jwk
 
-from mcpgen import audit, identity, telemetry
+from mcpgen import audit, telemetry
 from mcpgen.auth import JWTVerifier, KeySet
 from mcpgen.config import AuditConfig, TelemetryConfig
 from mcpgen.errors import ArgumentError
@@ -324,7 +324,7 @@ def test_telemetry_spans_and_metrics(project):
     tracer_provider = TracerProvider()
     tracer_provider.add_span_processor(SimpleSpanProcessor(spans))
     telemetry.setup(TelemetryConfig(), tracer_provider, MeterProvider(metric_readers=[reader]))
-    identity.use_local({"email": "alice@example.com"})
+    token = as_token([], {"email": "alice@example.com"})
     try:
         anyio.run(project.registry.call, "my_orders", {})
         anyio.run(project.registry.call, "my_orders", {"min_amount": "x"})
@@ -336,7 +336,7 @@ def test_telemetry_spans_and_metrics(project):
         }
     finally:
         telemetry.setup(None)
-        identity.use_local({})
+        auth_context_var.reset(token)
     finished = spans.get_finished_spans()
     assert [s.name for s in finished] == ["tools/call my_orders"] * 2
     assert finished[0].attributes["mcpgen.rows"] == 2
