@@ -1,6 +1,7 @@
 """A real OpenID provider for the tests: `oidc-provider` from the npm registry, run on loopback.
 
-`.ci/run` installs the pinned package into tests/.artifacts/oidc (ignored, never committed);
+`.ci/run` installs it from tests/oidc-provider/package-lock.json (pinned, with checksums) into
+tests/.artifacts/oidc (ignored, never committed);
 without it (or without node) the tests that need it skip, or fail under MCPGEN_REQUIRE_SERVICES=1.
 
     provider = Provider(keys=[rsa_jwk("k1")]).start()
@@ -27,7 +28,7 @@ from jwt.algorithms import ECAlgorithm, OKPAlgorithm, RSAAlgorithm
 from services import services_required
 
 MODULES = Path(__file__).resolve().parent / ".artifacts" / "oidc" / "node_modules"
-SCRIPT = Path(__file__).resolve().parent / "oidc_provider.mjs"
+SCRIPT = Path(__file__).resolve().parent / "oidc-provider" / "provider.mjs"
 REDIRECT = "http://127.0.0.1/callback"
 USERS = {"alice": {"email": "alice@example.com"}, "bob": {"email": "bob@example.com"}}
 CLIENTS = [

@@ -1,6 +1,6 @@
 // A real OpenID provider for the auth tests: the `oidc-provider` package on loopback.
 //
-//   node tests/oidc_provider.mjs CONFIG.json
+//   node tests/oidc-provider/provider.mjs CONFIG.json
 //
 // CONFIG.json: {"modules": node_modules folder holding oidc-provider, "port": 1-65535, "keys": [private JWKs], "users": {"alice": {...claims}},
 //               "clients": [{client_id, client_secret, grant_types, redirect_uris?, ttl?}]}
