@@ -142,10 +142,11 @@ def check_options(options: HTTPOptions) -> None:
 
 
 class StaticTokenVerifier:
-    """Accepts exactly the configured tokens, compared in constant time."""
+    """Accepts exactly the configured tokens, compared in constant time; they carry `scopes`."""
 
-    def __init__(self, tokens: list[str]):
+    def __init__(self, tokens: list[str], scopes: list[str] | None = None):
         self._tokens = [t.encode() for t in tokens]
+        self._scopes = list(scopes or [])
 
     async def verify_token(self, token: str) -> AccessToken | None:
         given = token.encode()
@@ -155,7 +156,7 @@ class StaticTokenVerifier:
                 match = index
         if match is None:
             return None
-        return AccessToken(token="", client_id=f"token-{match + 1}", scopes=[])
+        return AccessToken(token="", client_id=f"token-{match + 1}", scopes=self._scopes)
 
 
 def build_app(tool_server, options: HTTPOptions):
@@ -173,7 +174,8 @@ def build_app(tool_server, options: HTTPOptions):
     routes = [Route("/healthz", healthz, methods=["GET", "HEAD"])]
     auth = verifier = None
     if options.tokens:
-        verifier = StaticTokenVerifier(options.tokens)
+        # Next to OAuth, a shared token passes the server-wide scopes, and no tool's own.
+        verifier = StaticTokenVerifier(options.tokens, options.auth.scopes if options.auth else None)
         auth = AuthSettings(issuer_url="http://localhost", resource_server_url=None)
     if options.auth is not None:
         verifier = oauth_verifier(options.auth, options.root, verifier)

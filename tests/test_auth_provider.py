@@ -17,6 +17,7 @@ from test_http import JSON_HEADERS, client, free_port, start, stop, wait_healthy
 
 pytestmark = pytest.mark.slow
 
+STATIC = "static-token-" + "t" * 24
 LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
 ORDERS = [("alice@example.com", 1, 10.0), ("alice@example.com", 2, 20.0), ("bob@example.com", 3, 5.0)]
 
@@ -58,6 +59,8 @@ auth:
   scopes: [mcp:read]
   leeway: 0
   jwks_min_refresh: 1s
+http:
+  tokens_env: [MCPGEN_TEST_TOKEN]
 """
     )
     spec = "sources: ['https://example.org/orders']\ncontent: '{{ row_count }} orders'\n"
@@ -85,7 +88,9 @@ def setup(tmp_path_factory, rls_table):
     project_files(root, provider, audience, *rls_table)
     log = root / "stderr.log"
     with open(log, "w") as err:
-        proc = start([str(root / "specs"), "--http", "--port", str(port)], stderr=err)
+        proc = start(
+            [str(root / "specs"), "--http", "--port", str(port)], env={"MCPGEN_TEST_TOKEN": STATIC}, stderr=err
+        )
         try:
             wait_healthy(proc, port)
             yield {"provider": provider, "url": audience, "port": port, "log": log, "table": rls_table}
@@ -145,6 +150,12 @@ def test_client_credentials_token_sees_the_tools_its_scopes_allow(setup):
     assert (
         result.content[0].text == "This tool needs the caller's 'email' claim, and the access token does not carry it."
     )
+
+
+def test_a_shared_token_still_works_beside_oauth(setup):
+    names, result = use(setup["url"], STATIC, "revenue")
+    assert names == ["my_orders", "pg_orders"]  # the server-wide scopes, no tool's own
+    assert "Unknown tool" in result
 
 
 def test_token_without_the_required_scope_is_403(setup):

@@ -118,3 +118,21 @@ def test_the_readme_client_example_talks_to_the_shipped_specs(tmp_path):
     out = subprocess.run([sys.executable, str(script)], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert "Shanghai" in out.stdout and "[['City', 'Country', 'Population', 'Time zone']" in out.stdout
+
+
+def test_the_auth_guides_files_are_accepted():
+    """Each mcpgen.yaml and spec block in docs/auth.md passes the models (blocks say which file they are)."""
+    from mcpgen.spec import Spec
+
+    checked = 0
+    for block in blocks("docs/auth.md", "yaml"):
+        first = block.splitlines()[0]
+        data = yaml.safe_load(block)
+        if first == "# mcpgen.yaml":
+            ProjectConfig.model_validate(data)
+        elif first.startswith("# specs/"):
+            Spec.model_validate(data)
+        else:
+            raise AssertionError(f"a yaml block in docs/auth.md does not name its file: {first}")
+        checked += 1
+    assert checked >= 6
