@@ -163,7 +163,7 @@ class JWTVerifier(TokenVerifier):
             token="",  # the token itself is never kept
             client_id=str(client_id),
             scopes=scopes_of(claims),
-            expires_at=int(claims["exp"]),
+            expires_at=int(claims["exp"] + self.leeway),  # the SDK refuses tokens past this moment
             resource=self.audience,
             subject=str(claims["sub"]) if "sub" in claims else None,
             claims=claims,

@@ -128,7 +128,7 @@ def serve(
     gc.freeze()
     gc.enable()
     server = ToolServer(project.registry, tags=_served_tags(project.loaded.config, tags, toolset))
-    _start_records(project, local=options is None)
+    _start_records(project)
     reloader = None
     if reload_:
         from .reload import Reloader
@@ -144,8 +144,11 @@ def serve(
                 click.echo(f"mcpgen: error: {exc}", err=True)
                 raise click.exceptions.Exit(2) from None
         else:
+            from .identity import local_user
+
             click.echo(f"mcpgen: serving {len(project.registry)} tools from {specs_dir} over stdio", err=True)
-            anyio.run(server.run_stdio, reloader)
+            with local_user(project.loaded.config.stdio_claims):  # the one local user
+                anyio.run(server.run_stdio, reloader)
     except KeyboardInterrupt:
         pass
     finally:
@@ -169,14 +172,12 @@ def _split(text: str | None) -> list[str]:
     return [t.strip() for t in (text or "").split(",") if t.strip()]
 
 
-def _start_records(project, local: bool) -> None:
-    """Audit log and telemetry per mcpgen.yaml; over stdio, the local user's claims. Exit 2 on bad settings."""
-    from . import audit, identity, telemetry
+def _start_records(project) -> None:
+    """Audit log and telemetry per mcpgen.yaml; exit 2 on bad settings."""
+    from . import audit, telemetry
     from .errors import MCPGenError
 
     config = project.loaded.config
-    if local:
-        identity.use_local(config.stdio_claims)
     try:
         audit.setup(config.audit)
         telemetry.setup(config.telemetry)
@@ -234,10 +235,10 @@ def call(tool: str, args: tuple[str, ...], specs_dir: Path, as_json: bool) -> No
                 f"no tool named '{tool}' in {specs_dir} (tools: {', '.join(project.registry.names())})"
             )
         arguments = _parse_args(args, project.registry.get(tool).input_schema)
-        from .identity import use_local
+        from .identity import local_user
 
-        use_local(project.loaded.config.stdio_claims)  # the one local user, as over stdio
-        result = project.registry.call_sync(tool, arguments)
+        with local_user(project.loaded.config.stdio_claims):  # the one local user, as over stdio
+            result = project.registry.call_sync(tool, arguments)
     finally:
         project.close()
     if as_json:

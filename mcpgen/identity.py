@@ -16,6 +16,7 @@ mcpgen.identity.MissingClaim: This tool needs the caller's 'team' claim, and the
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import json
 from collections.abc import Mapping
@@ -61,9 +62,15 @@ ANONYMOUS = Caller()
 _local: contextvars.ContextVar[Caller | None] = contextvars.ContextVar("mcpgen_local_caller", default=None)
 
 
-def use_local(claims: Mapping[str, Any]) -> None:
-    """Make this context's caller the local user (stdio, `mcpgen call`) with `claims`."""
-    _local.set(Caller(subject=str(claims.get("sub", "local")), client_id="local", claims=dict(claims), local=True))
+@contextlib.contextmanager
+def local_user(claims: Mapping[str, Any]):
+    """Within the block, the caller is the local user (stdio, `mcpgen call`, `mcpgen test`) with `claims`."""
+    caller = Caller(subject=str(claims.get("sub", "local")), client_id="local", claims=dict(claims), local=True)
+    token = _local.set(caller)
+    try:
+        yield caller
+    finally:
+        _local.reset(token)
 
 
 def current() -> Caller:

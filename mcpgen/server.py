@@ -21,7 +21,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolRequestParams, CallToolResult, ListToolsResult
 
-from . import __version__, identity
+from . import __version__, audit, identity, logs
 from .tools import Registry, Tool
 
 logger = logging.getLogger("mcpgen")
@@ -96,6 +96,9 @@ class ToolServer:
         self._remember(ctx)
         registry = self.registry  # one registry per call, even if a reload swaps it meanwhile
         if not self._visible(registry, params.name):  # a hidden tool is answered like an unknown one
+            if audit.enabled():  # a refused attempt is recorded too, every argument hashed
+                arguments = params.arguments or {}
+                audit.record(params.name, arguments, logs.CallStats(error="UnknownTool"), frozenset(arguments))
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         return await registry.call(params.name, params.arguments)
 

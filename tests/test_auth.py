@@ -24,8 +24,9 @@ from oidc import ec_jwk, ed_jwk, public, rsa_jwk
 
 from mcpgen import audit, telemetry
 from mcpgen.auth import JWTVerifier, KeySet
-from mcpgen.config import AuditConfig, TelemetryConfig
+from mcpgen.config import AuditConfig, AuthConfig, TelemetryConfig
 from mcpgen.errors import ArgumentError
+from mcpgen.http import HTTPOptions, HTTPSetupError, check_options
 from mcpgen.params import Arguments
 from mcpgen.project import open_project
 from mcpgen.server import ToolServer
@@ -126,7 +127,23 @@ def test_bad_claims_are_refused(verifier, claims):
 
 
 def test_leeway_accepts_small_clock_skew(verifier):
-    assert verify(verifier, sign(good_claims(exp=int(time.time()) - 5), KEYS[0])) is not None
+    found = verify(verifier, sign(good_claims(exp=int(time.time()) - 5), KEYS[0]))
+    assert found is not None
+    assert found.expires_at >= time.time()  # else the SDK's bearer middleware would refuse it after all
+
+
+def test_a_non_loopback_bind_with_oauth_needs_no_shared_token():
+    config = AuthConfig(issuer=ISSUER, audience=AUDIENCE, jwks_url="https://id.example.com/jwks")
+    check_options(HTTPOptions(host="0.0.0.0", auth=config))
+    with pytest.raises(HTTPSetupError, match="without a bearer token"):
+        check_options(HTTPOptions(host="0.0.0.0"))
+
+
+def test_auth_config_takes_exactly_one_key_source():
+    with pytest.raises(ValueError, match="exactly one of jwks_url and jwks_file"):
+        AuthConfig(issuer=ISSUER, audience=AUDIENCE)
+    with pytest.raises(ValueError, match="algorithms"):
+        AuthConfig(issuer=ISSUER, audience=AUDIENCE, jwks_file="k.json", algorithms=["HS256"])
 
 
 def test_alg_none_and_hmac_with_the_public_key_are_refused(verifier):
@@ -353,8 +370,8 @@ def test_nothing_of_opentelemetry_sdk_is_imported_when_off(tmp_path):
         (tmp_path / name).write_text(text)
     code = (
         "import sys; from mcpgen.project import open_project; from mcpgen import identity;"
-        f"p = open_project({str(tmp_path / 'specs')!r}); identity.use_local({{'email': 'bob@example.com'}});"
-        "p.registry.call_sync('my_orders', {}); p.close();"
+        f"p = open_project({str(tmp_path / 'specs')!r}); u = identity.local_user({{'email': 'bob@example.com'}});"
+        "u.__enter__(); p.registry.call_sync('my_orders', {}); p.close();"
         "print(sorted(m for m in sys.modules if m.startswith('opentelemetry.sdk') or m.startswith('opentelemetry.exporter')))"
     )
     out = subprocess.run(

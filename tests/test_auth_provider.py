@@ -61,6 +61,9 @@ auth:
   jwks_min_refresh: 1s
 http:
   tokens_env: [MCPGEN_TEST_TOKEN]
+audit:
+  sink: file
+  path: {root / "audit.jsonl"}
 """
     )
     spec = "sources: ['https://example.org/orders']\ncontent: '{{ row_count }} orders'\n"
@@ -93,7 +96,14 @@ def setup(tmp_path_factory, rls_table):
         )
         try:
             wait_healthy(proc, port)
-            yield {"provider": provider, "url": audience, "port": port, "log": log, "table": rls_table}
+            yield {
+                "provider": provider,
+                "url": audience,
+                "port": port,
+                "log": log,
+                "table": rls_table,
+                "audit": root / "audit.jsonl",
+            }
         finally:
             stop(proc)
             provider.stop()
@@ -223,6 +233,26 @@ def test_claim_bound_parameter_passed_as_an_argument_is_refused(setup):
     _, result = use(url, provider.user_token("alice", url), "my_orders", {"email": "bob@example.com"})
     assert result.is_error
     assert result.content[0].text == "Argument 'email' is set from the caller's identity and cannot be passed."
+
+
+def test_the_audit_log_names_the_caller_and_never_the_token(setup):
+    provider, url = setup["provider"], setup["url"]
+    token = provider.user_token("bob", url)
+    use(url, token, "pg_orders")
+    use(url, token, "revenue", {"secret_note": "hush"})  # hidden from bob: refused, still recorded
+    lines = [json.loads(line) for line in setup["audit"].read_text().splitlines()]
+    ok, refused = lines[-2:]
+    assert (ok["subject"], ok["client_id"], ok["tool"], ok["rows"], ok["outcome"]) == (
+        "bob",
+        "web",
+        "pg_orders",
+        1,
+        "ok",
+    )
+    assert (refused["tool"], refused["outcome"], refused["error_class"]) == ("revenue", "error", "UnknownTool")
+    assert refused["arguments"]["secret_note"].startswith("sha256:")
+    text = setup["audit"].read_text()
+    assert token not in text and token.split(".")[2] not in text and "hush" not in text
 
 
 def test_key_rotation_then_jwks_outage(setup):
