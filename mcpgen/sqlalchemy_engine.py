@@ -210,6 +210,7 @@ class SQLAlchemyEngine(Engine):
         try:
             with conn:
                 if settings:
+                    self._pg_timeout(conn, timeout)  # a session setting: before the transaction that rolls back
                     return _with_claim_settings(
                         conn, settings, lambda: self._run(conn, statement, values, max_rows, timeout)
                     )

@@ -19,25 +19,7 @@ pytestmark = pytest.mark.slow
 
 STATIC = "static-token-" + "t" * 24
 LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
-ORDERS = [("alice@example.com", 1, 10.0), ("alice@example.com", 2, 20.0), ("bob@example.com", 3, 5.0)]
-
-
-@pytest.fixture(scope="module")
-def rls_table(postgres_url):
-    """A table with one row-level security policy, and a login role that is subject to it."""
-    table, role = services.unique_name("orders"), services.unique_name("reader")
-    with services.connect("postgresql") as con:
-        con.execute(f"CREATE TABLE {table} (email text, id int, amount float8)")
-        with con.cursor() as cur:
-            cur.executemany(f"INSERT INTO {table} VALUES (%s, %s, %s)", ORDERS)
-        con.execute(f"CREATE ROLE {role} LOGIN")
-        con.execute(f"GRANT SELECT ON {table} TO {role}")
-        con.execute(f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY")
-        con.execute(f"CREATE POLICY own_rows ON {table} USING (email = current_setting('app.email', true))")
-    yield table, role
-    with services.connect("postgresql") as con:
-        con.execute(f"DROP TABLE {table}")
-        con.execute(f"DROP ROLE {role}")
+ORDERS = services.ORDERS
 
 
 def project_files(root, provider: Provider, audience: str, table: str, role: str) -> None:
