@@ -7,6 +7,7 @@ import base64
 import hashlib
 import hmac
 import json
+import os
 import subprocess
 import sys
 import time
@@ -414,3 +415,35 @@ def test_claim_settings_are_transaction_local_and_keep_the_timeout(rls_table):
             engine.run(query, {}, max_rows=10, timeout=7)
     finally:
         engine.close()
+
+
+@pytest.mark.slow
+def test_over_stdio_claims_come_from_the_config_or_the_call_is_refused(tmp_path):
+    from mcp import StdioServerParameters
+
+    for name, text in PROJECT.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text)
+    (tmp_path / "specs" / "team_orders.yaml").write_text(
+        PROJECT["specs/my_orders.yaml"].replace("from_claim: email", "from_claim: team")
+    )
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "mcpgen.cli", "serve", str(tmp_path / "specs")],
+        cwd=str(tmp_path),
+        env=dict(os.environ),  # this checkout's mcpgen (PYTHONPATH), not only the SDK's default variables
+    )
+
+    async def run():
+        async with Client(params) as client:
+            names = sorted(t.name for t in (await client.list_tools()).tools)
+            return names, await client.call_tool("my_orders", {}), await client.call_tool("team_orders", {})
+
+    names, mine, team = anyio.run(run)
+    assert names == ["my_orders", "revenue", "team_orders"]  # the local user may use every tool
+    assert mine.structured_content["table"] == [["id", "amount"], [3, 5.0]]  # stdio_claims: bob
+    assert team.is_error
+    assert (
+        team.content[0].text
+        == "This tool needs the caller's 'team' claim, and mcpgen.yaml's stdio_claims does not set it."
+    )
