@@ -21,6 +21,7 @@ import json
 import logging
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 from typing import Any
 
 import anyio
@@ -28,7 +29,7 @@ import httpx2
 import jwt
 from mcp.server.auth.provider import AccessToken, TokenVerifier
 
-from .http import HTTPSetupError
+from .http import HTTPSetupError, is_loopback
 
 logger = logging.getLogger("mcpgen")
 
@@ -187,5 +188,8 @@ class FirstOf(TokenVerifier):
 def jwt_verifier(settings, root: str | Path = ".") -> JWTVerifier:
     """The verifier for mcpgen.yaml's `auth:` section (a `config.AuthConfig`)."""
     file = None if settings.jwks_file is None else Path(root) / settings.jwks_file
+    host = urlsplit(settings.jwks_url or "").hostname or ""
+    if (settings.jwks_url or "").startswith("http://") and not is_loopback(host):
+        logger.warning("auth.jwks_url is plain http: anyone on the path could swap the signing keys; use https")
     keys = KeySet(settings.jwks_url, file, settings.jwks_max_age, settings.jwks_min_refresh)
     return JWTVerifier(settings.issuer, settings.audience, keys, settings.algorithms, settings.leeway)

@@ -39,6 +39,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from .errors import MCPGenError, Problem, SpecError
+from .identity import local_user
 from .project import Project, open_project
 from .reload import watch_project
 
@@ -275,7 +276,8 @@ def create_app(
             if project is None or name not in project.registry:
                 return JSONResponse({"error": f"no tool named '{name}'"}, status_code=404)
             started = time.perf_counter()
-            result = await project.registry.call(name, arguments)
+            with local_user(project.loaded.config.stdio_claims):  # the person previewing, as over stdio
+                result = await project.registry.call(name, arguments)
             elapsed = (time.perf_counter() - started) * 1000
         return JSONResponse(
             {
