@@ -21,8 +21,8 @@ import json
 import logging
 import time
 from pathlib import Path
-from urllib.parse import urlsplit
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 import httpx2
