@@ -2,8 +2,8 @@
 
 Over HTTP the caller is the access token the SDK's bearer middleware verified (see
 mcpgen.auth); over stdio it is the one local user, whose claims come from mcpgen.yaml's
-`stdio_claims`. Claim-bound parameters, per-tool scopes and PostgreSQL row-level
-security settings all read `current()`.
+`stdio_claims`. Claim-bound parameters, per-tool scopes, the audit log and PostgreSQL
+row-level security (mcpgen.rls) all read `current()`.
 
 >>> alice = Caller(subject="alice", claims={"email": "alice@example.com", "org": {"id": 7}})
 >>> alice.claim("email"), alice.claim("org.id")
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -84,18 +83,3 @@ def current() -> Caller:
             claims=token.claims or {},
         )
     return _local.get() or ANONYMOUS
-
-
-def claim_settings(settings: Mapping[str, str], caller: Caller | None = None) -> list[tuple[str, str]]:
-    """(setting, value) pairs for `claim_settings: {app.email: email}`; a missing claim refuses the call.
-
-    >>> bob = Caller(claims={"email": "bob@example.com", "groups": ["x", "y"]})
-    >>> claim_settings({"app.email": "email", "app.groups": "groups"}, bob)
-    [('app.email', 'bob@example.com'), ('app.groups', '["x", "y"]')]
-    """
-    caller = current() if caller is None else caller
-    out = []
-    for setting, claim in settings.items():
-        value = caller.claim(claim)
-        out.append((setting, value if isinstance(value, str) else json.dumps(value)))
-    return out

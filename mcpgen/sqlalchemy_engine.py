@@ -43,8 +43,8 @@ from sqlglot.tokens import TokenType
 from .config import URLConnection, expand_env
 from .engines import Engine, Prepared, QueryResult
 from .errors import QueryError, QueryTimeout, UnsafeSQL
-from .identity import claim_settings
 from .params import param_types
+from .rls import claim_settings, with_claim_settings
 from .sql import DIALECTS, _tokens, check_read_only, find_placeholders
 
 __all__ = ["SQLAlchemyEngine", "param_types", "redact"]
@@ -211,7 +211,7 @@ class SQLAlchemyEngine(Engine):
             with conn:
                 if settings:
                     self._pg_timeout(conn, timeout)  # a session setting: before the transaction that rolls back
-                    return _with_claim_settings(
+                    return with_claim_settings(
                         conn, settings, lambda: self._run(conn, statement, values, max_rows, timeout)
                     )
                 return self._run(conn, statement, values, max_rows, timeout)
@@ -573,20 +573,6 @@ def _sqlite_query_only(dbapi_connection, _record):
 def _pg_read_only(dbapi_connection, _record):
     """Make every transaction of this session read-only, before anything else runs on it."""
     _session_statement(dbapi_connection, "SET SESSION default_transaction_read_only = on")
-
-
-def _with_claim_settings(conn, settings: list[tuple[str, str]], run):
-    """Row-level security hook: `run()` inside one read-only transaction whose first statement sets
-    the caller's claims as transaction-local settings (`set_config(name, value, true)`), so they
-    end with it: the ROLLBACK (also after a failure, when the pool resets the connection)."""
-    conn.exec_driver_sql("BEGIN READ ONLY")
-    try:
-        for name, value in settings:
-            conn.execute(sa.text("SELECT set_config(:name, :value, true)"), {"name": name, "value": value})
-        return run()
-    finally:
-        if conn.connection.dbapi_connection.info.transaction_status in (2, 3):  # in a transaction, or a failed one
-            conn.exec_driver_sql("ROLLBACK")
 
 
 def _mysql_read_only(dbapi_connection, _record):
