@@ -16,13 +16,14 @@ from .loading import LoadedSpec
 from .params import Arguments, param_types
 from .render import Template
 from .results import build_table
-from .tools import Tool, error_result
+from .tools import Answer, Tool, error_result
 
 DEFAULT_EMPTY = Template("No rows matched.")
 
 
 class SpecTool:
-    """What one spec does when called. `__call__(arguments)` returns a CallToolResult."""
+    """What one spec does when called. `__call__(arguments)` returns an Answer: the CallToolResult
+    and the engine's QueryResult (rows, truncation, query time for the call log)."""
 
     def __init__(self, loaded: LoadedSpec, engine: Engine, max_rows: int, timeout: float):
         spec = loaded.spec
@@ -38,13 +39,14 @@ class SpecTool:
         self.force = loaded.templates.get("force")
         self.sources = [loaded.templates[f"sources[{i}]"] for i in range(len(spec.sources))]
 
-    def __call__(self, arguments: dict[str, Any]) -> CallToolResult:
+    def __call__(self, arguments: dict[str, Any]) -> Answer:
+        result = None
         try:
             values = self.arguments.validate(arguments)
             result = self.engine.run(self.query, values, self.max_rows, self.timeout)
-            return self.answer(values, result)
+            return Answer(self.answer(values, result), result)
         except MCPGenError as exc:
-            return error_result(_sentence(str(exc)))
+            return Answer(error_result(_sentence(str(exc))), result)
 
     def answer(self, values: dict[str, Any], result: QueryResult) -> CallToolResult:
         """Build prose and structured content from one query result."""

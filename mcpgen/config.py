@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, StrictBool, StrictInt, Tag, field_validator, model_validator
 
-from .spec import Strict, parse_duration
+from .spec import Duration, Strict
 
 CONFIG_NAME = "mcpgen.yaml"
 DEFAULT_MAX_ROWS = 1000
@@ -38,29 +38,37 @@ def expand_env(text: str, environ=None) -> str:
 class DuckDBConnection(Strict):
     """An embedded DuckDB: a database file opened read-only, or ":memory:"."""
 
-    duckdb: str = ":memory:"
-    init: list[str] = []
-    threads: StrictInt | None = Field(None, ge=1)
-    max_concurrent: StrictInt = Field(8, ge=1)  # queries at once; more wait up to queue_timeout
-    queue_timeout: float | str = 10.0
-
-    @field_validator("queue_timeout", mode="before")
-    @classmethod
-    def _duration(cls, value):
-        return parse_duration(value)
+    duckdb: str = Field(
+        default=":memory:",
+        description="Path of a DuckDB database file (opened read-only), relative to mcpgen.yaml, or :memory:.",
+    )
+    init: list[str] = Field(
+        default=[], description="Statements run once at start-up, before lock-down (e.g. CREATE VIEW over files)."
+    )
+    threads: StrictInt | None = Field(default=None, ge=1, description="DuckDB worker threads; default: DuckDB's.")
+    max_concurrent: StrictInt = Field(
+        default=8, ge=1, description="Queries at once on this connection; more wait up to queue_timeout."
+    )
+    queue_timeout: Duration = Field(
+        default=10.0, description="How long a call waits for a free slot before a clear error, e.g. 10s."
+    )
 
 
 class URLConnection(Strict):
     """Any database SQLAlchemy reaches, by URL."""
 
-    url: str
-    password: str | None = None
-    pool_size: StrictInt = Field(5, ge=1)
-    max_overflow: StrictInt = Field(5, ge=0)
-    pool_timeout: float | str = 10.0
-    connect_args: dict[str, Any] = {}
-    # PostgreSQL row-level security: setting name -> claim, set per call with set_config(..., true)
-    claim_settings: dict[str, str] = {}
+    url: str = Field(description="SQLAlchemy URL of the database; ${VAR} and ${VAR:-default} read the environment.")
+    password: str | None = Field(
+        default=None, description="The password, kept out of the URL; ${VAR} reads it from the environment."
+    )
+    pool_size: StrictInt = Field(default=5, ge=1, description="Connections kept open in the pool.")
+    max_overflow: StrictInt = Field(default=5, ge=0, description="Extra connections opened when the pool is busy.")
+    pool_timeout: Duration = Field(default=10.0, description="How long a call waits for a pooled connection, e.g. 10s.")
+    connect_args: dict[str, Any] = Field(default={}, description="Passed to the database driver.")
+    claim_settings: dict[str, str] = Field(
+        default={},
+        description="PostgreSQL row-level security: {setting: claim}, set per call with set_config(setting, claim, true).",
+    )
 
     @field_validator("claim_settings")
     @classmethod
@@ -70,54 +78,53 @@ class URLConnection(Strict):
                 raise ValueError(f"claim setting {name!r} must be a custom setting name with a prefix, e.g. app.email")
         return value
 
-    @field_validator("pool_timeout", mode="before")
-    @classmethod
-    def _duration(cls, value):
-        return parse_duration(value)
-
 
 # The model is chosen by key, so that errors name the fields of the right kind.
 Connection = Annotated[
-    Annotated[DuckDBConnection, Tag("duckdb")] | Annotated[URLConnection, Tag("url")],
-    Discriminator(lambda v: "url" if isinstance(v, dict) and "url" in v else "duckdb"),
+    Annotated[DuckDBConnection, Tag("<duckdb>")] | Annotated[URLConnection, Tag("<url>")],
+    Discriminator(lambda v: "<url>" if isinstance(v, dict) and "url" in v else "<duckdb>"),
 ]
 
 
 class Defaults(Strict):
-    max_rows: StrictInt = Field(DEFAULT_MAX_ROWS, ge=1)
-    timeout: float | str = DEFAULT_TIMEOUT
-
-    @field_validator("timeout", mode="before")
-    @classmethod
-    def _duration(cls, value):
-        return parse_duration(value)
+    max_rows: StrictInt = Field(
+        default=DEFAULT_MAX_ROWS, ge=1, description="Cap on rows a tool returns, unless its spec sets max_rows."
+    )
+    timeout: Duration = Field(
+        default=DEFAULT_TIMEOUT, description="Query time limit, unless a spec sets timeout, e.g. 30s."
+    )
 
 
 class HTTPSettings(Strict):
     """`serve --http` settings: token values are read from these environment variables."""
 
-    tokens_env: list[str] = []
-    allowed_hosts: list[str] = []
-    allowed_origins: list[str] = []
+    tokens_env: list[str] = Field(
+        default=[], description="Names of environment variables holding bearer tokens for serve --http."
+    )
+    allowed_hosts: list[str] = Field(default=[], description="Extra Host values accepted over HTTP.")
+    allowed_origins: list[str] = Field(default=[], description="Extra browser Origin values accepted over HTTP.")
 
 
 class AuthConfig(Strict):
     """`serve --http` as an OAuth 2.1 resource server: JWT access tokens from `issuer` (see docs/auth.md)."""
 
-    issuer: str = Field(pattern=r"^https?://")
-    audience: str = Field(pattern=r"^https?://")  # this server's resource URL, e.g. https://mcp.example.com/mcp
-    jwks_url: str | None = Field(None, pattern=r"^https?://")
-    jwks_file: str | None = None
-    scopes: list[str] = []  # every request needs all of these (403 insufficient_scope otherwise)
-    algorithms: list[Literal["RS256", "ES256", "EdDSA"]] = Field(["RS256", "ES256", "EdDSA"], min_length=1)
-    leeway: StrictInt | float = Field(30, ge=0, le=300)  # seconds of clock skew allowed on exp and nbf
-    jwks_max_age: float | str = 300.0  # fetch the JWKS again after this long
-    jwks_min_refresh: float | str = 10.0  # tokens with unknown key ids fetch it at most this often
-
-    @field_validator("jwks_max_age", "jwks_min_refresh", mode="before")
-    @classmethod
-    def _duration(cls, value):
-        return parse_duration(value)
+    issuer: str = Field(pattern=r"^https?://", description="The token issuer: exactly the tokens' iss claim.")
+    audience: str = Field(
+        pattern=r"^https?://", description="This server's resource URL, e.g. https://mcp.example.com/mcp: the aud."
+    )
+    jwks_url: str | None = Field(default=None, pattern=r"^https?://", description="Where the issuer's JWKS is.")
+    jwks_file: str | None = Field(default=None, description="A JWKS file instead, relative to mcpgen.yaml.")
+    scopes: list[str] = Field(default=[], description="Scopes every request needs (403 insufficient_scope).")
+    algorithms: list[Literal["RS256", "ES256", "EdDSA"]] = Field(
+        default=["RS256", "ES256", "EdDSA"], min_length=1, description="Signature algorithms accepted."
+    )
+    leeway: StrictInt | float = Field(
+        default=30, ge=0, le=300, description="Seconds of clock skew allowed on exp and nbf."
+    )
+    jwks_max_age: Duration = Field(default=300.0, description="Fetch the JWKS again after this long, e.g. 5m.")
+    jwks_min_refresh: Duration = Field(
+        default=10.0, description="Tokens with unknown key ids fetch the JWKS at most this often."
+    )
 
     @model_validator(mode="after")
     def _one_key_source(self):
@@ -129,11 +136,13 @@ class AuthConfig(Strict):
 class AuditConfig(Strict):
     """One JSON line per tool call: on stderr, or in a file rotated at `max_bytes`."""
 
-    sink: Literal["stderr", "file"] = "stderr"
-    path: str | None = None
-    max_bytes: StrictInt = Field(10 * 1024 * 1024, ge=1024)
-    backups: StrictInt = Field(5, ge=0)
-    hash_key_env: str | None = None  # sensitive arguments: HMAC-SHA256 with this key, else SHA-256
+    sink: Literal["stderr", "file"] = Field(default="stderr", description="stderr, or file (with path).")
+    path: str | None = Field(default=None, description="The audit file, for sink: file.")
+    max_bytes: StrictInt = Field(default=10 * 1024 * 1024, ge=1024, description="Rotate the file at this size.")
+    backups: StrictInt = Field(default=5, ge=0, description="Rotated files kept.")
+    hash_key_env: str | None = Field(
+        default=None, description="Environment variable with a key: sensitive arguments are HMAC-SHA256, else SHA-256."
+    )
 
     @model_validator(mode="after")
     def _file_has_path(self):
@@ -145,17 +154,28 @@ class AuditConfig(Strict):
 class TelemetryConfig(Strict):
     """OpenTelemetry traces and metrics (pip install 'mcpgen[otel]'), exported over OTLP/HTTP."""
 
-    otlp_endpoint: str | None = Field(None, pattern=r"^https?://")  # else OTEL_EXPORTER_OTLP_ENDPOINT
-    service_name: str = "mcpgen"
-    enabled: StrictBool = True
+    otlp_endpoint: str | None = Field(
+        default=None, pattern=r"^https?://", description="OTLP/HTTP endpoint; else OTEL_EXPORTER_OTLP_ENDPOINT."
+    )
+    service_name: str = Field(default="mcpgen", description="The service.name resource attribute.")
+    enabled: StrictBool = Field(default=True, description="false: configured but off.")
 
 
 class ProjectConfig(Strict):
-    connections: dict[str, Connection] = {"default": DuckDBConnection()}
-    defaults: Defaults = Defaults()
-    http: HTTPSettings = HTTPSettings()
-    auth: AuthConfig | None = None
-    stdio_claims: dict[str, Any] = {}  # the one local user's claims, for from_claim parameters over stdio
-    toolsets: dict[str, list[str]] = {}  # name -> tags; `serve --toolset NAME` serves tools with any of them
-    audit: AuditConfig | None = None
-    telemetry: TelemetryConfig | None = None
+    connections: dict[str, Connection] = Field(
+        default={"default": DuckDBConnection()},
+        description="Named connections: an embedded DuckDB, or any database by SQLAlchemy URL.",
+    )
+    defaults: Defaults = Field(default=Defaults(), description="Defaults for every spec.")
+    http: HTTPSettings = Field(default=HTTPSettings(), description="serve --http settings.")
+    auth: AuthConfig | None = Field(
+        default=None, description="serve --http as an OAuth resource server: JWT access tokens from your IdP."
+    )
+    stdio_claims: dict[str, Any] = Field(
+        default={}, description="The local user's claims over stdio, for from_claim parameters."
+    )
+    toolsets: dict[str, list[str]] = Field(default={}, description="Named sets of tags, for serve --toolset NAME.")
+    audit: AuditConfig | None = Field(default=None, description="One JSON line per call: stderr or a rotating file.")
+    telemetry: TelemetryConfig | None = Field(
+        default=None, description="OpenTelemetry traces and metrics over OTLP (pip install 'mcpgen[otel]')."
+    )

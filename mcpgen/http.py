@@ -37,10 +37,10 @@ from starlette.routing import Route
 
 from .config import AuthConfig
 from .errors import MCPGenError
+from .limits import MAX_BODY_BYTES
 
 logger = logging.getLogger("mcpgen")
 
-DEFAULT_MAX_BODY = 1024 * 1024  # bytes; a tools/call with long string arguments fits easily
 MIN_TOKEN_LENGTH = 16
 ROOT_METADATA = "/.well-known/oauth-protected-resource"
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
@@ -58,7 +58,7 @@ class HTTPOptions:
     allow_hosts: list[str] = field(default_factory=list)
     allow_origins: list[str] = field(default_factory=list)
     insecure_no_auth: bool = False
-    max_body: int = DEFAULT_MAX_BODY
+    max_body: int = MAX_BODY_BYTES
     path: str = "/mcp"
     auth: AuthConfig | None = None  # OAuth: JWT access tokens (mcpgen.yaml's `auth:`)
     root: str = "."  # the project root, for auth.jwks_file

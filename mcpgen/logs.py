@@ -2,20 +2,16 @@
 
     logs.setup("json")                 # or "text"; only ever writes to stderr
     with logs.call_stats() as stats:   # Registry.call does this around every call
-        ...                            # engines call note_rows(); error_result() notes the error
-    logs.log_call("top_cities", stats)
+        ...                            # it copies rows and truncation from the QueryResult;
+    logs.log_call("top_cities", stats) # error_result() notes the error
 
 A text line reads `mcpgen: call tool=top_cities ms=3.1 rows=3 truncated=false error=-`;
 a JSON line `{"ts": ..., "level": "info", "event": "call", "tool": "top_cities",
-"duration_ms": 3.1, "rows": 3, "truncated": false, "error": null}`.
+"duration_ms": 3.1, "query_ms": 2.2, "rows": 3, "truncated": false, "error": null}`
+(`query_ms`: the time in the engine, for query tools).
 
 Per-call lines are off until `setup()` switches them on, so library users and
 `mcpgen call` are not flooded. stdout is never touched: under stdio it carries the protocol.
-
->>> redact("postgresql+psycopg://reader:s3cret@db:5432/x failed")
-'postgresql+psycopg://reader:***@db:5432/x failed'
->>> redact("password=hunter2 sslmode=require")
-'password=*** sslmode=require'
 """
 
 from __future__ import annotations
@@ -24,38 +20,24 @@ import contextlib
 import contextvars
 import json
 import logging
-import re
 import sys
 import time
 from dataclasses import dataclass, field
 
+from .redaction import redact
+
 CALLS = logging.getLogger("mcpgen.calls")
 CALLS.setLevel(logging.WARNING)  # switched on by setup()
-
-# scheme://user:password@host  ->  scheme://user:***@host
-_URL_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*:)[^@\s]+(@)")
-# password=..., pwd: ..., "password": "..."  (libpq DSNs, connect_args, JSON)
-_KEY_VALUE = re.compile(
-    r"""((?:password|passwd|pwd|secret|token|api_key)["']?\s*[=:]\s*["']?)[^\s"',;&)}]+""", re.IGNORECASE
-)
-# Authorization: Bearer xyz
-_BEARER = re.compile(r"(Bearer\s+)[A-Za-z0-9._~+/=-]+", re.IGNORECASE)
-
-
-def redact(text: str) -> str:
-    """Replace passwords in URLs, key=value pairs and bearer tokens with ***."""
-    text = _URL_PASSWORD.sub(r"\1***\2", text)
-    text = _KEY_VALUE.sub(r"\1***", text)
-    return _BEARER.sub(r"\1***", text)
 
 
 @dataclass
 class CallStats:
-    """What one call did; filled in by whoever knows (engine, error_result)."""
+    """What one call did: Registry.call fills it from the engine's QueryResult; error_result notes the error."""
 
     started: float = field(default_factory=time.perf_counter)
     rows: int | None = None
     truncated: bool | None = None
+    query_seconds: float | None = None  # time spent in the engine
     error: str | None = None  # exception class name, for failed calls
 
 
@@ -73,13 +55,6 @@ def call_stats():
         _current.reset(token)
 
 
-def note_rows(rows: int, truncated: bool) -> None:
-    """Called by an engine once it has fetched a result."""
-    stats = _current.get()
-    if stats is not None:
-        stats.rows, stats.truncated = rows, truncated
-
-
 def note_error(error_class: str) -> None:
     stats = _current.get()
     if stats is not None and stats.error is None:
@@ -94,6 +69,7 @@ def log_call(tool: str, stats: CallStats) -> None:
         "event": "call",
         "tool": tool,
         "duration_ms": ms,
+        "query_ms": None if stats.query_seconds is None else round(stats.query_seconds * 1000, 1),
         "rows": stats.rows,
         "truncated": stats.truncated,
         "error": stats.error,

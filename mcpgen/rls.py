@@ -25,14 +25,14 @@ from .identity import Caller, current
 def with_claim_settings(conn, settings: list[tuple[str, str]], run):
     """Row-level security hook: `run()` inside one read-only transaction whose first statement sets
     the caller's claims as transaction-local settings (`set_config(name, value, true)`), so they
-    end with it: the ROLLBACK (also after a failure, when the pool resets the connection)."""
+    end with it: the ROLLBACK."""
     conn.exec_driver_sql("BEGIN READ ONLY")
     try:
         for name, value in settings:
             conn.execute(sa.text("SELECT set_config(:name, :value, true)"), {"name": name, "value": value})
         return run()
     finally:
-        if conn.connection.dbapi_connection.info.transaction_status in (2, 3):  # in a transaction, or a failed one
+        if not conn.invalidated:  # also after a failed query: the transaction ends here
             conn.exec_driver_sql("ROLLBACK")
 
 

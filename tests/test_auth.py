@@ -389,7 +389,7 @@ def test_claim_settings_are_transaction_local_and_keep_the_timeout(rls_table):
     from sqlalchemy.engine import make_url
 
     from mcpgen.config import URLConnection
-    from mcpgen.sqlalchemy_engine import SQLAlchemyEngine
+    from mcpgen.engines.sqlalchemy import SQLAlchemyEngine
 
     table, role = rls_table
     url = make_url(services.POSTGRES_URL).set(username=role).render_as_string(hide_password=False)
