@@ -10,6 +10,8 @@ Keys are cached. A token signed with a key the cache does not hold makes the cac
 fetch the JWKS again (at most once every `min_refresh` seconds), so a key rotation
 needs no restart and a key removed from the JWKS stops working at the next fetch.
 When the JWKS endpoint is down, the cached keys keep working and an unknown key fails.
+A token once verified is remembered (by its exact text) until it expires, the keys change,
+or they are older than `max_age`, so a client's repeated calls cost a dictionary lookup.
 
 >>> scopes_of({"scope": "mcp:read reports"}), scopes_of({"scp": ["a", "b"]})
 (['mcp:read', 'reports'], ['a', 'b'])
@@ -20,6 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -35,6 +38,7 @@ logger = logging.getLogger("mcpgen")
 
 ALGORITHMS = ("RS256", "ES256", "EdDSA")  # asymmetric only: a public key can never act as an HMAC secret
 FETCH_TIMEOUT = 5.0
+VERIFIED_CACHE = 1024  # tokens remembered as verified (least recently used go first)
 
 
 class AuthSetupError(HTTPSetupError):
@@ -72,7 +76,9 @@ class KeySet:
         self, url: str | None = None, file: str | Path | None = None, max_age: float = 300.0, min_refresh: float = 10.0
     ):
         self.url, self.max_age, self.min_refresh = url, max_age, min_refresh
+        self.version = 0  # goes up whenever the keys change
         self._keys: dict[str | None, jwt.PyJWK] = {}
+        self._document = ""
         self._fetched = self._tried = float("-inf")
         self._lock = anyio.Lock()
         if file is not None:
@@ -86,6 +92,10 @@ class KeySet:
                 raise AuthSetupError(str(exc)) from None
             if not self._keys:
                 raise AuthSetupError(f"auth.jwks_file {file} holds no RSA, EC or OKP signing key")
+
+    def fresh(self) -> bool:
+        """Whether the keys are younger than `max_age` (keys from a file always are)."""
+        return self.url is None or time.monotonic() - self._fetched <= self.max_age
 
     async def get(self, kid: str | None) -> jwt.PyJWK | None:
         """The key named `kid`, fetching the JWKS when it is unknown or the cache is old."""
@@ -106,10 +116,14 @@ class KeySet:
             async with httpx2.AsyncClient(timeout=FETCH_TIMEOUT, follow_redirects=False) as client:
                 response = await client.get(self.url, headers={"Accept": "application/json"})
                 response.raise_for_status()
-                keys = _parse_keys(response.json(), "the JWKS")
+                document = response.json()
+                keys = _parse_keys(document, "the JWKS")
         except (httpx2.HTTPError, ValueError) as exc:
             logger.warning("auth: fetching the JWKS failed (%s); the %d cached keys stay in use", exc, len(self._keys))
             return
+        fingerprint = json.dumps(document["keys"], sort_keys=True)
+        if fingerprint != self._document:
+            self._document, self.version = fingerprint, self.version + 1
         self._keys, self._fetched = keys, time.monotonic()
         logger.debug("auth: %d signing keys fetched from the JWKS", len(keys))
 
@@ -132,8 +146,26 @@ class JWTVerifier(TokenVerifier):
             )
         self.issuer, self.audience, self.keys = issuer, audience, keys
         self.algorithms, self.leeway = list(algorithms), leeway
+        # Tokens already verified, until they expire: a client sends the same token call after call.
+        self._verified: OrderedDict[str, AccessToken] = OrderedDict()
+        self._version = keys.version
 
     async def verify_token(self, token: str) -> AccessToken | None:
+        if self._version != self.keys.version:  # keys rotated: every token is checked again
+            self._verified.clear()
+            self._version = self.keys.version
+        known = self._verified.get(token) if self.keys.fresh() else None
+        if known is not None and known.expires_at is not None and known.expires_at >= time.time():
+            self._verified.move_to_end(token)
+            return known
+        found = await self._verify(token)
+        if found is not None:
+            self._verified[token] = found
+            if len(self._verified) > VERIFIED_CACHE:
+                self._verified.popitem(last=False)
+        return found
+
+    async def _verify(self, token: str) -> AccessToken | None:
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError:

@@ -133,6 +133,17 @@ def test_leeway_accepts_small_clock_skew(verifier):
     assert found.expires_at >= time.time()  # else the SDK's bearer middleware would refuse it after all
 
 
+def test_a_verified_token_is_remembered_until_it_expires(tmp_path):
+    path = tmp_path / "jwks.json"
+    path.write_text(json.dumps(public(KEYS)))
+    verifier = JWTVerifier(ISSUER, AUDIENCE, KeySet(file=path), leeway=0)
+    token = sign(good_claims(exp=int(time.time()) + 1), KEYS[0])
+    first = verify(verifier, token)
+    assert first is not None and verify(verifier, token) is first  # the second call is a lookup
+    time.sleep(max(0.0, first.expires_at - time.time()) + 0.1)
+    assert verify(verifier, token) is None  # remembered, yet refused once expired
+
+
 def test_a_non_loopback_bind_with_oauth_needs_no_shared_token():
     config = AuthConfig(issuer=ISSUER, audience=AUDIENCE, jwks_url="https://id.example.com/jwks")
     check_options(HTTPOptions(host="0.0.0.0", auth=config))
