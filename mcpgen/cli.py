@@ -134,8 +134,7 @@ def serve(
     project = _open(specs_dir)
     gc.freeze()
     gc.enable()
-    server = ToolServer(project.registry, tags=_served_tags(project.loaded.config, tags, toolset))
-    _start_records(project)
+    server = ToolServer(project.registry, tags=_start_serving(project, tags, toolset))
     reloader = None
     if reload_:
         from .reload import Reloader
@@ -153,7 +152,7 @@ def serve(
         else:
             from .identity import local_user
 
-            click.echo(f"mcpgen: serving {len(project.registry)} tools from {specs_dir} over stdio", err=True)
+            click.echo(f"mcpgen: serving {server.served_count()} tools from {specs_dir} over stdio", err=True)
             with local_user(project.loaded.config.stdio_claims):  # the one local user
                 anyio.run(server.run_stdio, reloader)
     except KeyboardInterrupt:
@@ -179,19 +178,23 @@ def _split(text: str | None) -> list[str]:
     return [t.strip() for t in (text or "").split(",") if t.strip()]
 
 
-def _start_records(project) -> None:
-    """Audit log and telemetry per mcpgen.yaml; exit 2 on bad settings."""
+def _start_serving(project, tags: str | None, toolset: str | None) -> frozenset[str] | None:
+    """The tags to serve; the audit log and telemetry started per mcpgen.yaml. Exit 2 on bad settings."""
     from . import audit, telemetry
     from .errors import MCPGenError
 
     config = project.loaded.config
     try:
+        served = _served_tags(config, tags, toolset)
         audit.setup(config.audit)
         telemetry.setup(config.telemetry)
-    except MCPGenError as exc:
+    except (MCPGenError, click.BadParameter) as exc:
         project.close()
+        if isinstance(exc, click.BadParameter):
+            raise
         click.echo(f"mcpgen: error: {exc}", err=True)
         raise click.exceptions.Exit(2) from None
+    return served
 
 
 def _http_options(specs_dir, host, port, token_envs, allow_hosts, allow_origins, max_body, insecure):

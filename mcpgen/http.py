@@ -169,7 +169,9 @@ def build_app(tool_server, options: HTTPOptions):
     )
 
     async def healthz(request: Request) -> JSONResponse:
-        return JSONResponse({"status": "ok", "tools": len(tool_server.registry)}, headers={"Cache-Control": "no-store"})
+        return JSONResponse(
+            {"status": "ok", "tools": tool_server.served_count()}, headers={"Cache-Control": "no-store"}
+        )
 
     routes = [Route("/healthz", healthz, methods=["GET", "HEAD"])]
     auth = verifier = None
@@ -242,7 +244,7 @@ async def serve_http(tool_server, options: HTTPOptions, reloader=None) -> None:
     shown = _host_header(options.host)
     logger.info(
         "serving %d tools on http://%s:%d%s (%s)",
-        len(tool_server.registry),
+        tool_server.served_count(),
         shown,
         options.port,
         options.path,

@@ -79,6 +79,10 @@ class ToolServer:
         allowed = {tool.name for tool in registry if caller.may_use(tool.scopes)}
         return ListToolsResult(tools=[t for t in listing.tools if t.name in allowed])
 
+    def served_count(self) -> int:
+        """How many tools this server offers (all, or those with a served tag)."""
+        return sum(1 for tool in self.registry if self._served(tool))
+
     def _served(self, tool: Tool) -> bool:
         return self.tags is None or not self.tags.isdisjoint(tool.tags)
 
