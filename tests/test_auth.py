@@ -458,3 +458,48 @@ def test_over_stdio_claims_come_from_the_config_or_the_call_is_refused(tmp_path)
         team.content[0].text
         == "This tool needs the caller's 'team' claim, and mcpgen.yaml's stdio_claims does not set it."
     )
+
+
+def test_audit_file_rotates(project, tmp_path):
+    path = tmp_path / "audit.log"
+    audit.setup(AuditConfig(sink="file", path=str(path), max_bytes=1024, backups=2))
+    try:
+        for _ in range(30):
+            anyio.run(project.registry.call, "revenue", {})
+    finally:
+        audit.setup(None)
+    files = sorted(p.name for p in tmp_path.glob("audit.log*"))
+    assert files == ["audit.log", "audit.log.1", "audit.log.2"]
+    assert all(p.stat().st_size <= 1024 for p in tmp_path.glob("audit.log*"))
+
+
+def test_telemetry_exports_over_otlp(project):
+    """A loopback HTTP receiver stands in for the collector: spans and metrics arrive as OTLP protobuf."""
+    import http.server
+    import threading
+
+    received: list[tuple[str, str]] = []
+
+    class Receiver(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers["content-length"]))
+            received.append((self.path, self.headers["content-type"]))
+            self.send_response(200)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    collector = http.server.HTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=collector.serve_forever, daemon=True).start()
+    try:
+        endpoint = f"http://127.0.0.1:{collector.server_address[1]}"
+        telemetry.setup(TelemetryConfig(otlp_endpoint=endpoint))
+        anyio.run(project.registry.call, "revenue", {})
+        telemetry.shutdown()  # flushes both exporters
+    finally:
+        telemetry.setup(None)
+        collector.shutdown()
+    assert ("/v1/traces", "application/x-protobuf") in received
+    assert ("/v1/metrics", "application/x-protobuf") in received
