@@ -291,6 +291,7 @@ def test_toolset_serves_tagged_tools_only(project):
     assert names == ["my_orders"] and "Unknown tool" in answer
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_stdio_user_takes_claims_from_the_config(tmp_path):
     for name, text in PROJECT.items():
         (tmp_path / name).parent.mkdir(exist_ok=True)
@@ -376,6 +377,7 @@ def test_telemetry_spans_and_metrics(project):
     assert sum(p.sum for p in metrics["mcpgen.tool.rows"].data.data_points) == 2
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_nothing_of_opentelemetry_sdk_is_imported_when_off(tmp_path):
     for name, text in PROJECT.items():
         (tmp_path / name).parent.mkdir(exist_ok=True)
