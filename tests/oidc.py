@@ -37,7 +37,7 @@ CLIENTS = [
         "client_id": "brief",
         "client_secret": "brief-secret-" + "b" * 20,
         "grant_types": ["client_credentials"],
-        "ttl": 1,
+        "ttl": 2,
     },
     {
         "client_id": "web",

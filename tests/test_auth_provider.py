@@ -167,9 +167,9 @@ def test_bad_tokens_are_401(setup, tmp_path):
         wrong_issuer = other.client_token(url)
     finally:
         other.stop()
-    brief = provider.client_token(url, client="brief")  # lives 1 s
+    brief = provider.client_token(url, client="brief")  # lives 2 s
     assert post_list(url, brief).status_code == 200
-    time.sleep(2.1)
+    time.sleep(3.1)
     refused = {
         "wrong audience": provider.client_token("http://127.0.0.1:1/elsewhere"),
         "wrong issuer": wrong_issuer,
