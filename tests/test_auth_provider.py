@@ -41,6 +41,7 @@ auth:
   scopes: [mcp:read]
   leeway: 0
   jwks_min_refresh: 1s
+  jwks_max_age: 2s
 http:
   tokens_env: [MCPGEN_TEST_TOKEN]
 audit:
@@ -248,9 +249,10 @@ def test_key_rotation_then_jwks_outage(setup):
     assert post_list(url, new).status_code == 200  # unknown kid: the JWKS is fetched again
     time.sleep(1.1)
     assert post_list(url, old).status_code == 401  # its key is gone
+    unused = provider.client_token(url)
     provider.stop()  # the JWKS endpoint is down
-    time.sleep(1.1)
-    assert post_list(url, new).status_code == 200  # cached keys keep working
+    time.sleep(2.1)  # jwks_max_age: the next token makes mcpgen try to fetch the keys, and fail
+    assert post_list(url, unused).status_code == 200  # the cached keys keep working
     stranger = rsa_jwk("k3")
     claims = {**jwt.decode(new, options={"verify_signature": False})}
     forged = jwt.encode(claims, jwt.PyJWK(stranger).key, algorithm="RS256", headers={"kid": "k3"})
