@@ -123,8 +123,13 @@ class Registry:
         title: str | None = None,
         description: str | None = None,
         annotations: ToolAnnotations | None = None,
+        scopes: list[str] | ScopeRule | None = None,
+        tags: list[str] | None = None,
     ) -> Callable:
-        """Decorator: register `fn` if it is annotated `-> DataToolOutput`; otherwise warn and leave it out."""
+        """Decorator: register `fn` if it is annotated `-> DataToolOutput`; otherwise warn and leave it out.
+
+        `scopes` (a list: all of them) and `tags` work as in a spec; inside, `mcpgen.identity.current()`
+        is the caller."""
 
         def decorator(fn: Callable) -> Callable:
             returns = inspect.signature(fn, eval_str=True).return_annotation
@@ -135,7 +140,10 @@ class Registry:
                     fn.__qualname__,
                 )
                 return fn
-            self.add(_function_tool(fn, name, title, description, annotations))
+            tool = _function_tool(fn, name, title, description, annotations)
+            tool.scopes = ScopeRule(all=scopes) if isinstance(scopes, list) else scopes
+            tool.tags = frozenset(tags or ())
+            self.add(tool)
             return fn
 
         return decorator

@@ -21,9 +21,10 @@ from mcp import Client
 from mcp.server.auth.middleware.auth_context import auth_context_var
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
+from mcp.types import CallToolResult, TextContent
 from oidc import ec_jwk, ed_jwk, public, rsa_jwk
 
-from mcpgen import audit, telemetry
+from mcpgen import audit, identity, telemetry
 from mcpgen.auth import JWTVerifier, KeySet
 from mcpgen.config import AuditConfig, AuthConfig, TelemetryConfig
 from mcpgen.errors import ArgumentError
@@ -32,6 +33,7 @@ from mcpgen.params import Arguments
 from mcpgen.project import open_project
 from mcpgen.server import ToolServer
 from mcpgen.spec import Parameter
+from mcpgen.tools import DataToolOutput, Registry
 
 ISSUER = "https://id.example.com"
 AUDIENCE = "https://mcp.example.com/mcp"
@@ -505,3 +507,31 @@ def test_telemetry_exports_over_otlp(project):
         collector.shutdown()
     assert ("/v1/traces", "application/x-protobuf") in received
     assert ("/v1/metrics", "application/x-protobuf") in received
+
+
+def test_hand_written_tools_take_scopes_and_see_the_caller():
+    registry = Registry()
+
+    @registry.tool(scopes=["reports"], tags=["finance"])
+    def whoami() -> DataToolOutput:
+        """Who is calling."""
+        caller = identity.current()
+        return CallToolResult(
+            content=[TextContent(type="text", text=f"{caller.subject} via {caller.client_id}")],
+            structured_content={"sources": ["https://example.org/"]},
+        )
+
+    server = ToolServer(registry)
+    token = as_token(["reports"])
+    try:
+        names, result = anyio.run(list_and_call, server, "whoami")
+    finally:
+        auth_context_var.reset(token)
+    assert names == ["whoami"] and result.content[0].text == "alice via web"
+    assert registry.get("whoami").tags == {"finance"}
+    token = as_token([])
+    try:
+        names, _ = anyio.run(list_and_call, server, "whoami")
+    finally:
+        auth_context_var.reset(token)
+    assert names == []
