@@ -84,8 +84,10 @@ class KeySet:
         if file is not None:
             try:
                 document = json.loads(Path(file).read_text(encoding="utf-8"))
-            except (OSError, ValueError) as exc:
-                raise AuthSetupError(f"auth.jwks_file {file} cannot be read: {exc}") from None
+            except OSError as exc:
+                raise AuthSetupError(f"auth.jwks_file {file} cannot be read: {exc.strerror or exc}") from None
+            except ValueError:
+                raise AuthSetupError(f"auth.jwks_file {file} is not JSON") from None
             try:
                 self._keys = _parse_keys(document, f"auth.jwks_file {file}")
             except ValueError as exc:
