@@ -25,7 +25,7 @@ from mcp.types import CallToolResult, TextContent
 from oidc import ec_jwk, ed_jwk, public, rsa_jwk
 
 from mcpgen import audit, identity, telemetry
-from mcpgen.auth import JWTVerifier, KeySet
+from mcpgen.auth import AuthSetupError, JWTVerifier, KeySet
 from mcpgen.config import AuditConfig, AuthConfig, TelemetryConfig
 from mcpgen.errors import ArgumentError
 from mcpgen.http import HTTPOptions, HTTPSetupError, check_options
@@ -151,6 +151,14 @@ def test_a_non_loopback_bind_with_oauth_needs_no_shared_token():
     check_options(HTTPOptions(host="0.0.0.0", auth=config))
     with pytest.raises(HTTPSetupError, match="without a bearer token"):
         check_options(HTTPOptions(host="0.0.0.0"))
+
+
+def test_an_unusable_jwks_file_is_one_sentence(tmp_path):
+    with pytest.raises(AuthSetupError, match=r"jwks_file .*missing.json cannot be read: No such file or directory$"):
+        KeySet(file=tmp_path / "missing.json")
+    (tmp_path / "symmetric.json").write_text(json.dumps({"keys": [{"kty": "oct", "k": "c2VjcmV0", "kid": "h"}]}))
+    with pytest.raises(AuthSetupError, match="holds no RSA, EC or OKP signing key"):  # HMAC keys are never used
+        KeySet(file=tmp_path / "symmetric.json")
 
 
 def test_auth_config_takes_exactly_one_key_source():
