@@ -91,7 +91,7 @@ class ToolServer:
         if name not in registry:
             return False
         tool = registry.get(name)
-        return self._served(tool) and identity.current().may_use(tool.scopes)
+        return self._served(tool) and (tool.scopes is None or identity.current().may_use(tool.scopes))
 
     def _input_schema(self, name: str):
         registry = self.registry
