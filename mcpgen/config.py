@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, StrictBool, StrictInt, Tag, field_validator, model_validator
 
-from .spec import Duration, Strict
+from .spec import AppChoice, Duration, Strict
 
 CONFIG_NAME = "mcpgen.yaml"
 DEFAULT_MAX_ROWS = 1000
@@ -178,4 +178,7 @@ class ProjectConfig(Strict):
     audit: AuditConfig | None = Field(default=None, description="One JSON line per call: stderr or a rotating file.")
     telemetry: TelemetryConfig | None = Field(
         default=None, description="OpenTelemetry traces and metrics over OTLP (pip install 'mcpgen[otel]')."
+    )
+    app: AppChoice = Field(
+        default=True, description="The MCP App for every tool: true, false, or {chart_height, theme}."
     )

@@ -71,6 +71,8 @@ class Tool:
     scopes: ScopeRule | None = None  # who may see and call it (see mcpgen.identity)
     tags: frozenset[str] = frozenset()  # for `serve --tags` / toolsets
     sensitive: frozenset[str] = frozenset()  # arguments the audit log records only as hashes
+    wants_app: bool = True  # False: no MCP App (`@registry.tool(app=False)`; specs say `app: false`)
+    app: str | None = None  # the ui:// resource of its MCP App (mcpgen.app), if it has one
 
     def to_mcp(self) -> MCPTool:
         return MCPTool(
@@ -80,6 +82,7 @@ class Tool:
             input_schema=self.input_schema,
             output_schema=OUTPUT_SCHEMA,
             annotations=self.annotations,
+            _meta={"ui": {"resourceUri": self.app}} if self.app else None,
         )
 
 
@@ -89,6 +92,7 @@ class Registry:
     def __init__(self) -> None:
         self._tools: dict[str, Tool] = {}
         self.active = 0  # calls in flight (reload waits for them before closing engines)
+        self.apps: dict[str, Any] = {}  # ui:// uri -> mcpgen.app.App, served as resources
 
     def __contains__(self, name: str) -> bool:
         return name in self._tools
@@ -123,13 +127,14 @@ class Registry:
         title: str | None = None,
         description: str | None = None,
         annotations: ToolAnnotations | None = None,
+        app: bool = True,
         scopes: list[str] | ScopeRule | None = None,
         tags: list[str] | None = None,
     ) -> Callable:
         """Decorator: register `fn` if it is annotated `-> DataToolOutput`; otherwise warn and leave it out.
 
-        `scopes` (a list: all of them) and `tags` work as in a spec; inside, `mcpgen.identity.current()`
-        is the caller."""
+        `app=False`: no MCP App for this tool (see docs/apps.md). `scopes` (a list: all of them) and
+        `tags` work as in a spec; inside, `mcpgen.identity.current()` is the caller."""
 
         def decorator(fn: Callable) -> Callable:
             returns = inspect.signature(fn, eval_str=True).return_annotation
@@ -140,7 +145,7 @@ class Registry:
                     fn.__qualname__,
                 )
                 return fn
-            tool = _function_tool(fn, name, title, description, annotations)
+            tool = _function_tool(fn, name, title, description, annotations, app)
             tool.scopes = ScopeRule(all=scopes) if isinstance(scopes, list) else scopes
             tool.tags = frozenset(tags or ())
             self.add(tool)
@@ -222,7 +227,12 @@ def _first_error(exc: Exception) -> str:
 
 
 def _function_tool(
-    fn: Callable, name: str | None, title: str | None, description: str | None, annotations: ToolAnnotations | None
+    fn: Callable,
+    name: str | None,
+    title: str | None,
+    description: str | None,
+    annotations: ToolAnnotations | None,
+    app: bool = True,
 ) -> Tool:
     params = inspect.signature(fn, eval_str=True).parameters
     fields: dict[str, Any] = {
@@ -273,6 +283,7 @@ def _function_tool(
         annotations=annotations or READ_ONLY,
         source=inspect.getsourcefile(fn),
         is_async=is_async,
+        wants_app=app,
     )
 
 
