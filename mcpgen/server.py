@@ -108,11 +108,18 @@ class ToolServer:
         return self._served(tool) and (tool.scopes is None or identity.current().may_use(tool.scopes))
 
     async def _list_resources(self, ctx, params) -> ListResourcesResult:
-        return ListResourcesResult(resources=[app.resource() for app in self.registry.apps.values()])
+        registry = self.registry
+        apps = [app for app in registry.apps.values() if self._app_visible(registry, app)]
+        return ListResourcesResult(resources=[app.resource() for app in apps])
+
+    def _app_visible(self, registry: Registry, app) -> bool:
+        """An app is shown to a caller who may see one of its tools (a tool's own app is named after it)."""
+        return any(self._visible(registry, name) for name in app.tools)
 
     async def _read_resource(self, ctx, params: ReadResourceRequestParams) -> ReadResourceResult:
-        app = self.registry.apps.get(str(params.uri))
-        if app is None:
+        registry = self.registry
+        app = registry.apps.get(str(params.uri))
+        if app is None or not self._app_visible(registry, app):
             raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Unknown resource: {params.uri}")
         contents = await anyio.to_thread.run_sync(app.contents)  # built on the first read: file I/O
         return ReadResourceResult(contents=[contents])

@@ -68,6 +68,7 @@ content: "{{ row_count }} orders"
 description: Revenue of all customers.
 tags: [finance]
 scopes: {any: [reports, admin]}
+app: {theme: dark}
 parameters:
   card: {type: string, description: A card number, sensitive: true, required: false}
 sql: SELECT SUM(amount) AS total FROM orders
@@ -277,6 +278,35 @@ def test_a_tool_is_hidden_and_unknown_without_its_scope(project):
     finally:
         auth_context_var.reset(token)
     assert names == ["my_orders", "revenue"] and answer.content[0].text == "35.0"
+
+
+def test_an_app_of_hidden_tools_is_hidden_too(project):
+    """revenue's own app settings give it its own ui:// resource, named after it."""
+    server = ToolServer(project.registry)
+
+    async def resources():
+        async with Client(server.server) as client:
+            uris = sorted(str(r.uri) for r in (await client.list_resources()).resources)
+            own = next(u for u in map(str, project.registry.apps) if u.endswith("/revenue"))
+            try:
+                await client.read_resource(own)
+                return uris, None
+            except Exception as exc:
+                return uris, str(exc)
+
+    token = as_token(["mcp:read"])
+    try:
+        uris, refused = anyio.run(resources)
+    finally:
+        auth_context_var.reset(token)
+    assert not any(u.endswith("/revenue") for u in uris) and len(uris) == 1
+    assert "Unknown resource" in refused
+    token = as_token(["reports"])
+    try:
+        uris, _ = anyio.run(resources)
+    finally:
+        auth_context_var.reset(token)
+    assert any(u.endswith("/revenue") for u in uris) and len(uris) == 2
 
 
 def test_claims_choose_the_rows(project):
