@@ -36,11 +36,15 @@ def _open(specs_dir: Path):
     from .project import open_project
 
     try:
-        return open_project(specs_dir)
+        project = open_project(specs_dir)
     except SpecError as exc:
         for problem in exc.problems:
             click.echo(str(problem), err=True)
         raise click.exceptions.Exit(1) from None
+    if project.loaded.python_files:  # Python runs with mcpgen's rights: say which files ran
+        names = ", ".join(p.name for p in project.loaded.python_files)
+        click.echo(f"mcpgen: imported Python tools from {names}", err=True)
+    return project
 
 
 @click.group()
@@ -91,6 +95,19 @@ def main() -> None:
     type=int,
     help="HTTP: largest request body accepted (413 above it).",
 )
+@click.option(
+    "--header-timeout", default=10.0, show_default=True, type=float, help="HTTP: seconds to send a request's headers."
+)
+@click.option(
+    "--body-timeout", default=30.0, show_default=True, type=float, help="HTTP: seconds to send a request's body."
+)
+@click.option(
+    "--max-connections",
+    default=1000,
+    show_default=True,
+    type=int,
+    help="HTTP: open connections; past it, the oldest one still sending its request is closed.",
+)
 @click.option("--insecure-no-auth", is_flag=True, help="HTTP: allow a non-loopback bind without a token.")
 @click.option("--tags", "tags", metavar="A,B", help="Serve only the tools tagged with one of these tags.")
 @click.option("--toolset", metavar="NAME", help="Serve only the tools of this toolset of mcpgen.yaml's toolsets:.")
@@ -106,14 +123,18 @@ def serve(
     allow_hosts: tuple[str, ...],
     allow_origins: tuple[str, ...],
     max_body_bytes: int,
+    header_timeout: float,
+    body_timeout: float,
+    max_connections: int,
     insecure_no_auth: bool,
     tags: str | None,
     toolset: str | None,
 ) -> None:
     """Serve the tools in SPECS_DIR over stdio (stdout carries only the protocol), or HTTP with --http.
 
-    Refuses to start on an invalid spec and names it (file:line:col: message). Also imports
-    SPECS_DIR/*.py files that register tools with @registry.tool().
+    Refuses to start on an invalid spec and names it (file:line:col: message). Also imports the
+    visible SPECS_DIR/*.py files (not _x.py or .x.py) that register tools with @registry.tool(),
+    and names them on stderr.
     """
     import gc
 
@@ -129,8 +150,11 @@ def serve(
     specs_dir = specs_dir.resolve()  # opening the project changes the working directory
     options = None
     if http_:
+        from .http_limits import ConnectionLimits
+
+        limits = ConnectionLimits(header_timeout, body_timeout, max_connections)
         options = _http_options(
-            specs_dir, host, port, token_envs, allow_hosts, allow_origins, max_body_bytes, insecure_no_auth
+            specs_dir, host, port, token_envs, allow_hosts, allow_origins, max_body_bytes, insecure_no_auth, limits
         )
     project = _open(specs_dir)
     gc.freeze()
@@ -198,7 +222,7 @@ def _start_serving(project, tags: str | None, toolset: str | None) -> frozenset[
     return served
 
 
-def _http_options(specs_dir, host, port, token_envs, allow_hosts, allow_origins, max_body, insecure):
+def _http_options(specs_dir, host, port, token_envs, allow_hosts, allow_origins, max_body, insecure, limits):
     """HTTP options from the flags plus mcpgen.yaml's `http:` section; exit 2 when unsafe."""
     from .config import HTTPSettings
     from .errors import MCPGenError, SpecError
@@ -219,6 +243,7 @@ def _http_options(specs_dir, host, port, token_envs, allow_hosts, allow_origins,
             allow_origins=[*allow_origins, *settings.allowed_origins],
             insecure_no_auth=insecure,
             max_body=max_body,
+            limits=limits,
             auth=auth,
             root=root,
         )
@@ -253,9 +278,12 @@ def call(tool: str, args: tuple[str, ...], specs_dir: Path, as_json: bool) -> No
     finally:
         project.close()
     if as_json:
-        click.echo(
-            json.dumps(result.model_dump(mode="json", by_alias=True, exclude_none=True), indent=2, ensure_ascii=False)
+        from .terminal import json_text
+
+        dumped = json.dumps(
+            result.model_dump(mode="json", by_alias=True, exclude_none=True), indent=2, ensure_ascii=False
         )
+        click.echo(json_text(dumped))
     else:
         _print_result(result)
     if result.is_error:
@@ -281,30 +309,35 @@ def _parse_args(pairs: tuple[str, ...], schema: dict) -> dict:
 
 
 def _print_result(result) -> None:
+    """Prose, table, charts and sources as plain text: values are data, never markup or escapes."""
     from rich.console import Console
     from rich.table import Table
 
-    console = Console()
-    text = "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+    from .terminal import text as plain_text
+
+    console = Console(highlight=False)
+    prose = "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
     if result.is_error:
-        Console(stderr=True).print(f"[bold red]error:[/] {text}", markup=True, highlight=False)
+        Console(stderr=True, highlight=False).print(plain_text("error: ", "bold red") + plain_text(prose))
         return
     data = result.structured_content or {}
     if data.get("force"):
-        console.print(data["force"], markup=False, highlight=False)
+        console.print(plain_text(data["force"]))
         console.print()
-    console.print(text, markup=False, highlight=False)
+    console.print(plain_text(prose))
     if data.get("table"):
         header, *rows = data["table"]
-        table = Table(*[str(h) for h in header])
+        table = Table()
+        for h in header:
+            table.add_column(plain_text(h))
         for row in rows:
-            table.add_row(*["" if v is None else str(v) for v in row])
+            table.add_row(*[plain_text(v) for v in row])
         console.print(table)
     for chart in data.get("charts") or []:
         sets = ", ".join(str(d.get("label")) for d in chart["data"]["datasets"])
-        console.print(f"chart: {chart['type']} ({sets})", markup=False, highlight=False)
+        console.print(plain_text(f"chart: {chart['type']} ({sets})"))
     for url in data.get("sources", []):
-        console.print(f"source: {url}", markup=False, highlight=False)
+        console.print(plain_text(f"source: {url}"))
 
 
 @main.command(name="list")
@@ -313,6 +346,8 @@ def list_tools(specs_dir: Path) -> None:
     """List the tools in SPECS_DIR with their parameters."""
     from rich.console import Console
     from rich.table import Table
+
+    from .terminal import text as plain_text
 
     _setup_logging()
     project = _open(specs_dir)
@@ -323,7 +358,7 @@ def list_tools(specs_dir: Path) -> None:
         params = ", ".join(
             f"{n}{'' if n in required else '?'}: {p.get('format') or p.get('type', 'any')}" for n, p in props.items()
         )
-        table.add_row(tool.name, tool.title or "", params, Path(tool.source or "").name)
+        table.add_row(*map(plain_text, (tool.name, tool.title, params, Path(tool.source or "").name)))
     project.close()
     Console().print(table)
 
@@ -384,8 +419,10 @@ def test_specs(specs_dir: Path, select: str | None) -> None:
         for problem in exc.problems:
             click.echo(str(problem), err=True)
         raise click.exceptions.Exit(2) from None
+    from .terminal import plain
+
     for result in results:
-        click.echo(result.line())
+        click.echo(plain(result.line()))  # a reason may quote a database error or a value
     click.echo(summary(results))
     if any(not r.passed for r in results):
         raise click.exceptions.Exit(1)

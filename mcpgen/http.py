@@ -7,7 +7,8 @@ balancer: no session lives in a process. Every request to /mcp passes, in order:
 `insufficient_scope`; with `auth:` the token is a JWT from the issuer, see mcpgen.auth),
 3. the Host and Origin checks against DNS rebinding (421, 403), 4. JSON-RPC parsing
 (400 with a JSON-RPC error). Only then can a tool run. `GET /healthz` answers load
-balancers with `{"status": "ok", "tools": N}` and needs no token.
+balancers with `{"status": "ok", "tools": N}` and needs no token; `GET /mcp` is 405 (no event
+stream). Slow, half-sent and surplus connections are handled in http_limits.py.
 
 A bind to anything but a loopback address refuses to start without a token,
 unless the user passes `--insecure-no-auth`.
@@ -25,7 +26,7 @@ import ipaddress
 import logging
 import os
 import socket
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
@@ -37,6 +38,7 @@ from starlette.routing import Route
 
 from .config import AuthConfig
 from .errors import MCPGenError
+from .http_limits import BACKLOG, ConnectionLimits, NoEventStream, protocol_class, quiet_floods, usable_connections
 from .limits import MAX_BODY_BYTES
 
 logger = logging.getLogger("mcpgen")
@@ -60,6 +62,7 @@ class HTTPOptions:
     insecure_no_auth: bool = False
     max_body: int = MAX_BODY_BYTES
     path: str = "/mcp"
+    limits: ConnectionLimits = field(default_factory=ConnectionLimits)
     auth: AuthConfig | None = None  # OAuth: JWT access tokens (mcpgen.yaml's `auth:`)
     root: str = "."  # the project root, for auth.jwks_file
 
@@ -133,6 +136,8 @@ def check_options(options: HTTPOptions) -> None:
         raise HTTPSetupError(f"port {options.port} is not between 1 and 65535")
     if options.max_body <= 0:
         raise HTTPSetupError("the request body cap must be a positive number of bytes")
+    if min(options.limits.header_timeout, options.limits.body_timeout) <= 0 or options.limits.max_connections < 1:
+        raise HTTPSetupError("the header and body timeouts and the connection limit must be positive")
     if not is_loopback(options.host) and not options.tokens and not options.auth and not options.insecure_no_auth:
         raise HTTPSetupError(
             f"refusing to serve on {options.host} (not a loopback address) without a bearer token: "
@@ -188,7 +193,7 @@ def build_app(tool_server, options: HTTPOptions):
             validate_token_resource=False,  # the verifier checks `aud` itself
         )
         routes += root_metadata_route(options.auth)
-    return tool_server.server.streamable_http_app(
+    app = tool_server.server.streamable_http_app(
         streamable_http_path=options.path,
         stateless_http=True,
         json_response=True,
@@ -199,6 +204,8 @@ def build_app(tool_server, options: HTTPOptions):
         token_verifier=verifier,
         custom_starlette_routes=routes,
     )
+    app.add_middleware(NoEventStream, path=options.path)
+    return app
 
 
 def oauth_verifier(settings: AuthConfig, root: str, static: StaticTokenVerifier | None):
@@ -229,10 +236,14 @@ async def serve_http(tool_server, options: HTTPOptions, reloader=None) -> None:
 
     app = build_app(tool_server, options)
     sock = _listen(options.host, options.port)
+    limits = replace(options.limits, max_connections=usable_connections(options.limits.max_connections))
+    quiet_floods()
     config = uvicorn.Config(
         app,
         host=options.host,
         port=options.port,
+        http=protocol_class(limits),
+        backlog=BACKLOG,
         log_config=None,
         access_log=False,
         server_header=False,
@@ -266,7 +277,7 @@ def _listen(host: str, port: int) -> socket.socket:
     bare = host.strip("[]")
     family = socket.AF_INET6 if ":" in bare else socket.AF_INET
     try:
-        sock = socket.create_server((bare, port), family=family, backlog=2048)
+        sock = socket.create_server((bare, port), family=family, backlog=BACKLOG)
     except OSError as exc:
         raise HTTPSetupError(f"cannot listen on {_host_header(host)}:{port}: {exc.strerror or exc}") from None
     # asyncio sets TCP_NODELAY only on sockets made with proto=IPPROTO_TCP, and create_server's is 0.

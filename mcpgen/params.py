@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import re
-from functools import lru_cache
 from typing import Any
 
 from .errors import ArgumentError
 from .identity import current
+from .patterns import matches
 from .spec import Constraints, Items, Parameter
 
 INT64 = (-(2**63), 2**63 - 1)
@@ -233,7 +232,7 @@ def _check(name: str, schema: dict[str, Any], value: Any) -> None:
         _fail(name, f"{shown} is shorter than the minimum length of {schema['minLength']}")
     if "maxLength" in schema and size > schema["maxLength"]:
         _fail(name, f"a string of {size} characters is longer than the maximum length of {schema['maxLength']}")
-    if "pattern" in schema and not _pattern(schema["pattern"]).search(value):
+    if "pattern" in schema and isinstance(value, str) and not matches(schema["pattern"], value):
         _fail(name, f"{shown} does not match the pattern {schema['pattern']}")
     if "minItems" in schema and size < schema["minItems"]:
         _fail(name, f"{size} items are fewer than the minimum of {schema['minItems']}")
@@ -246,11 +245,6 @@ def _check(name: str, schema: dict[str, Any], value: Any) -> None:
 
 def _fail(name: str, what: str) -> None:
     raise ArgumentError(f"Invalid argument '{name}': {what}.")
-
-
-@lru_cache(maxsize=1024)
-def _pattern(pattern: str) -> re.Pattern:
-    return re.compile(pattern)
 
 
 def _type_name(value: Any) -> str:

@@ -26,6 +26,8 @@ from pydantic import (
     model_validator,
 )
 
+from .patterns import compile_pattern
+
 NAME_RE = r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$"
 PARAM_NAME_RE = r"^[A-Za-z][A-Za-z0-9_]{0,63}$"
 TEMPLATE_VARIABLES = ("rows", "columns", "row_count", "truncated", "max_rows")
@@ -127,10 +129,7 @@ class Constraints(Strict):
     @classmethod
     def _pattern_compiles(cls, value):
         if value is not None:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"pattern is not a valid regular expression: {exc}") from None
+            compile_pattern(value)  # PatternError is a ValueError: pydantic reports it with the line
         return value
 
     def _check_constraints(self, type_: str) -> None:
