@@ -103,7 +103,7 @@ def _static_parallel(specs_dir: Path, paths: list[Path], jobs: int) -> list[Prob
     """The static checks of a big project in `jobs` forked workers; names are checked for uniqueness here."""
     import multiprocessing
 
-    from .loading import check_unique_names
+    from .loading import check_unique_names, python_paths
 
     _static_chunk(specs_dir, paths[:1])  # warm up here (lazy imports: the SQL dialect, ...), not once per worker
     chunks = [paths[i::jobs] for i in range(jobs)]
@@ -116,7 +116,7 @@ def _static_parallel(specs_dir: Path, paths: list[Path], jobs: int) -> list[Prob
         named += chunk_names
     named.sort(key=lambda n: str(n.path))
     check_unique_names(named, problems)
-    python_files = sorted(p.resolve() for p in specs_dir.glob("*.py") if not p.name.startswith("_"))
+    python_files = python_paths(specs_dir)
     return problems + _python_syntax(python_files, specs_dir)
 
 

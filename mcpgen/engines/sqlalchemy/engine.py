@@ -28,6 +28,7 @@ from sqlalchemy.engine import make_url
 from ...config import URLConnection, expand_env
 from ...errors import QueryError, QueryTimeout, UnsafeSQL
 from ...redaction import redact
+from ...rls import claim_settings, with_claim_settings
 from ...sql import DIALECTS, check_read_only, find_placeholders
 from ...text import first_line
 from ..base import Prepared, QueryResult
@@ -106,6 +107,9 @@ class SQLAlchemyEngine:
         self.backend.listen(self._engine)
         self._clauses: dict[tuple, Any] = {}
         self._lock = threading.Lock()
+        self.claim_settings = dict(connection.claim_settings)
+        if self.claim_settings and self.backend.name != "postgresql":
+            raise QueryError(f"connection '{name}': claim_settings needs PostgreSQL (row-level security)")
 
     # -- preparing ---------------------------------------------------------------------------
 
@@ -143,11 +147,15 @@ class SQLAlchemyEngine:
             if values[name] is None:
                 values[name] = []  # a NULL list matches nothing, as on DuckDB
         fetch = max_rows + 1
+        settings = claim_settings(self.claim_settings) if self.claim_settings else []  # before any connection
         deadline = time.monotonic() + timeout
         clause = functools.partial(self._clause, statement)
         try:
             columns, rows = self._in_transaction(
-                lambda conn: self.backend.fetch(conn, clause, values, fetch, timeout), timeout
+                lambda conn: with_claim_settings(
+                    conn, settings, lambda: self.backend.fetch(conn, clause, values, fetch, timeout)
+                ),
+                timeout,
             )
         except sa_exc.DBAPIError as exc:
             raise self._error(exc, timeout, deadline) from None
