@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Generated tool vs hand-written tool, side by side over stdio.
 
-Runs bench_stdio.py against `mcpgen serve bench/project/specs` and against
+Runs bench_stdio.py against `mcpgen serve bench/project/specs` (a temporary copy, with
+examples/data/cities.csv copied into its data/: DuckDB reads only files inside the project) and against
 handwritten_server.py (same query, same result, same client), interleaved for
 several rounds, and prints the median p50 latency and startup time of each and
 their ratios. Targets: p50 within 10 %, startup within 25 %.
@@ -19,6 +20,7 @@ import argparse
 import contextlib
 import io
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -54,11 +56,22 @@ def run_once(label: str, cmd: list[str], n: int, tool_args: dict) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def serve_from(tree: Path) -> list[str]:
-    """`mcpgen serve` of the bench project, importing mcpgen from `tree`."""
+def serve_from(tree: Path, project: Path) -> list[str]:
+    """`mcpgen serve` of the bench `project`, importing mcpgen from `tree`."""
     # -P: `python -m` would otherwise import mcpgen from the working folder (this tree) before PYTHONPATH
-    serve = ["-P", "-m", "mcpgen.cli", "serve", str(HERE / "project/specs")]
+    serve = ["-P", "-m", "mcpgen.cli", "serve", str(project / "specs")]
     return ["env", f"PYTHONPATH={tree}", sys.executable, *serve]
+
+
+@contextlib.contextmanager
+def bench_project():
+    """bench/project in a temporary folder, with the cities it loads copied into its data/."""
+    with tempfile.TemporaryDirectory(prefix="mcpgen-bench-project-") as tmp:
+        project = Path(tmp) / "project"
+        shutil.copytree(HERE / "project", project)
+        (project / "data").mkdir()
+        shutil.copyfile(REPO / "examples/data/cities.csv", project / "data/cities.csv")
+        yield project
 
 
 @contextlib.contextmanager
@@ -78,16 +91,17 @@ def main() -> None:
     ap.add_argument("--baseline", metavar="REV", help="also run mcpgen as of this git revision and compare p50")
     opts = ap.parse_args()
     with contextlib.ExitStack() as stack:
+        project = stack.enter_context(bench_project())
         commands = {
             "handwritten": [
                 sys.executable,
                 str(HERE / "handwritten_server.py"),
                 str(REPO / "examples/data/cities.csv"),
             ],
-            "mcpgen": serve_from(REPO),
+            "mcpgen": serve_from(REPO, project),
         }
         if opts.baseline:
-            commands["baseline"] = serve_from(stack.enter_context(exported(opts.baseline)))
+            commands["baseline"] = serve_from(stack.enter_context(exported(opts.baseline)), project)
         run_rounds(commands, opts)
 
 

@@ -15,8 +15,17 @@ from jinja2 import TemplateSyntaxError, nodes
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from .checks import chart_sense, literal_password, outside_paths, source_problem, template_hazards
-from .config import CONFIG_NAME, ProjectConfig, URLConnection
+from .checks import (
+    caller_paths,
+    chart_sense,
+    init_problem,
+    literal_password,
+    outside_paths,
+    source_problem,
+    template_hazards,
+)
+from .config import CONFIG_NAME, DuckDBConnection, ProjectConfig, URLConnection
+from .engines.file_reach import FileReachError, check_root
 from .errors import ArgumentError, Findings, Problem, SpecError, UnsafeSQL
 from .limits import MAX_FILE_BYTES
 from .params import Arguments
@@ -96,9 +105,10 @@ def load_project(specs_dir: str | Path, paths: list[Path] | None = None, unique_
     config_path = find_config(specs_dir)
     root = (config_path.parent if config_path else specs_dir.parent).resolve()
     config = _load_config(config_path, problems) if config_path else ProjectConfig()
+    _check_root(root, config, config_path or specs_dir, problems)
     specs = []
     for path in paths:
-        loaded = load_spec(path, config, problems)
+        loaded = load_spec(path, config, problems, root)
         if loaded is not None:
             specs.append(loaded)
     if unique_names:
@@ -112,6 +122,7 @@ def _load_config(path: Path, problems: list[Problem]) -> ProjectConfig:
         data = load_yaml(path.read_text(encoding="utf-8"), str(path), problems)
         config = ProjectConfig.model_validate(data if data is not None else {})
         _check_secrets(config, data, path, problems)
+        _check_init(config, data, path, problems)
         return config
     except SpecError as exc:
         problems.extend(exc.problems)
@@ -153,7 +164,31 @@ def _check_secrets(config: ProjectConfig, data: Any, path: Path, problems: list[
             )
 
 
-def load_spec(path: Path, config: ProjectConfig, problems: list[Problem]) -> LoadedSpec | None:
+def _check_root(root: Path, config: ProjectConfig, where: Path, problems: list[Problem]) -> None:
+    """A DuckDB connection reads the project folder: it may not be `/` or the home folder."""
+    if any(isinstance(c, DuckDBConnection) for c in config.connections.values()):
+        try:
+            check_root(root)
+        except FileReachError as exc:
+            problems.append(Problem(str(where), None, None, str(exc)))
+
+
+def _check_init(config: ProjectConfig, data: Any, path: Path, problems: list[Problem]) -> None:
+    """DuckDB init statements may create tables and views over the project's files, nothing more."""
+    for name, conn in config.connections.items():
+        if not isinstance(conn, DuckDBConnection) or not conn.init:
+            continue
+        node = data["connections"][name].get("init")
+        for i, statement in enumerate(conn.init):
+            problem = init_problem(statement)
+            if problem:
+                line, col = node.lines[i] if hasattr(node, "lines") and i < len(node.lines) else (None, None)
+                problems.append(Problem(str(path), line, col, f"connection '{name}': init statement {i + 1} {problem}"))
+
+
+def load_spec(
+    path: Path, config: ProjectConfig, problems: list[Problem], root: Path | None = None
+) -> LoadedSpec | None:
     """Load and statically check one spec file; add what is wrong to `problems`."""
     shown = str(path)
     try:
@@ -184,7 +219,7 @@ def load_spec(path: Path, config: ProjectConfig, problems: list[Problem]) -> Loa
     sql = _read_sql(loaded, config, problems)
     if sql is not None:
         loaded.sql = sql
-        _check_sql(loaded, config, problems)
+        _check_sql(loaded, config, problems, root or path.parent.parent.resolve())
     _check_parameters(loaded, problems)
     _check_templates(loaded, problems)
     _check_charts(loaded, problems)
@@ -251,8 +286,9 @@ def _read_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem]
     return sql_path.read_text(encoding="utf-8")
 
 
-def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem]) -> None:
-    """One read-only statement, placeholders against parameters, no file outside the project."""
+def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem], root: Path) -> None:
+    """One read-only statement, placeholders against parameters, no file outside the project,
+    no file chosen by the caller."""
     spec = loaded.spec
     key = "sql" if spec.sql is not None else "sql_file"
     target = _dialect(config.connections[spec.connection])
@@ -262,6 +298,7 @@ def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem
         used = {p.name: p for p in find_placeholders(loaded.sql, source)}
         if target is not None and target != source:
             loaded.sql = transpile(loaded.sql, source, target)  # once, here: a call runs the translation
+            check_read_only(loaded.sql, target)  # what the database runs: its own side effects and comments
         loaded.dialect = target or source
     except UnsafeSQL as exc:
         inline = loaded.data.where(("value", key))[0] == loaded.data.where(key)[0]  # `sql: SELECT ...` on one line
@@ -270,7 +307,7 @@ def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem
         problems.append(_problem(loaded, key, f"{exc}", offset=offset))
         return
     if target == "duckdb":
-        for line, col, reason in outside_paths(loaded.sql):
+        for line, col, reason in outside_paths(loaded.sql) + caller_paths(loaded.sql, spec.parameters, root):
             at = (line, col) if key == "sql" and source == target else None
             problems.append(_problem(loaded, key, f"the SQL {reason}", offset=at))
     for name, p in used.items():

@@ -23,17 +23,12 @@ from .identity import Caller, current
 
 
 def with_claim_settings(conn, settings: list[tuple[str, str]], run):
-    """Row-level security hook: `run()` inside one read-only transaction whose first statement sets
-    the caller's claims as transaction-local settings (`set_config(name, value, true)`), so they
-    end with it: the ROLLBACK."""
-    conn.exec_driver_sql("BEGIN READ ONLY")
-    try:
-        for name, value in settings:
-            conn.execute(sa.text("SELECT set_config(:name, :value, true)"), {"name": name, "value": value})
-        return run()
-    finally:
-        if not conn.invalidated:  # also after a failed query: the transaction ends here
-            conn.exec_driver_sql("ROLLBACK")
+    """Row-level security hook: `run()` after the caller's claims are set as transaction-local
+    settings (`set_config(name, value, true)`) in the call's own read-only transaction, which the
+    engine opens and rolls back (`Backend.begin` / `Backend.end`), so they end with it."""
+    for name, value in settings:
+        conn.execute(sa.text("SELECT set_config(:name, :value, true)"), {"name": name, "value": value})
+    return run()
 
 
 def claim_settings(settings: Mapping[str, str], caller: Caller | None = None) -> list[tuple[str, str]]:

@@ -116,6 +116,62 @@ _WRITE_WORDS = {
 }
 
 
+# Functions a SELECT may call that change the session or the server, read the server's files,
+# or run SQL given as text, by sqlglot dialect: why each is refused. A name ending in "*" is a prefix.
+_SETTINGS = "changes a setting of the session"
+_LOCKS = "takes a lock that outlives the query"
+_SERVER_FILES = "reads files on the database server"
+_SEQUENCES = "advances a sequence"
+_TEXT_SQL = "runs SQL given as text"
+_SIDE_EFFECTS: dict[str, dict[str, str]] = {
+    "postgres": {
+        "set_config": _SETTINGS,
+        "lo_*": "creates, changes or reads large objects",
+        "lowrite": "changes large objects",
+        "loread": "reads large objects",
+        "pg_advisory_*": _LOCKS,
+        "pg_try_advisory_*": _LOCKS,
+        "pg_read_file": _SERVER_FILES,
+        "pg_read_binary_file": _SERVER_FILES,
+        "pg_stat_file": _SERVER_FILES,
+        "pg_ls_*": _SERVER_FILES,
+        "nextval": _SEQUENCES,
+        "setval": _SEQUENCES,
+        "dblink*": "opens a connection to another database",
+        "query_to_xml*": _TEXT_SQL,
+        "cursor_to_xml*": _TEXT_SQL,
+        "ts_stat": _TEXT_SQL,
+        "pg_notify": "sends a notification",
+        "pg_cancel_backend": "stops other sessions",
+        "pg_terminate_backend": "stops other sessions",
+        "pg_reload_conf": "changes the server",
+        "pg_rotate_logfile": "changes the server",
+        "pg_switch_wal": "changes the server",
+        "pg_logical_emit_message": "writes to the server's log",
+    },
+    "mysql": {
+        "get_lock": _LOCKS,
+        "release_lock": _LOCKS,
+        "release_all_locks": _LOCKS,
+        "load_file": _SERVER_FILES,
+        "nextval": _SEQUENCES,
+        "setval": _SEQUENCES,
+        "last_insert_id": "sets the session's last insert id",
+        "master_pos_wait": "waits on replication",
+        "source_pos_wait": "waits on replication",
+        "master_gtid_wait": "waits on replication",
+        "wait_for_executed_gtid_set": "waits on replication",
+        "sys_exec": "runs a program on the database server",
+        "sys_eval": "runs a program on the database server",
+    },
+    "duckdb": {"nextval": _SEQUENCES, "setval": _SEQUENCES, "setseed": _SETTINGS},
+    "sqlite": {"load_extension": "loads code into the database"},
+}
+# MySQL and MariaDB run what is inside these "comments": /*! ... */ and /*M! ... */ as SQL,
+# /*+ ... */ as optimizer hints, which can lift the time limit (MAX_EXECUTION_TIME, SET_VAR).
+_EXECUTED_COMMENTS = ("/*!", "/*M!", "/*m!", "/*+")
+
+
 @dataclass(frozen=True)
 class Placeholder:
     name: str
@@ -182,8 +238,22 @@ def check_read_only(sql: str, dialect: str | None = "duckdb") -> None:
     ...
     mcpgen.errors.UnsafeSQL: the query must only read, but it contains DELETE
     """
+    if dialect == "mysql":
+        for marker in _EXECUTED_COMMENTS:
+            if marker in sql:
+                line, col = line_col(sql, sql.index(marker))
+                raise UnsafeSQL(
+                    f"MySQL and MariaDB execute what is inside {marker} ... */ comments; "
+                    f"remove it (line {line}, column {col})",
+                    line,
+                    col,
+                )
     try:
         tokens = list(_tokens(sql, dialect))
+    except SqlglotError:
+        return _check_tokens(sql, dialect)
+    _check_side_effects(sql, tokens, dialect)
+    try:
         if _plainly_reads(tokens):
             return
         statements = [s for s in sqlglot.Dialect.get_or_raise(dialect).parser().parse(tokens, sql) if s is not None]
@@ -241,8 +311,41 @@ def _plainly_reads(tokens: list) -> bool:
     return True
 
 
+def _check_side_effects(sql: str, tokens: list, dialect: str | None) -> None:
+    """Refuse calls to the dialect's functions that outlive the query (`_SIDE_EFFECTS`), and
+    MySQL's `:=` assignments to user variables."""
+    refused = _SIDE_EFFECTS.get(dialect or "", {})
+    for i, tok in enumerate(tokens):
+        if dialect == "mysql" and tok.token_type == TokenType.COLON_EQ:
+            line, col = line_col(sql, tok.start)
+            raise UnsafeSQL(
+                f"the query assigns a user variable with := (line {line}, column {col}), which outlives the query",
+                line,
+                col,
+            )
+        if tok.text.upper() == "NEXT" and [t.text.upper() for t in tokens[i + 1 : i + 3]] == ["VALUE", "FOR"]:
+            line, col = line_col(sql, tok.start)
+            raise UnsafeSQL(
+                f"the query calls NEXT VALUE FOR, which {_SEQUENCES}; it is refused (line {line}, column {col})",
+                line,
+                col,
+            )
+        if tok.token_type == TokenType.STRING or i + 1 == len(tokens) or tokens[i + 1].token_type != TokenType.L_PAREN:
+            continue
+        name = tok.text.lower()
+        why = refused.get(name) or next(
+            (v for k, v in refused.items() if k.endswith("*") and name.startswith(k[:-1])), None
+        )
+        if why:
+            line, col = line_col(sql, tok.start)
+            raise UnsafeSQL(
+                f"the query calls {name}(), which {why}; it is refused (line {line}, column {col})", line, col
+            )
+
+
 def _check_tokens(sql: str, dialect: str | None) -> None:
     tokens = _readable_tokens(sql, dialect)
+    _check_side_effects(sql, list(tokens), dialect)
     statements = 1 + sum(1 for i, t in enumerate(tokens) if t.token_type == TokenType.SEMICOLON and i < len(tokens) - 1)
     if statements != 1:
         raise UnsafeSQL(f"the SQL must be exactly one statement, found {statements}")

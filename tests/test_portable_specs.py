@@ -206,9 +206,13 @@ def _open(specs: Path):
 @pytest.fixture(scope="session")
 def duckdb_project(data, tmp_path_factory):
     folder = tmp_path_factory.mktemp("portable_duckdb")
-    init = [f"CREATE TABLE {name} AS SELECT * FROM {reader}" for name, reader in TABLES.items()]
+    # DuckDB reads only files inside the project: copy the data in, and name it relative to the project.
+    (folder / "data").mkdir()
+    for path in [*(DATA / f"{name}.csv" for name in TABLES), data.flights_parquet]:
+        shutil.copyfile(path, folder / "data" / path.name)
+    init = [f"CREATE TABLE {name} AS SELECT * FROM read_csv('data/{name}.csv')" for name in TABLES]
     # A table, not a view as in the shipped mcpgen.yaml: the sample is small, and file access ends after init.
-    init.append(f"CREATE TABLE flights AS SELECT * FROM read_parquet('{data.flights_parquet}')")
+    init.append(f"CREATE TABLE flights AS SELECT * FROM read_parquet('data/{data.flights_parquet.name}')")
     project = _open(write_project(folder, {"duckdb": ":memory:", "init": init}))
     yield project
     project.close()

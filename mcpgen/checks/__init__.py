@@ -5,21 +5,25 @@ One module per concern:
 - `templates`: constructs the template sandbox refuses or that would blow its limits
 - `row_references`: the result columns a template reads
 - `charts`: chart settings that make no sense for the chart's type
-- `sql_paths`: SQL that names files outside the project folder
+- `sql_paths`: SQL that names files outside the project folder, or lets the caller choose a file
+- `init_statements`: DuckDB `init:` statements that would widen what a connection reaches
 - `urls`: `sources:` entries that are not absolute http(s) URLs with a literal host
 - `passwords`: literal passwords in `mcpgen.yaml`
 """
 
 from .charts import CHART_JS_OPTIONS, chart_sense
+from .init_statements import init_problem
 from .passwords import literal_password
 from .row_references import row_references
-from .sql_paths import outside_paths
+from .sql_paths import caller_paths, outside_paths
 from .templates import template_hazards
 from .urls import source_problem
 
 __all__ = [
     "CHART_JS_OPTIONS",
+    "caller_paths",
     "chart_sense",
+    "init_problem",
     "literal_password",
     "outside_paths",
     "row_references",

@@ -1,4 +1,4 @@
-"""DuckDB, in process: the default engine, locked to the project's files once `init` has run.
+"""DuckDB, in process: the default engine, locked to the project's visible files (`file_reach`) before `init` runs.
 
 >>> engine = DuckDBEngine("default", ":memory:", [], root=".")
 >>> query = engine.prepare("SELECT x FROM range(5) t(x) WHERE x < :n")
@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import tempfile
 import threading
 import time
 from collections import deque
@@ -21,11 +23,13 @@ from typing import Any
 
 import duckdb
 
+from ..checks import init_problem
 from ..errors import QueryError, QueryTimeout, UnsafeSQL
 from ..sql import check_read_only, find_placeholders, rewrite
 from ..text import first_line
 from .base import Prepared, QueryResult
 from .deadlines import DEADLINES
+from .file_reach import FileReachError, Readable, readable_set
 
 
 class FairSlots:
@@ -82,23 +86,42 @@ class DuckDBEngine:
         self._slots = FairSlots(max_concurrent)
         self.max_concurrent, self.queue_timeout = max_concurrent, queue_timeout
         root = Path(root).resolve()
+        try:
+            reach = readable_set(root)
+        except FileReachError as exc:  # a root too broad, or a folder link
+            raise FileReachError(f"connection '{name}': {exc}") from None
         config: dict[str, Any] = {} if threads is None else {"threads": threads}
+        # Spilled data goes to a private folder of ours, not to .tmp in the project or a shared /tmp.
+        self._temp = tempfile.mkdtemp(prefix="mcpgen-duckdb-")
+        config["temp_directory"] = self._temp
         if database == ":memory:":
             self._con = duckdb.connect(":memory:", config=config)
         else:
             path = (root / database).resolve()
             if not path.is_file():
+                shutil.rmtree(self._temp, ignore_errors=True)
                 raise QueryError(f"connection '{name}': the DuckDB file {database} does not exist")
             self._con = duckdb.connect(str(path), read_only=True, config=config)
+        try:
+            self._lock_down(name, reach, init)
+        except BaseException:
+            self.close()
+            raise
+
+    def _lock_down(self, name: str, reach: Readable, init: list[str]) -> None:
+        """What may be read, then no other access; `init` runs inside those limits; then no changes."""
+        self._con.execute("SET allowed_directories = $dirs", {"dirs": reach.directories})
+        self._con.execute("SET allowed_paths = $paths", {"paths": reach.paths})
+        for setting in ("enable_external_access", "autoinstall_known_extensions", "autoload_known_extensions"):
+            self._con.execute(f"SET {setting} = false")
         for number, statement in enumerate(init, 1):
+            problem = init_problem(statement)
+            if problem:
+                raise QueryError(f"connection '{name}': init statement {number} {problem}")
             try:
                 self._con.execute(statement)
             except duckdb.Error as exc:
                 raise QueryError(f"connection '{name}': init statement {number} failed: {first_line(exc)}") from None
-        # Lock-down, in this order: what may be read, then no other access, then no changes.
-        self._con.execute("SET allowed_directories = $dirs", {"dirs": [str(root) + os.sep]})
-        for setting in ("enable_external_access", "autoinstall_known_extensions", "autoload_known_extensions"):
-            self._con.execute(f"SET {setting} = false")
         self._con.execute("SET lock_configuration = true")
 
     def prepare(self, sql: str, types: Mapping[str, str] | None = None) -> Prepared:
@@ -163,6 +186,7 @@ class DuckDBEngine:
 
     def close(self) -> None:
         self._con.close()
+        shutil.rmtree(self._temp, ignore_errors=True)
 
 
 def _message(exc: BaseException) -> str:

@@ -2,11 +2,17 @@
 
 A backend says how a connection is made read-only, how one call is bounded in time and rows,
 how a result is described without running it, and which database error means "timed out".
+Every call runs in a transaction of its own: `begin` opens it (read-only, with this call's
+time limit), `end` rolls it back and resets the session, so that nothing one call does to the
+session (a setting, a lock, a variable) reaches the next call on the same pooled connection.
 
-* PostgreSQL: on a session made read-only at connect (`default_transaction_read_only`),
-  with the session `statement_timeout`, one statement `SELECT * FROM (<sql>) LIMIT max_rows + 1`.
+* PostgreSQL: `BEGIN READ ONLY; SET LOCAL statement_timeout = ...` in one message, one
+  statement `SELECT * FROM (<sql>) LIMIT max_rows + 1` (bound server-side, prepared by the
+  driver when repeated), then `ROLLBACK` and advisory locks released in one more message,
+  whose answer is read before the connection's next use (see `PostgreSQL.end`).
 * MariaDB/MySQL: `START TRANSACTION READ ONLY` on a read-only session, the query under
-  `max_statement_time` (MySQL: `max_execution_time`) and `sql_select_limit`, unbuffered cursor.
+  `max_statement_time` (MySQL: `max_execution_time`) and `sql_select_limit`, unbuffered
+  cursor; then ROLLBACK and COM_RESET_CONNECTION (user variables, GET_LOCK locks, settings).
 * SQLite: a `mode=ro` file with `query_only`, no ATTACH, a progress handler as the timer.
 * Any other dialect (`Backend` itself): a streaming cursor; read-only and time limits are the role's business.
 
@@ -20,12 +26,15 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import select
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
 import sqlalchemy as sa
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.pool import StaticPool
 
 from .statements import Statement, empty_lists_as_arrays
@@ -35,6 +44,7 @@ Clause = Callable[..., Any]
 
 _PG_TIMEOUT_STATE = "57014"  # query_canceled: statement_timeout
 _MYSQL_TIMEOUT_CODES = {1969, 3024}  # MariaDB max_statement_time, MySQL max_execution_time
+_COM_RESET_CONNECTION = 0x1F
 
 
 class Backend:
@@ -50,6 +60,16 @@ class Backend:
 
     def on_connect(self, dbapi_connection, record) -> None:
         """Runs on every new connection, before anything else does."""
+
+    def listen(self, engine) -> None:
+        """Register the engine events this backend needs."""
+
+    def begin(self, conn, timeout: float) -> None:
+        """Open this call's own transaction."""
+
+    def end(self, conn) -> None:
+        """End this call's transaction with a rollback and reset what else the session kept."""
+        conn.rollback()
 
     def fetch(self, conn, clause: Clause, values: dict, fetch: int, timeout: float) -> tuple[list[str], list[tuple]]:
         """Columns and at most `fetch` rows of the statement, within `timeout` seconds."""
@@ -75,8 +95,12 @@ class Backend:
 
 class PostgreSQL(Backend):
     def configure(self, url, options, connect_args):
-        # Every statement is its own transaction, read-only by the session default set on connect.
+        # The driver sends no BEGIN of its own: each call's transaction is the one `begin` opens.
         options["isolation_level"] = "AUTOCOMMIT"
+        # `_pg_checkout` finds a connection the server closed without a ping's round trip, and
+        # `end` does what the pool's reset would (see `listen`).
+        options["pool_pre_ping"] = False
+        options["pool_reset_on_return"] = None
         if url.get_driver_name() in ("psycopg", "psycopg2") and "connect_timeout" not in url.query:
             connect_args.setdefault("connect_timeout", 10)
         return url
@@ -85,14 +109,49 @@ class PostgreSQL(Backend):
         """Make every transaction of this session read-only, before anything else runs on it."""
         _session_statement(dbapi_connection, "SET SESSION default_transaction_read_only = on")
 
+    def listen(self, engine) -> None:
+        sa.event.listen(engine, "checkout", _pg_checkout)
+        # `end` has already rolled back (or is rolling back, see `end`): SQLAlchemy's own
+        # driver-level rollback on release would only get in its way.
+        engine.dialect.do_rollback = lambda dbapi_connection: None
+
+    def begin(self, conn, timeout):
+        """One read-only transaction per call, its time limit set for that transaction only.
+
+        Settings that must hold for one call only belong here, in the same transaction:
+        `SET LOCAL` or `set_config(name, value, true)`; the rollback in `end` undoes them."""
+        _pg_exec(conn, f"BEGIN READ ONLY; SET LOCAL statement_timeout = {_ms(timeout)}")
+
+    def end(self, conn):
+        """ROLLBACK undoes settings (`set_config(..., false)` included) and large objects; session
+        advisory locks and LISTEN outlive it, so they go too. This is DISCARD ALL without DEALLOCATE
+        ALL (the driver's own prepared statements stay) and without its round trip of its own:
+        DISCARD ALL cannot share a message. Spec SQL cannot PREPARE, create temp tables or advance
+        sequences (read-only transaction), which DISCARD ALL would also clear; a LISTEN takes
+        effect only at commit.
+
+        With psycopg the message is sent without waiting for its answer, which `_pg_checkout`
+        reads before the connection's next use: the call returns one round trip sooner."""
+        raw = conn.connection.dbapi_connection
+        pgconn = getattr(raw, "pgconn", None)
+        if pgconn is None:
+            _pg_exec(conn, _PG_END)
+        else:
+            pgconn.send_query(_PG_END.encode())
+            for _ in range(10):  # psycopg keeps libpq non-blocking: send it all now
+                if not pgconn.flush():
+                    break
+                select.select([], [pgconn.socket], [], 1)
+            else:
+                raise OSError("the server does not take the rollback")  # the engine drops the connection
+            _PG_PENDING.add(raw)
+
     def fetch(self, conn, clause, values, fetch, timeout):
-        # The statement runs as its own transaction; the server stops after max_rows + 1 rows.
-        _pg_timeout(conn, timeout)
+        # The server stops after max_rows + 1 rows.
         result = conn.execute(clause(values, "SELECT * FROM (\n", f"\n) AS mcpgen_q LIMIT {fetch}"), values)
         return list(result.keys()), [tuple(r) for r in result.fetchall()]
 
     def describe(self, conn, clause, values, timeout):
-        _pg_timeout(conn, timeout)
         described = _described(conn, clause(values, "SELECT * FROM (\n", "\n) AS q LIMIT 0"), values)
         oids = sorted({t for _, t in described if isinstance(t, int)})
         names = {}
@@ -124,6 +183,14 @@ class MySQL(Backend):
 
     def on_connect(self, dbapi_connection, record) -> None:
         _session_statement(dbapi_connection, "SET SESSION TRANSACTION READ ONLY")
+
+    def end(self, conn):
+        """ROLLBACK, then COM_RESET_CONNECTION: user variables, GET_LOCK locks, temporary tables
+        and session settings all go; the session is made read-only again."""
+        conn.rollback()
+        raw = conn.connection.dbapi_connection
+        if _reset_mysql(raw):
+            self.on_connect(raw, None)
 
     def fetch(self, conn, clause, values, fetch, timeout):
         return _stream(conn, clause(values, _mysql_limits(conn, timeout, fetch)), values, fetch)
@@ -206,19 +273,61 @@ def _ms(seconds: float) -> int:
     return max(1, round(seconds * 1000))
 
 
-def _pg_timeout(conn, timeout: float) -> None:
-    """Set the session's statement_timeout, only when it differs from the last call's. Inside a
-    transaction (row-level security, see mcpgen.rls) it is set for that transaction alone:
-    its ROLLBACK would undo a session SET that this cache still counted as done."""
-    info = conn.connection.info
-    ms = _ms(timeout)
-    if getattr(getattr(conn.connection.dbapi_connection, "info", None), "transaction_status", 0):
-        conn.exec_driver_sql(f"SET LOCAL statement_timeout = {ms}")
+_PG_END = "ROLLBACK; SELECT pg_advisory_unlock_all()"
+_PG_PENDING: weakref.WeakSet = weakref.WeakSet()  # psycopg connections whose `end` is not answered yet
+
+
+def _pg_checkout(dbapi_connection, record, proxy) -> None:
+    """Before each use of a pooled connection: read the answer to the last call's `end` (an
+    error there means the session was not reset), then check the server has not closed the
+    connection (a restart, pg_terminate_backend): an idle connection has nothing to read.
+    Either way the pool drops it and takes another (DisconnectionError)."""
+    pgconn = getattr(dbapi_connection, "pgconn", None)
+    if pgconn is None:
+        fileno = dbapi_connection.fileno()
+    else:
+        if dbapi_connection in _PG_PENDING:
+            _PG_PENDING.discard(dbapi_connection)
+            from psycopg import pq
+
+            failed = False
+            while (result := pgconn.get_result()) is not None:
+                failed = failed or result.status not in (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK)
+            if failed or pgconn.transaction_status != pq.TransactionStatus.IDLE:
+                raise sa_exc.DisconnectionError("the session could not be reset")
+        fileno = pgconn.socket
+    if select.select([fileno], [], [], 0)[0]:
+        raise sa_exc.DisconnectionError("the server closed the connection")
+
+
+def _pg_exec(conn, sql: str) -> None:
+    """Run `sql` (statements without parameters) in one message, around the driver's statement
+    machinery: psycopg would forget its prepared statements on seeing a ROLLBACK go through it."""
+    raw = conn.connection.dbapi_connection
+    pgconn = getattr(raw, "pgconn", None)
+    if pgconn is None:  # psycopg2: no prepared statements of its own to keep
+        cursor = raw.cursor()
+        try:
+            cursor.execute(sql)
+        finally:
+            cursor.close()
         return
-    if info.get("mcpgen_statement_timeout") != ms:
-        info.pop("mcpgen_statement_timeout", None)
-        conn.exec_driver_sql(f"SET statement_timeout = {ms}")
-        info["mcpgen_statement_timeout"] = ms
+    from psycopg import errors, pq
+
+    result = pgconn.exec_(sql.encode())
+    if pgconn.status != pq.ConnStatus.OK or result.status not in (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK):
+        raise errors.error_from_result(result, encoding="utf-8")
+
+
+def _reset_mysql(raw) -> bool:
+    """COM_RESET_CONNECTION on a PyMySQL connection (MariaDB 10.2.4+, MySQL 5.7.3+); PyMySQL has
+    no public call for it. False when the driver is another one."""
+    send, read = getattr(raw, "_execute_command", None), getattr(raw, "_read_ok_packet", None)
+    if send is None or read is None:
+        return False
+    send(_COM_RESET_CONNECTION, b"")
+    read()
+    return True
 
 
 def _mysql_limits(conn, timeout: float, rows: int) -> str:

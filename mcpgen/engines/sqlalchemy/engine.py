@@ -2,7 +2,8 @@
 
 What differs between databases (read-only setup, time and row limits, describing, timeouts)
 is the business of one `Backend` per database, chosen once when the engine is built (see
-`backends`). Every call ends with a rollback and reads at most `max_rows + 1` rows. Nothing a
+`backends`). Every call runs in a read-only transaction of its own, which ends with a rollback
+and a reset of the session, and reads at most `max_rows + 1` rows. Nothing a
 person reads (errors, logs) ever carries a password: see `redact`.
 
 >>> from mcpgen.redaction import redact
@@ -103,6 +104,7 @@ class SQLAlchemyEngine:
         except Exception as exc:
             raise QueryError(f"connection '{name}': {self._redact(first_line(exc))}") from None
         event.listen(self._engine, "connect", self.backend.on_connect)
+        self.backend.listen(self._engine)
         self._clauses: dict[tuple, Any] = {}
         self._lock = threading.Lock()
         self.claim_settings = dict(connection.claim_settings)
@@ -146,18 +148,15 @@ class SQLAlchemyEngine:
                 values[name] = []  # a NULL list matches nothing, as on DuckDB
         fetch = max_rows + 1
         settings = claim_settings(self.claim_settings) if self.claim_settings else []  # before any connection
-        conn = self._connect()
         deadline = time.monotonic() + timeout
+        clause = functools.partial(self._clause, statement)
         try:
-            with conn:
-                clause = functools.partial(self._clause, statement)
-                if settings:  # PostgreSQL row-level security: the caller's claims for this transaction
-                    columns, rows = with_claim_settings(
-                        conn, settings, lambda: self.backend.fetch(conn, clause, values, fetch, timeout)
-                    )
-                else:
-                    columns, rows = self.backend.fetch(conn, clause, values, fetch, timeout)
-                conn.rollback()
+            columns, rows = self._in_transaction(
+                lambda conn: with_claim_settings(
+                    conn, settings, lambda: self.backend.fetch(conn, clause, values, fetch, timeout)
+                ),
+                timeout,
+            )
         except sa_exc.DBAPIError as exc:
             raise self._error(exc, timeout, deadline) from None
         except sa_exc.SQLAlchemyError as exc:
@@ -171,19 +170,50 @@ class SQLAlchemyEngine:
         every parameter is NULL (lists empty) and no row is fetched (LIMIT 0)."""
         statement: Statement = query.sql
         values: dict[str, Any] = {name: ([] if name in statement.lists else None) for name in query.names}
-        conn = self._connect()
         deadline = time.monotonic() + timeout
+        clause = functools.partial(self._clause, statement)
         try:
-            with conn:
-                out = self.backend.describe(conn, functools.partial(self._clause, statement), values, timeout)
-                conn.rollback()
-                return out
+            return self._in_transaction(lambda conn: self.backend.describe(conn, clause, values, timeout), timeout)
         except sa_exc.DBAPIError as exc:
             raise self._error(exc, timeout, deadline) from None
         except sa_exc.SQLAlchemyError as exc:
             raise QueryError(f"the query failed: {self._redact(first_line(exc))}") from None
 
     # -- shared parts ------------------------------------------------------------------------
+
+    def _in_transaction(self, work, timeout: float):
+        """`work(conn)` inside the call's own transaction (`Backend.begin`), always ended by
+        `Backend.end`. A pooled connection found dead when the transaction opens is replaced
+        once, and the pool with it (nothing has run on it yet)."""
+        for attempt in (1, 2):
+            conn = self._connect()
+            with conn:
+                raw = conn.connection.dbapi_connection
+                try:
+                    self.backend.begin(conn, timeout)
+                except sa_exc.SQLAlchemyError:
+                    raise
+                except Exception as exc:  # the driver's own error, from a statement sent around SQLAlchemy
+                    conn.invalidate()
+                    if attempt == 1 and getattr(raw, "closed", False):
+                        self._engine.dispose(close=False)  # its other idle connections died with it
+                        continue
+                    raise QueryError(
+                        f"connection '{self.name}' could not start a read-only transaction: "
+                        f"{self._redact(first_line(exc))}"
+                    ) from None
+                try:
+                    return work(conn)
+                finally:
+                    self._end(conn)
+        raise AssertionError("unreachable")
+
+    def _end(self, conn) -> None:
+        """End the call's transaction; a connection that cannot be reset is not used again."""
+        try:
+            self.backend.end(conn)
+        except Exception:
+            conn.invalidate()
 
     def _connect(self):
         try:
