@@ -10,6 +10,7 @@ from typing import Any
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from .charts import build_chart
+from .config import Defaults
 from .engines import Engine, QueryResult
 from .errors import MCPGenError
 from .loading import LoadedSpec
@@ -24,15 +25,17 @@ DEFAULT_EMPTY = Template("No rows matched.")
 class SpecTool:
     """What one spec does when called. `__call__(arguments)` returns a CallToolResult."""
 
-    def __init__(self, loaded: LoadedSpec, engine: Engine, max_rows: int, timeout: float):
+    def __init__(self, loaded: LoadedSpec, engine: Engine, defaults: Defaults):
         spec = loaded.spec
         self.name = loaded.name
         self.spec = spec
         self.engine = engine
         self.arguments = Arguments(spec.parameters)
         self.query = engine.prepare(loaded.sql, param_types(spec.parameters))
-        self.max_rows = spec.max_rows or max_rows
-        self.timeout = spec.timeout or timeout
+        self.max_rows = spec.max_rows or defaults.max_rows
+        self.timeout = spec.timeout or defaults.timeout
+        cache = defaults.cache if spec.cache is None else spec.cache
+        self.cache_ttl: float | None = float(cache) if cache else None  # seconds; None: no cache
         self.content = loaded.templates["content"]
         self.empty = loaded.templates.get("empty", DEFAULT_EMPTY)
         self.force = loaded.templates.get("force")
@@ -45,6 +48,10 @@ class SpecTool:
             return self.answer(values, result)
         except MCPGenError as exc:
             return error_result(_sentence(str(exc)))
+
+    def cache_key(self, arguments: dict[str, Any]) -> str:
+        """The validated arguments as text: equal values, equal keys (`{}` and the defaults agree)."""
+        return repr(tuple(self.arguments.validate(arguments).items()))
 
     def answer(self, values: dict[str, Any], result: QueryResult) -> CallToolResult:
         """Build prose and structured content from one query result."""
@@ -89,10 +96,10 @@ def _sentence(message: str) -> str:
     return message if message.endswith((".", "?", "!")) else message + "."
 
 
-def compile_spec(loaded: LoadedSpec, engine: Engine, max_rows: int, timeout: float) -> Tool:
-    """A registered-ready Tool for one spec on its engine."""
+def compile_spec(loaded: LoadedSpec, engine: Engine, defaults: Defaults) -> Tool:
+    """A registered-ready Tool for one spec on its engine; `defaults` are mcpgen.yaml's."""
     spec = loaded.spec
-    run = SpecTool(loaded, engine, max_rows, timeout)
+    run = SpecTool(loaded, engine, defaults)
     a = spec.annotations
     annotations = ToolAnnotations(
         title=spec.title,
@@ -109,4 +116,6 @@ def compile_spec(loaded: LoadedSpec, engine: Engine, max_rows: int, timeout: flo
         title=spec.title,
         annotations=annotations,
         source=str(loaded.path),
+        cache_ttl=run.cache_ttl,
+        cache_key=run.cache_key,
     )

@@ -12,11 +12,12 @@ from typing import Annotated, Any
 
 from pydantic import Discriminator, Field, StrictInt, Tag, field_validator
 
-from .spec import Strict, parse_duration
+from .spec import Strict, parse_cache, parse_duration
 
 CONFIG_NAME = "mcpgen.yaml"
 DEFAULT_MAX_ROWS = 1000
 DEFAULT_TIMEOUT = 30.0
+DEFAULT_CACHE_BYTES = 64 * 1024 * 1024  # all cached answers of a project together
 _ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -76,11 +77,18 @@ Connection = Annotated[
 class Defaults(Strict):
     max_rows: StrictInt = Field(DEFAULT_MAX_ROWS, ge=1)
     timeout: float | str = DEFAULT_TIMEOUT
+    cache: float | str | bool | None = None  # a spec's `cache:` when it sets none; None or false: off
+    cache_max_bytes: StrictInt = Field(DEFAULT_CACHE_BYTES, ge=0)
 
     @field_validator("timeout", mode="before")
     @classmethod
     def _duration(cls, value):
         return parse_duration(value)
+
+    @field_validator("cache", mode="before")
+    @classmethod
+    def _cache(cls, value):
+        return parse_cache(value)
 
 
 class HTTPSettings(Strict):

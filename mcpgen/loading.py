@@ -172,7 +172,19 @@ def load_spec(path: Path, config: ProjectConfig, problems: list[Problem]) -> Loa
 
 
 # Fields whose errors do not stop the other checks: leave them out and check the rest.
-_SEPARABLE = {"title", "chart", "table", "tests", "annotations", "empty", "force", "max_rows", "timeout", "name"}
+_SEPARABLE = {
+    "title",
+    "chart",
+    "table",
+    "tests",
+    "annotations",
+    "empty",
+    "force",
+    "max_rows",
+    "timeout",
+    "cache",
+    "name",
+}
 
 
 def _without_broken_extras(exc: ValidationError, data: Located) -> Spec | None:

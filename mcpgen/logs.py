@@ -5,9 +5,10 @@
         ...                            # engines call note_rows(); error_result() notes the error
     logs.log_call("top_cities", stats)
 
-A text line reads `mcpgen: call tool=top_cities ms=3.1 rows=3 truncated=false error=-`;
+A text line reads `mcpgen: call tool=top_cities ms=3.1 rows=3 truncated=false error=- cache=-`;
 a JSON line `{"ts": ..., "level": "info", "event": "call", "tool": "top_cities",
-"duration_ms": 3.1, "rows": 3, "truncated": false, "error": null}`.
+"duration_ms": 3.1, "rows": 3, "truncated": false, "error": null, "cache": null}`
+(`cache` is "hit" or "miss" for a tool whose spec sets `cache:`).
 
 Per-call lines are off until `setup()` switches them on, so library users and
 `mcpgen call` are not flooded. stdout is never touched: under stdio it carries the protocol.
@@ -57,6 +58,7 @@ class CallStats:
     rows: int | None = None
     truncated: bool | None = None
     error: str | None = None  # exception class name, for failed calls
+    cache: str | None = None  # "hit" or "miss" for tools with a result cache
 
 
 _current: contextvars.ContextVar[CallStats | None] = contextvars.ContextVar("mcpgen_call_stats", default=None)
@@ -86,6 +88,12 @@ def note_error(error_class: str) -> None:
         stats.error = error_class
 
 
+def note_cache(hit: bool) -> None:
+    stats = _current.get()
+    if stats is not None:
+        stats.cache = "hit" if hit else "miss"
+
+
 def log_call(tool: str, stats: CallStats) -> None:
     if not CALLS.isEnabledFor(logging.INFO):
         return
@@ -97,14 +105,16 @@ def log_call(tool: str, stats: CallStats) -> None:
         "rows": stats.rows,
         "truncated": stats.truncated,
         "error": stats.error,
+        "cache": stats.cache,
     }
     CALLS.info(
-        "call tool=%s ms=%s rows=%s truncated=%s error=%s",
+        "call tool=%s ms=%s rows=%s truncated=%s error=%s cache=%s",
         tool,
         ms,
         "-" if stats.rows is None else stats.rows,
         "-" if stats.truncated is None else str(stats.truncated).lower(),
         stats.error or "-",
+        stats.cache or "-",
         extra={"fields": fields},
     )
 

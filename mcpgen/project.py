@@ -50,14 +50,14 @@ def open_project(specs_dir: str | Path) -> Project:
             engines[name] = create_engine(name, loaded.config.connections[name], loaded.root)
         except MCPGenError as exc:
             problems.append(Problem(str(loaded.config_path or specs_dir), None, None, str(exc)))
-    registry = Registry()
     defaults = loaded.config.defaults
+    registry = Registry(defaults.cache_max_bytes)
     for spec in loaded.specs:
         engine = engines.get(spec.spec.connection)
         if engine is None:
             continue
         try:
-            registry.add(compile_spec(spec, engine, defaults.max_rows, defaults.timeout))
+            registry.add(compile_spec(spec, engine, defaults))
         except UnsafeSQL as exc:
             problems.append(Problem(str(spec.path), *spec.where("sql"), str(exc)))
         except ValueError as exc:

@@ -41,6 +41,7 @@ SPEC_FIELDS = {
     "chart": "One chart or a list; each becomes a Chart.js 4 config.",
     "max_rows": "Cap on rows returned; default from mcpgen.yaml, else 1000.",
     "timeout": "Query time limit, e.g. 5s or 500ms; default from mcpgen.yaml, else 30s.",
+    "cache": "Keep answers this long, e.g. 60s (default from mcpgen.yaml, else off); false: no cache.",
     "tests": "Examples that `mcpgen test` runs against the real connection.",
     "annotations": "MCP tool annotations.",
 }

@@ -44,6 +44,19 @@ def parse_duration(value: Any) -> float:
     return seconds
 
 
+def parse_cache(value: Any) -> float | bool | None:
+    """`cache:` is a time to live (`60s`, `5m`), or false to keep no answers; None: the default.
+
+    >>> parse_cache("5m"), parse_cache(False), parse_cache(None)
+    (300.0, False, None)
+    """
+    if value is None or value is False:
+        return value
+    if value is True:
+        raise ValueError("cache takes a duration such as 60s (or false), not true")
+    return parse_duration(value)
+
+
 class Constraints(Strict):
     """Constraints shared by a parameter and by the items of an array parameter."""
 
@@ -191,6 +204,7 @@ class Spec(Strict):
     chart: Chart | list[Chart] | None = None
     max_rows: StrictInt | None = Field(None, ge=1)
     timeout: float | str | None = None
+    cache: float | str | StrictBool | None = None
     tests: list[SpecTest] = []
     annotations: Annotations = Annotations()
 
@@ -208,6 +222,11 @@ class Spec(Strict):
     @classmethod
     def _duration(cls, value):
         return None if value is None else parse_duration(value)
+
+    @field_validator("cache", mode="before")
+    @classmethod
+    def _cache(cls, value):
+        return parse_cache(value)
 
     @model_validator(mode="after")
     def _one_sql(self):
