@@ -18,6 +18,7 @@ CONFIG_NAME = "mcpgen.yaml"
 DEFAULT_MAX_ROWS = 1000
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_CACHE_BYTES = 64 * 1024 * 1024  # all cached answers of a project together
+DEFAULT_MAX_BYTES = 1_000_000  # one answer: prose, table, charts and force text, as JSON characters
 _ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -79,6 +80,7 @@ class Defaults(Strict):
     timeout: float | str = DEFAULT_TIMEOUT
     cache: float | str | bool | None = None  # a spec's `cache:` when it sets none; None or false: off
     cache_max_bytes: StrictInt = Field(DEFAULT_CACHE_BYTES, ge=0)
+    max_bytes: StrictInt = Field(DEFAULT_MAX_BYTES, ge=1000)  # a spec's `max_bytes` when it sets none
 
     @field_validator("timeout", mode="before")
     @classmethod
@@ -99,7 +101,21 @@ class HTTPSettings(Strict):
     allowed_origins: list[str] = []
 
 
+class CursorSettings(Strict):
+    """Cursors of paged tools: signed with the key in `secret_env` (replicas that share it accept each
+    other's cursors), else with a random key per process; valid for `ttl`."""
+
+    secret_env: str | None = None
+    ttl: float | str = 3600.0
+
+    @field_validator("ttl", mode="before")
+    @classmethod
+    def _duration(cls, value):
+        return parse_duration(value)
+
+
 class ProjectConfig(Strict):
     connections: dict[str, Connection] = {"default": DuckDBConnection()}
     defaults: Defaults = Defaults()
     http: HTTPSettings = HTTPSettings()
+    cursors: CursorSettings = CursorSettings()

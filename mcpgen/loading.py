@@ -17,8 +17,9 @@ from pydantic import ValidationError
 from .checks import chart_sense, literal_password, outside_paths, source_problem, template_hazards
 from .config import CONFIG_NAME, ProjectConfig
 from .errors import ArgumentError, Findings, Problem, SpecError, UnsafeSQL
+from .paging import CURSOR, orders_rows, row_bound
 from .params import Arguments
-from .render import Template
+from .render import MAX_OUTPUT, Template
 from .spec import NAME_RE, TEMPLATE_VARIABLES, Spec
 from .sql import DIALECTS, check_read_only, find_placeholders
 from .yamlload import Located, load_yaml
@@ -168,6 +169,7 @@ def load_spec(path: Path, config: ProjectConfig, problems: list[Problem]) -> Loa
     _check_parameters(loaded, problems)
     _check_templates(loaded, problems)
     _check_charts(loaded, problems)
+    _check_answer_size(loaded, config, problems)
     return loaded if len([p for p in problems[before:] if p.severity == "error"]) == 0 else None
 
 
@@ -183,6 +185,8 @@ _SEPARABLE = {
     "max_rows",
     "timeout",
     "cache",
+    "page_size",
+    "max_bytes",
     "name",
 }
 
@@ -306,6 +310,48 @@ def _dialect(connection: Any) -> str | None:
         return "duckdb"
     backend = connection.url.split(":", 1)[0].split("+", 1)[0].lower()
     return DIALECTS.get(backend)
+
+
+LOOP_ROWS_WARNING = 1000  # a `content` loop over more rows than this (~100 characters each) passes the prose cap
+
+
+def _check_answer_size(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem]) -> None:
+    """Paged specs need a stable row order; prose that loops over many rows gets a warning."""
+    spec = loaded.spec
+    connection = config.connections.get(spec.connection)
+    if connection is None or not loaded.sql:
+        return
+    dialect = _dialect(connection)
+    key = "sql" if spec.sql is not None else "sql_file"
+    if spec.page_size:
+        if CURSOR in spec.parameters:
+            problems.append(
+                _problem(loaded, "page_size", f"a paged spec takes '{CURSOR}' itself: rename the parameter")
+            )
+        if not orders_rows(loaded.sql, dialect):
+            problems.append(
+                _problem(
+                    loaded,
+                    key,
+                    "page_size needs the query to end with ORDER BY (on columns that give each row one place), "
+                    "or pages could repeat or skip rows",
+                )
+            )
+        return
+    content = loaded.templates.get("content")
+    if content is None or not content.loops_over("rows"):
+        return
+    bound = row_bound(loaded.sql, dialect, spec.parameters, spec.max_rows or config.defaults.max_rows)
+    if bound > LOOP_ROWS_WARNING:
+        problems.append(
+            _problem(
+                loaded,
+                "content",
+                f"content loops over every row, and up to {bound:,} rows can come back: long prose is cut at "
+                f"{MAX_OUTPUT:,} characters; set page_size, a lower max_rows or LIMIT, or summarise",
+                "warning",
+            )
+        )
 
 
 def _check_parameters(loaded: LoadedSpec, problems: list[Problem]) -> None:

@@ -21,6 +21,7 @@ from .compile import compile_spec
 from .engines import Engine, create_engine
 from .errors import MCPGenError, Problem, SpecError, UnsafeSQL
 from .loading import LoadedProject, load_project
+from .paging import Cursors
 from .tools import Registry, default_registry
 
 logger = logging.getLogger("mcpgen")
@@ -52,12 +53,13 @@ def open_project(specs_dir: str | Path) -> Project:
             problems.append(Problem(str(loaded.config_path or specs_dir), None, None, str(exc)))
     defaults = loaded.config.defaults
     registry = Registry(defaults.cache_max_bytes)
+    cursors = _cursors(loaded, problems)
     for spec in loaded.specs:
         engine = engines.get(spec.spec.connection)
         if engine is None:
             continue
         try:
-            registry.add(compile_spec(spec, engine, defaults))
+            registry.add(compile_spec(spec, engine, defaults, cursors))
         except UnsafeSQL as exc:
             problems.append(Problem(str(spec.path), *spec.where("sql"), str(exc)))
         except ValueError as exc:
@@ -69,6 +71,24 @@ def open_project(specs_dir: str | Path) -> Project:
             engine.close()
         raise SpecError(problems)
     return Project(loaded, registry, engines)
+
+
+def _cursors(loaded: LoadedProject, problems: list[Problem]) -> Cursors:
+    """Cursors signed with the key from `cursors.secret_env`, else with this process's random key."""
+    settings = loaded.config.cursors
+    if settings.secret_env is None:
+        return Cursors(ttl=settings.ttl)
+    secret = os.environ.get(settings.secret_env, "")
+    if len(secret) < 16:
+        problems.append(
+            Problem(
+                str(loaded.config_path),
+                None,
+                None,
+                f"cursors.secret_env names {settings.secret_env}, which must hold a secret of 16 characters or more",
+            )
+        )
+    return Cursors(secret.encode(), ttl=settings.ttl)
 
 
 def _import_tools(path: Path, registry: Registry) -> list[Problem]:

@@ -279,8 +279,23 @@ class Template:
                 stored.add(n.name)
         return loaded - stored
 
-    def render(self, context: dict[str, Any], seconds: float = RENDER_SECONDS, limit: int = MAX_OUTPUT) -> str:
-        """Render within a time and size budget; raise RenderError with one sentence."""
+    def loops_over(self, name: str) -> bool:
+        """Whether a `{% for %}` iterates over all of variable `name` (perhaps through filters)."""
+        for loop in self.ast.find_all(nodes.For):
+            node = loop.iter
+            while isinstance(node, nodes.Filter):
+                node = node.node
+            if isinstance(node, nodes.Name) and node.name == name:
+                return True
+        return False
+
+    def render(
+        self, context: dict[str, Any], seconds: float = RENDER_SECONDS, limit: int = MAX_OUTPUT, cut: bool = False
+    ) -> str:
+        """Render within a time and size budget; raise RenderError with one sentence.
+
+        With `cut`, text past `limit` is cut at the last line or sentence that fits, and a
+        sentence says so, instead of failing (prose: a long answer is still an answer)."""
         if self.constant is not None:
             return self.constant.strip()
         _deadline.value = time.monotonic() + seconds
@@ -290,7 +305,10 @@ class Template:
             for chunk in self._template.generate(context):
                 size += len(chunk)
                 if size > limit:
-                    raise RenderError(f"the template produced more than {limit:,} characters")
+                    if not cut:
+                        raise RenderError(f"the template produced more than {limit:,} characters")
+                    out.append(chunk)
+                    return cut_text("".join(out), limit)
                 out.append(chunk)
         except RecursionError:
             raise RenderError("the template recursed too deeply") from None
@@ -305,6 +323,21 @@ class Template:
         except (ArithmeticError, TypeError, ValueError, LookupError) as exc:
             raise RenderError(f"the template failed: {type(exc).__name__}: {exc}") from None
         return "".join(out).strip()
+
+
+def cut_text(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters, where a reader would cut it, with a sentence saying so.
+
+    >>> cut_text("One. Two. Three.", 12)
+    'One. Two.\\n\\n(The text stops here: it reached the limit of 12 characters.)'
+    """
+    head = text[:limit]
+    for mark in ("\n", ". ", " "):
+        at = head.rfind(mark)
+        if at >= limit // 2:
+            head = head[: at + (1 if mark == ". " else 0)]
+            break
+    return f"{head.strip()}\n\n(The text stops here: it reached the limit of {limit:,} characters.)"
 
 
 class _Overtime(BaseException):

@@ -81,7 +81,11 @@ def _jsonable(value: Any) -> Any:
 
 
 def build_table(columns: list[str], rows: list[tuple], spec: bool | TableSpec) -> list[list[Any]] | None:
-    """The header row, then one row of cells per result row; None when the spec says `table: false`."""
+    """The header row, then one row of cells per result row; None when the spec says `table: false`.
+
+    >>> build_table(["n", "x"], [(1, 0.5), (2**60, float("nan"))], True)
+    [['n', 'x'], [1, 0.5], ['1152921504606846976', None]]
+    """
     if spec is False:
         return None
     if spec is True:
@@ -90,4 +94,25 @@ def build_table(columns: list[str], rows: list[tuple], spec: bool | TableSpec) -
         chosen = spec.columns or columns
         picks = [columns.index(c) for c in chosen]
         header = [spec.headers.get(c, c) for c in chosen]
-    return [header, *([to_cell(row[i]) for i in picks] for row in rows)]
+    if not rows:
+        return [header]
+    by_column = list(zip(*rows))
+    cells = [to_cells(by_column[i]) for i in picks]
+    return [header, *map(list, zip(*cells))]
+
+
+_AS_IS = {str, bool, type(None)}
+
+
+def to_cells(values: tuple) -> tuple | list:
+    """One column of values as JSON cells: `to_cell` of each, decided once for the column when
+    its types allow (a column of text, or of safe integers, or of finite floats, is already JSON)."""
+    types = set(map(type, values))
+    if types <= _AS_IS:
+        return values
+    if types <= {int, float, type(None)}:
+        present = [v for v in values if v is not None] if type(None) in types else values
+        finite = float not in types or all(map(math.isfinite, present))
+        if finite and (int not in types or (min(present) >= -MAX_SAFE_INT and max(present) <= MAX_SAFE_INT)):
+            return values
+    return list(map(to_cell, values))

@@ -42,6 +42,8 @@ SPEC_FIELDS = {
     "max_rows": "Cap on rows returned; default from mcpgen.yaml, else 1000.",
     "timeout": "Query time limit, e.g. 5s or 500ms; default from mcpgen.yaml, else 30s.",
     "cache": "Keep answers this long, e.g. 60s (default from mcpgen.yaml, else off); false: no cache.",
+    "page_size": "Answer in pages of this many rows, in the query's ORDER BY; the tool takes an optional cursor.",
+    "max_bytes": "Cap on the whole answer in JSON characters (default from mcpgen.yaml, else 1,000,000).",
     "tests": "Examples that `mcpgen test` runs against the real connection.",
     "annotations": "MCP tool annotations.",
 }

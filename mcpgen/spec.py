@@ -205,6 +205,8 @@ class Spec(Strict):
     max_rows: StrictInt | None = Field(None, ge=1)
     timeout: float | str | None = None
     cache: float | str | StrictBool | None = None
+    page_size: StrictInt | None = Field(None, ge=1)
+    max_bytes: StrictInt | None = Field(None, ge=1000)
     tests: list[SpecTest] = []
     annotations: Annotations = Annotations()
 
