@@ -25,6 +25,7 @@ from .results import build_table
 from .tools import Tool, error_result
 
 DEFAULT_EMPTY = Template("No rows matched.")
+NOTE_ROOM = 400  # characters kept free for the sentences that say a table was cut and where the next page is
 CURSOR_SCHEMA = {
     "type": ["string", "null"],
     "description": "Leave out for the first page; for the next, the cursor the previous page gave.",
@@ -145,7 +146,7 @@ class SpecTool:
         size = fixed + len(json.dumps([table, charts], ensure_ascii=False, default=str))
         kept = len(rows)
         if size > self.max_bytes:  # the rare path: the longest head of rows that fits
-            used = fixed + (len(json.dumps(table[0], ensure_ascii=False)) if table else 0)
+            used = fixed + NOTE_ROOM + (len(json.dumps(table[0], ensure_ascii=False)) if table else 0)
             copies = (table is not None) + len(charts)  # each row appears in the table and in every chart
             kept = 0
             for row in table[1:] if table is not None else rows:

@@ -30,7 +30,7 @@ from . import logs
 from .cache import META_KEY, ResultCache, caller_identity
 from .config import DEFAULT_CACHE_BYTES
 from .errors import ArgumentError
-from .results import OUTPUT_SCHEMA, DataToolOutput, DataToolPayload
+from .results import PUBLISHED_SCHEMA, DataToolOutput, DataToolPayload
 
 logger = logging.getLogger("mcpgen")
 
@@ -67,7 +67,7 @@ class Tool:
             title=self.title,
             description=self.description,
             input_schema=self.input_schema,
-            output_schema=OUTPUT_SCHEMA,
+            output_schema=PUBLISHED_SCHEMA,
             annotations=self.annotations,
         )
 
