@@ -116,7 +116,7 @@ def test_a_cursor_that_was_not_given_for_this_answer_is_one_clear_error(make, ch
     if change == "forged":
         cursor = Cursors(b"x" * 32).issue("nums", "anything", 300)
     elif change == "altered offset":
-        offset, expires = base64.urlsafe_b64decode(body + "==").decode().split(".")
+        _, expires = base64.urlsafe_b64decode(body + "==").decode().split(".")
         cursor = base64.urlsafe_b64encode(f"0.{expires}".encode()).decode().rstrip("=") + "." + mac
     elif change == "altered signature":
         cursor = body + "." + ("A" if mac[0] != "A" else "B") + mac[1:]
