@@ -54,7 +54,7 @@ class SpecTool:
         self.sources = [loaded.templates[f"sources[{i}]"] for i in range(len(spec.sources))]
         # Row dicts cost as much as the table: build them only for templates that read `rows`.
         self.uses_rows = any("rows" in t.names() for t in (self.content, self.empty, self.force) if t is not None)
-        self.input_schema = self.arguments.schema
+        self.input_schema: dict[str, Any] = self.arguments.schema
         self.page_size = spec.page_size
         if self.page_size:
             self.cursors = cursors or Cursors()

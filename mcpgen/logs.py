@@ -3,7 +3,7 @@
     logs.setup("json")                 # or "text"; only ever writes to stderr
     with logs.call_stats() as stats:   # Registry.call does this around every call
         ...                            # engines call note_rows(); error_result() notes the error
-    logs.log_call("top_cities", stats)
+    logs.log_call("top_cities", stats)   # queued; a writer thread writes it (logs.flush_calls() waits)
 
 A text line reads `mcpgen: call tool=top_cities ms=3.1 rows=3 truncated=false error=- cache=-`;
 a JSON line `{"ts": ..., "level": "info", "event": "call", "tool": "top_cities",
@@ -21,12 +21,15 @@ Per-call lines are off until `setup()` switches them on, so library users and
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import contextvars
 import json
 import logging
+import queue
 import re
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -95,28 +98,62 @@ def note_cache(hit: bool) -> None:
 
 
 def log_call(tool: str, stats: CallStats) -> None:
+    """Queue the call's line; a writer thread formats and writes it, off the request path."""
     if not CALLS.isEnabledFor(logging.INFO):
         return
     ms = round((time.perf_counter() - stats.started) * 1000, 1)
-    fields = {
-        "event": "call",
-        "tool": tool,
-        "duration_ms": ms,
-        "rows": stats.rows,
-        "truncated": stats.truncated,
-        "error": stats.error,
-        "cache": stats.cache,
-    }
-    CALLS.info(
-        "call tool=%s ms=%s rows=%s truncated=%s error=%s cache=%s",
-        tool,
-        ms,
-        "-" if stats.rows is None else stats.rows,
-        "-" if stats.truncated is None else str(stats.truncated).lower(),
-        stats.error or "-",
-        stats.cache or "-",
-        extra={"fields": fields},
-    )
+    _lines.put((tool, ms, stats.rows, stats.truncated, stats.error, stats.cache))
+    if _writer[0] is None:
+        with _writer_lock:
+            if _writer[0] is None:
+                writer = threading.Thread(target=_write_calls, name="mcpgen-call-log", daemon=True)
+                writer.start()
+                _writer[0] = writer
+                atexit.register(flush_calls)
+
+
+def flush_calls(timeout: float = 2.0) -> None:
+    """Wait until every queued call line is written (at exit, and in tests)."""
+    if _writer[0] is not None:
+        done = threading.Event()
+        _lines.put(done)
+        done.wait(timeout)
+
+
+_lines: queue.SimpleQueue = queue.SimpleQueue()
+_writer: list[threading.Thread | None] = [None]
+_writer_lock = threading.Lock()
+
+
+def _write_calls() -> None:
+    while True:
+        item = _lines.get()
+        if isinstance(item, threading.Event):
+            item.set()
+            continue
+        tool, ms, rows, truncated, error, cache = item
+        fields = {
+            "event": "call",
+            "tool": tool,
+            "duration_ms": ms,
+            "rows": rows,
+            "truncated": truncated,
+            "error": error,
+            "cache": cache,
+        }
+        try:
+            CALLS.info(
+                "call tool=%s ms=%s rows=%s truncated=%s error=%s cache=%s",
+                tool,
+                ms,
+                "-" if rows is None else rows,
+                "-" if truncated is None else str(truncated).lower(),
+                error or "-",
+                cache or "-",
+                extra={"fields": fields},
+            )
+        except Exception:  # a log line must never stop the writer
+            pass
 
 
 class RedactingFilter(logging.Filter):

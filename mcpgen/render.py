@@ -24,6 +24,7 @@ from jinja2 import StrictUndefined, TemplateError, UndefinedError, nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
 from .errors import RenderError
+from .fastrender import compile_simple
 
 MAX_OUTPUT = 100_000  # characters a template may produce
 MAX_SEQUENCE = 100_000  # length of a string or list built with * inside a template
@@ -254,6 +255,7 @@ class Template:
         else:
             self.ast = self.env.parse(source)  # raises TemplateSyntaxError
         self._compiled = None  # compiled on first render: `validate` never pays for code generation
+        self._fast: Any = None  # the plain-Python renderer (mcpgen.fastrender), False when Jinja must render
         # Plain text needs no rendering: it is its own output.
         self.constant = (
             source
@@ -298,6 +300,19 @@ class Template:
         sentence says so, instead of failing (prose: a long answer is still an answer)."""
         if self.constant is not None:
             return self.constant.strip()
+        if self._fast is None:
+            self._fast = compile_simple(self.ast, self.env.finalize) or False
+        if self._fast:
+            try:
+                text = self._fast(dict(context))
+            except Exception:  # Fallback, or anything unexpected: Jinja gives the answer or the error
+                pass
+            else:
+                if len(text) <= limit:
+                    return text.strip()
+                if cut:
+                    return cut_text(text, limit)
+                raise RenderError(f"the template produced more than {limit:,} characters")
         _deadline.value = time.monotonic() + seconds
         out: list[str] = []
         size = 0

@@ -158,6 +158,7 @@ def test_the_call_log_says_hit_or_miss(make, caplog):
         with caplog.at_level(logging.INFO, logger="mcpgen.calls"):
             registry.call_sync("rand", {"n": 9})
             registry.call_sync("rand", {"n": 9})
+            logs.flush_calls()
     finally:
         logs.CALLS.setLevel(logging.WARNING)
     lines = [r.getMessage() for r in caplog.records if r.name == "mcpgen.calls"]
