@@ -42,7 +42,9 @@ class DuckDBConnection(Strict):
 
     duckdb: str = ":memory:"
     init: list[str] = []
-    threads: StrictInt | None = Field(None, ge=1)
+    # One thread per query: a tool server runs many small queries at once, and they run in parallel with
+    # each other (bench/bench_duckdb.py: 5-8% lower latency, more calls/s). null: DuckDB's default (all cores).
+    threads: StrictInt | None = Field(1, ge=1)
     max_concurrent: StrictInt = Field(8, ge=1)  # queries at once; more wait up to queue_timeout
     queue_timeout: float | str = 10.0
 
