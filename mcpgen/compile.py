@@ -21,7 +21,7 @@ from .loading import LoadedSpec
 from .paging import CURSOR, LIMIT, NEXT_CURSOR_META, OFFSET, Cursors, binding, paged_sql
 from .params import Arguments, param_types
 from .render import Template
-from .results import build_table
+from .results import build_table, json_size_bound
 from .tools import Tool, error_result
 
 DEFAULT_EMPTY = Template("No rows matched.")
@@ -143,7 +143,9 @@ class SpecTool:
         table = build_table(columns, rows, self.spec.table)
         charts = [build_chart(chart, columns, rows) for chart in self.spec.charts]
         fixed = len(prose) + len(json.dumps(payload, ensure_ascii=False))
-        size = fixed + len(json.dumps([table, charts], ensure_ascii=False, default=str))
+        size = fixed + json_size_bound(table) + (len(json.dumps(charts, ensure_ascii=False)) if charts else 0)
+        if size > self.max_bytes:  # the bound is loose: measure exactly before cutting anything
+            size = fixed + len(json.dumps([table, charts], ensure_ascii=False))
         kept = len(rows)
         if size > self.max_bytes:  # the rare path: the longest head of rows that fits
             used = fixed + NOTE_ROOM + (len(json.dumps(table[0], ensure_ascii=False)) if table else 0)
