@@ -12,8 +12,8 @@ machine's load hits both sides alike):
            on a ToolServer serving a one-spec project: argument checks, the engine, the
            prose template, the result checks, the MCP session) vs. the same query through
            plain SQLAlchemy plus the same CallToolResult (prose + structured_content with
-           sources and table) built by hand. The issue's target: ratio <= 1.2.
-  handwritten  the issue's 1.2x target, read as "mcpgen's cost over writing the tool by hand":
+           sources and table) built by hand. Target: ratio <= 1.2.
+  handwritten  the 1.2x target, read as "mcpgen's cost over writing the tool by hand":
            the mcpgen tool vs the same tool hand-written on the SDK's MCPServer (plain
            SQLAlchemy, the same CallToolResult), each through its own in-memory MCP client.
   registry the same, but calling mcpgen's Registry.call directly (no MCP session, no
@@ -62,9 +62,9 @@ from mcp.types import CallToolResult, TextContent  # noqa: E402
 from pydantic import BaseModel, ConfigDict  # noqa: E402
 
 from mcpgen.config import URLConnection  # noqa: E402
+from mcpgen.engines.sqlalchemy import SQLAlchemyEngine  # noqa: E402
 from mcpgen.project import open_project  # noqa: E402
 from mcpgen.server import ToolServer  # noqa: E402
-from mcpgen.sqlalchemy_engine import SQLAlchemyEngine  # noqa: E402
 
 QUERY = """SELECT name, country_code, population
 FROM {table}

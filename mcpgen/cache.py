@@ -10,11 +10,11 @@ are never kept. A reload builds a new Registry, and with it an empty cache.
 >>> cache, runs = ResultCache(max_bytes=10_000), []
 >>> async def run():
 ...     runs.append(1)
-...     return CallToolResult(content=[TextContent(type="text", text="hi")])
+...     return CallToolResult(content=[TextContent(type="text", text="hi")]), None
 >>> async def twice():
 ...     first = await cache.get_or_run(("t", None, "n=3"), 60, run)
 ...     second = await cache.get_or_run(("t", None, "n=3"), 60, run)
-...     return first[1], second[1], len(runs)
+...     return first[2], second[2], len(runs)
 >>> anyio.run(twice)
 (False, True, 1)
 """
@@ -26,6 +26,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
+from typing import Any
 
 import anyio
 from mcp.types import CallToolResult
@@ -109,26 +110,28 @@ class ResultCache:
         self.bytes -= self._entries.pop(key).size
 
     async def get_or_run(
-        self, key: Hashable, ttl: float, run: Callable[[], Awaitable[CallToolResult]]
-    ) -> tuple[CallToolResult, bool]:
-        """The cached result and True, or `run()`'s result and False. Callers with the same key
-        while `run()` is in flight share its result (errors included; only successes are kept)."""
+        self, key: Hashable, ttl: float, run: Callable[[], Awaitable[tuple[CallToolResult, Any]]]
+    ) -> tuple[CallToolResult, Any, bool]:
+        """`(result, detail, hit)`: the cached result (detail None, hit True), or what `run()` returned
+        (a result and its detail, e.g. the query's stats). Callers with the same key while `run()` is
+        in flight share its result (errors included; only successes are kept), without its detail."""
         while True:
             cached = self.get(key)
             if cached is not None:
-                return cached, True
+                return cached, None, True
             flight = self._flights.get(key)
             if flight is None:
                 break
             await flight.done.wait()
             if flight.result is not None:
-                return flight.result, False
+                return flight.result, None, False
             # the call in flight was cancelled: try again, perhaps as the one who runs it
         flight = self._flights[key] = _Flight()
         try:
-            flight.result = await run()
-            self.put(key, flight.result, ttl)
-            return flight.result, False
+            result, detail = await run()
+            flight.result = result
+            self.put(key, result, ttl)
+            return result, detail, False
         finally:
             del self._flights[key]
             flight.done.set()

@@ -28,9 +28,10 @@ _JS_TYPE = {
 def build_chart(chart: Chart, columns: list[str], rows: list[tuple]) -> dict[str, Any]:
     """One Chart.js config from the result rows. Every column the chart names must be in `columns`."""
     index = {name: i for i, name in enumerate(columns)}
+    assert chart.x is not None  # Chart requires x
     x = index[chart.x]
     if chart.series:
-        labels, datasets = _pivot(chart, index, rows)
+        labels, datasets = _pivot(chart, x, index[chart.series], index, rows)
     elif chart.type == "scatter":
         labels = None
         datasets = [
@@ -47,9 +48,9 @@ def build_chart(chart: Chart, columns: list[str], rows: list[tuple]) -> dict[str
     return {"type": _JS_TYPE[chart.type], "data": data, "options": _options(chart)}
 
 
-def _pivot(chart: Chart, index: dict[str, int], rows: list[tuple]):
-    """Long data (x, series, y) to one dataset per series value, aligned on the x labels."""
-    x, s, y = index[chart.x], index[chart.series], index[chart.y_columns[0]]
+def _pivot(chart: Chart, x: int, s: int, index: dict[str, int], rows: list[tuple]):
+    """Long data (x, series, y: column positions) to one dataset per series value, aligned on the x labels."""
+    y = index[chart.y_columns[0]]
     if chart.type == "scatter":
         groups: dict[Any, list] = {}
         for r in rows:

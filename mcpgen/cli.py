@@ -17,7 +17,10 @@ from pathlib import Path
 
 import click
 
+from .limits import MAX_BODY_BYTES
+
 SPECS_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
+VERBOSE = click.option("-v", "--verbose", is_flag=True, help="Log debug detail on stderr.")
 
 
 def _setup_logging(verbose: bool = False) -> None:
@@ -47,7 +50,7 @@ def main() -> None:
 
 @main.command()
 @click.argument("specs_dir", type=SPECS_DIR)
-@click.option("-v", "--verbose", is_flag=True, help="Log debug detail on stderr.")
+@VERBOSE
 @click.option(
     "--log-format",
     type=click.Choice(["text", "json"]),
@@ -82,7 +85,7 @@ def main() -> None:
 )
 @click.option(
     "--max-body-bytes",
-    default=1024 * 1024,
+    default=MAX_BODY_BYTES,
     show_default=True,
     type=int,
     help="HTTP: largest request body accepted (413 above it).",
@@ -102,7 +105,11 @@ def serve(
     max_body_bytes: int,
     insecure_no_auth: bool,
 ) -> None:
-    """Serve the tools in SPECS_DIR over stdio (stdout carries only the protocol), or HTTP with --http."""
+    """Serve the tools in SPECS_DIR over stdio (stdout carries only the protocol), or HTTP with --http.
+
+    Refuses to start on an invalid spec and names it (file:line:col: message). Also imports
+    SPECS_DIR/*.py files that register tools with @registry.tool().
+    """
     import gc
 
     # Start-up builds only long-lived objects, so collections would find nothing (they cost ~15% of
@@ -349,7 +356,7 @@ def schema(of_config: bool) -> None:
     default=None,
     help="Where the page loads Chart.js 4 from: a URL, or a local file for offline use [default: the jsDelivr CDN].",
 )
-@click.option("-v", "--verbose", is_flag=True, help="Log debug detail on stderr.")
+@VERBOSE
 def preview(specs_dir: Path, port: int, chartjs: str | None, verbose: bool) -> None:
     """Preview the tools in SPECS_DIR in a browser, as the gateway shows them (loopback only; reloads on change)."""
     from .preview import PreviewError, chartjs_source, run

@@ -22,7 +22,7 @@ from .paging import CURSOR, LIMIT, NEXT_CURSOR_META, OFFSET, Cursors, binding, p
 from .params import Arguments, param_types
 from .render import Template
 from .results import build_table, json_size_bound
-from .tools import Tool, error_result
+from .tools import Answer, Tool, error_result
 
 DEFAULT_EMPTY = Template("No rows matched.")
 NOTE_ROOM = 400  # characters kept free for the sentences that say a table was cut and where the next page is
@@ -33,7 +33,8 @@ CURSOR_SCHEMA = {
 
 
 class SpecTool:
-    """What one spec does when called. `__call__(arguments)` returns a CallToolResult."""
+    """What one spec does when called. `__call__(arguments)` returns an Answer: the CallToolResult
+    and the engine's QueryResult (rows, truncation, query time for the call log)."""
 
     def __init__(self, loaded: LoadedSpec, engine: Engine, defaults: Defaults, cursors: Cursors | None = None):
         spec = loaded.spec
@@ -65,20 +66,22 @@ class SpecTool:
                 "properties": {**self.input_schema["properties"], CURSOR: CURSOR_SCHEMA},
             }
 
-    def __call__(self, arguments: dict[str, Any]) -> CallToolResult:
+    def __call__(self, arguments: dict[str, Any]) -> Answer:
+        result = None
         try:
             arguments, cursor = self._split(arguments)
             values = self.arguments.validate(arguments)
             if not self.page_size:
-                return self.answer(values, self.engine.run(self.query, values, self.max_rows, self.timeout))
+                result = self.engine.run(self.query, values, self.max_rows, self.timeout)
+                return Answer(self.answer(values, result), result)
             bound = binding(repr(values), caller_identity(), self.version)
             offset = self.cursors.read(cursor, self.name, bound) if cursor else 0
             params = {**values, LIMIT: self.page_size + 1, OFFSET: offset}
             result = self.engine.run(self.paged, params, self.page_size, self.timeout)
             after = self.cursors.issue(self.name, bound, offset + len(result.rows)) if result.truncated else None
-            return self.answer(values, result, Page(offset, after))
+            return Answer(self.answer(values, result, Page(offset, after)), result)
         except MCPGenError as exc:
-            return error_result(_sentence(str(exc)))
+            return Answer(error_result(_sentence(str(exc))), result)
 
     def _split(self, arguments: Any) -> tuple[Any, str | None]:
         """The arguments without `cursor`, and the cursor (paged tools only)."""

@@ -10,9 +10,9 @@ import os
 import re
 from typing import Annotated, Any
 
-from pydantic import Discriminator, Field, StrictInt, Tag, field_validator
+from pydantic import Discriminator, Field, StrictInt, Tag
 
-from .spec import Strict, parse_cache, parse_duration
+from .spec import CacheTTL, Duration, Strict
 
 CONFIG_NAME = "mcpgen.yaml"
 DEFAULT_MAX_ROWS = 1000
@@ -40,84 +40,89 @@ def expand_env(text: str, environ=None) -> str:
 class DuckDBConnection(Strict):
     """An embedded DuckDB: a database file opened read-only, or ":memory:"."""
 
-    duckdb: str = ":memory:"
-    init: list[str] = []
-    # One thread per query: a tool server runs many small queries at once, and they run in parallel with
-    # each other (bench/bench_duckdb.py: 5-8% lower latency, more calls/s). null: DuckDB's default (all cores).
-    threads: StrictInt | None = Field(1, ge=1)
-    max_concurrent: StrictInt = Field(8, ge=1)  # queries at once; more wait up to queue_timeout
-    queue_timeout: float | str = 10.0
-
-    @field_validator("queue_timeout", mode="before")
-    @classmethod
-    def _duration(cls, value):
-        return parse_duration(value)
+    duckdb: str = Field(
+        default=":memory:",
+        description="Path of a DuckDB database file (opened read-only), relative to mcpgen.yaml, or :memory:.",
+    )
+    init: list[str] = Field(
+        default=[], description="Statements run once at start-up, before lock-down (e.g. CREATE VIEW over files)."
+    )
+    # One thread per query: a tool server runs many small queries at once, in parallel with each other
+    # (bench/bench_duckdb.py: 5-8% lower latency, more calls/s).
+    threads: StrictInt | None = Field(
+        default=1, ge=1, description="DuckDB threads per query (default 1); null: DuckDB's default, every core."
+    )
+    max_concurrent: StrictInt = Field(
+        default=8, ge=1, description="Queries at once on this connection; more wait up to queue_timeout."
+    )
+    queue_timeout: Duration = Field(
+        default=10.0, description="How long a call waits for a free slot before a clear error, e.g. 10s."
+    )
 
 
 class URLConnection(Strict):
     """Any database SQLAlchemy reaches, by URL."""
 
-    url: str
-    password: str | None = None
-    pool_size: StrictInt = Field(5, ge=1)
-    max_overflow: StrictInt = Field(5, ge=0)
-    pool_timeout: float | str = 10.0
-    connect_args: dict[str, Any] = {}
-
-    @field_validator("pool_timeout", mode="before")
-    @classmethod
-    def _duration(cls, value):
-        return parse_duration(value)
+    url: str = Field(description="SQLAlchemy URL of the database; ${VAR} and ${VAR:-default} read the environment.")
+    password: str | None = Field(
+        default=None, description="The password, kept out of the URL; ${VAR} reads it from the environment."
+    )
+    pool_size: StrictInt = Field(default=5, ge=1, description="Connections kept open in the pool.")
+    max_overflow: StrictInt = Field(default=5, ge=0, description="Extra connections opened when the pool is busy.")
+    pool_timeout: Duration = Field(default=10.0, description="How long a call waits for a pooled connection, e.g. 10s.")
+    connect_args: dict[str, Any] = Field(default={}, description="Passed to the database driver.")
 
 
 # The model is chosen by key, so that errors name the fields of the right kind.
 Connection = Annotated[
-    Annotated[DuckDBConnection, Tag("duckdb")] | Annotated[URLConnection, Tag("url")],
-    Discriminator(lambda v: "url" if isinstance(v, dict) and "url" in v else "duckdb"),
+    Annotated[DuckDBConnection, Tag("<duckdb>")] | Annotated[URLConnection, Tag("<url>")],
+    Discriminator(lambda v: "<url>" if isinstance(v, dict) and "url" in v else "<duckdb>"),
 ]
 
 
 class Defaults(Strict):
-    max_rows: StrictInt = Field(DEFAULT_MAX_ROWS, ge=1)
-    timeout: float | str = DEFAULT_TIMEOUT
-    cache: float | str | bool | None = None  # a spec's `cache:` when it sets none; None or false: off
-    cache_max_bytes: StrictInt = Field(DEFAULT_CACHE_BYTES, ge=0)
-    max_bytes: StrictInt = Field(DEFAULT_MAX_BYTES, ge=1000)  # a spec's `max_bytes` when it sets none
-
-    @field_validator("timeout", mode="before")
-    @classmethod
-    def _duration(cls, value):
-        return parse_duration(value)
-
-    @field_validator("cache", mode="before")
-    @classmethod
-    def _cache(cls, value):
-        return parse_cache(value)
+    max_rows: StrictInt = Field(
+        default=DEFAULT_MAX_ROWS, ge=1, description="Cap on rows a tool returns, unless its spec sets max_rows."
+    )
+    timeout: Duration = Field(
+        default=DEFAULT_TIMEOUT, description="Query time limit, unless a spec sets timeout, e.g. 30s."
+    )
+    cache: CacheTTL | None = Field(
+        default=None, description="The cache of specs that set none, e.g. 60s; default: off."
+    )
+    cache_max_bytes: StrictInt = Field(
+        default=DEFAULT_CACHE_BYTES, ge=0, description="Budget of all cached answers together, in JSON bytes."
+    )
+    max_bytes: StrictInt = Field(
+        default=DEFAULT_MAX_BYTES, ge=1000, description="The max_bytes of specs that set none."
+    )
 
 
 class HTTPSettings(Strict):
     """`serve --http` settings: token values are read from these environment variables."""
 
-    tokens_env: list[str] = []
-    allowed_hosts: list[str] = []
-    allowed_origins: list[str] = []
+    tokens_env: list[str] = Field(
+        default=[], description="Names of environment variables holding bearer tokens for serve --http."
+    )
+    allowed_hosts: list[str] = Field(default=[], description="Extra Host values accepted over HTTP.")
+    allowed_origins: list[str] = Field(default=[], description="Extra browser Origin values accepted over HTTP.")
 
 
 class CursorSettings(Strict):
     """Cursors of paged tools: signed with the key in `secret_env` (replicas that share it accept each
     other's cursors), else with a random key per process; valid for `ttl`."""
 
-    secret_env: str | None = None
-    ttl: float | str = 3600.0
-
-    @field_validator("ttl", mode="before")
-    @classmethod
-    def _duration(cls, value):
-        return parse_duration(value)
+    secret_env: str | None = Field(
+        default=None, description="Environment variable holding the key (16+ characters) that signs cursors."
+    )
+    ttl: Duration = Field(default=3600.0, description="How long a cursor stays valid, e.g. 1h.")
 
 
 class ProjectConfig(Strict):
-    connections: dict[str, Connection] = {"default": DuckDBConnection()}
-    defaults: Defaults = Defaults()
-    http: HTTPSettings = HTTPSettings()
-    cursors: CursorSettings = CursorSettings()
+    connections: dict[str, Connection] = Field(
+        default={"default": DuckDBConnection()},
+        description="Named connections: an embedded DuckDB, or any database by SQLAlchemy URL.",
+    )
+    defaults: Defaults = Field(default=Defaults(), description="Defaults for every spec.")
+    http: HTTPSettings = Field(default=HTTPSettings(), description="serve --http settings.")
+    cursors: CursorSettings = Field(default=CursorSettings(), description="How page cursors are signed.")

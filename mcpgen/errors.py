@@ -60,7 +60,9 @@ class ArgumentError(MCPGenError):
 
 
 class QueryError(MCPGenError):
-    """The query failed on the database."""
+    """The query failed on the database; `position`: the (line, col) in the SQL it points at, if known."""
+
+    position: tuple[int, int] | None = None
 
 
 class QueryTimeout(QueryError):

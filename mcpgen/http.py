@@ -34,10 +34,10 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from .errors import MCPGenError
+from .limits import MAX_BODY_BYTES
 
 logger = logging.getLogger("mcpgen")
 
-DEFAULT_MAX_BODY = 1024 * 1024  # bytes; a tools/call with long string arguments fits easily
 MIN_TOKEN_LENGTH = 16
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
@@ -54,7 +54,7 @@ class HTTPOptions:
     allow_hosts: list[str] = field(default_factory=list)
     allow_origins: list[str] = field(default_factory=list)
     insecure_no_auth: bool = False
-    max_body: int = DEFAULT_MAX_BODY
+    max_body: int = MAX_BODY_BYTES
     path: str = "/mcp"
 
 

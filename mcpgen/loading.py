@@ -13,15 +13,18 @@ from typing import Any
 
 from jinja2 import TemplateSyntaxError, nodes
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from .checks import chart_sense, literal_password, outside_paths, source_problem, template_hazards
-from .config import CONFIG_NAME, ProjectConfig
+from .config import CONFIG_NAME, ProjectConfig, URLConnection
 from .errors import ArgumentError, Findings, Problem, SpecError, UnsafeSQL
+from .limits import MAX_FILE_BYTES, MAX_OUTPUT
 from .paging import CURSOR, orders_rows, row_bound
 from .params import Arguments
-from .render import MAX_OUTPUT, Template
-from .spec import NAME_RE, TEMPLATE_VARIABLES, Spec
+from .render import Template
+from .spec import NAME_RE, TEMPLATE_VARIABLES, Spec, is_union_tag
 from .sql import DIALECTS, check_read_only, find_placeholders
+from .text import line_col
 from .yamlload import Located, load_yaml
 
 
@@ -109,16 +112,15 @@ def _load_config(path: Path, problems: list[Problem]) -> ProjectConfig:
 
 
 def _not_utf8(path: Path, exc: UnicodeDecodeError) -> Problem:
-    before = exc.object[: exc.start]
-    line, col = before.count(b"\n") + 1, exc.start - (before.rfind(b"\n") + 1) + 1
+    line, col = line_col(exc.object, exc.start)
     return Problem(str(path), line, col, f"the file is not UTF-8 text (byte 0x{exc.object[exc.start]:02x})")
 
 
 def _check_secrets(config: ProjectConfig, data: Any, path: Path, problems: list[Problem]) -> None:
     """A password written into mcpgen.yaml is a warning; the message never repeats it."""
     for name, conn in config.connections.items():
-        node = data["connections"][name]
-        if getattr(conn, "url", None) and literal_password(conn.url):
+        node: Located = data["connections"][name]
+        if isinstance(conn, URLConnection) and literal_password(conn.url):
             problems.append(
                 Problem(
                     str(path),
@@ -127,7 +129,7 @@ def _check_secrets(config: ProjectConfig, data: Any, path: Path, problems: list[
                     "warning",
                 )
             )
-        if getattr(conn, "password", None) and "${" not in conn.password:
+        if isinstance(conn, URLConnection) and conn.password and "${" not in conn.password:
             problems.append(
                 Problem(
                     str(path),
@@ -142,8 +144,8 @@ def load_spec(path: Path, config: ProjectConfig, problems: list[Problem]) -> Loa
     """Load and statically check one spec file; add what is wrong to `problems`."""
     shown = str(path)
     try:
-        if path.stat().st_size > 1024 * 1024:
-            problems.append(Problem(shown, None, None, "the file is larger than 1024 KiB"))
+        if path.stat().st_size > MAX_FILE_BYTES:
+            problems.append(Problem(shown, None, None, f"the file is larger than {MAX_FILE_BYTES // 1024} KiB"))
             return None
         data = load_yaml(path.read_text(encoding="utf-8"), shown, problems)
     except SpecError as exc:
@@ -160,12 +162,16 @@ def load_spec(path: Path, config: ProjectConfig, problems: list[Problem]) -> Loa
         spec = Spec.model_validate(data)
     except ValidationError as exc:
         problems.extend(_validation_problems(exc, data, path))
-        spec = _without_broken_extras(exc, data)  # so the other checks still run and report too
-        if spec is None:
+        recovered = _without_broken_extras(exc, data)  # so the other checks still run and report too
+        if recovered is None:
             return None
+        spec = recovered
     loaded = LoadedSpec(path, spec, spec.name or path.stem, "", data)
     _check_name(loaded, problems)
-    _check_sql(loaded, config, problems)
+    sql = _read_sql(loaded, config, problems)
+    if sql is not None:
+        loaded.sql = sql
+        _check_sql(loaded, config, problems)
     _check_parameters(loaded, problems)
     _check_templates(loaded, problems)
     _check_charts(loaded, problems)
@@ -225,10 +231,10 @@ def _check_name(loaded: LoadedSpec, problems: list[Problem]) -> None:
         )
 
 
-def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem]) -> None:
+def _read_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem]) -> str | None:
+    """The spec's SQL, from `sql` or its `sql_file`; None (and a problem) when there is none to check."""
     spec = loaded.spec
-    connection = config.connections.get(spec.connection)
-    if connection is None:
+    if spec.connection not in config.connections:
         problems.append(
             _problem(
                 loaded,
@@ -237,24 +243,28 @@ def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem
                 f"{CONFIG_NAME} (defined: {', '.join(config.connections) or 'none'})",
             )
         )
-        return
+        return None
+    if spec.sql_file is None:
+        return spec.sql
+    sql_path = loaded.path.parent / spec.sql_file
+    if not sql_path.is_file():
+        problems.append(_problem(loaded, "sql_file", f"sql_file {spec.sql_file} does not exist"))
+        return None
+    return sql_path.read_text(encoding="utf-8")
+
+
+def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem]) -> None:
+    """One read-only statement, placeholders against parameters, no file outside the project."""
+    spec = loaded.spec
     key = "sql" if spec.sql is not None else "sql_file"
-    if spec.sql_file is not None:
-        sql_path = loaded.path.parent / spec.sql_file
-        if not sql_path.is_file():
-            problems.append(_problem(loaded, "sql_file", f"sql_file {spec.sql_file} does not exist"))
-            return
-        loaded.sql = sql_path.read_text(encoding="utf-8")
-    else:
-        loaded.sql = spec.sql
-    dialect = _dialect(connection)
+    dialect = _dialect(config.connections[spec.connection])
     try:
         check_read_only(loaded.sql, dialect)
         used = {p.name: p for p in find_placeholders(loaded.sql, dialect)}
     except UnsafeSQL as exc:
         inline = loaded.data.where(("value", key))[0] == loaded.data.where(key)[0]  # `sql: SELECT ...` on one line
         line, col = (exc.line, exc.col) if exc.line else _locate(loaded.sql, str(exc)) if not inline else (None, None)
-        offset = (line, col) if line and key == "sql" else None
+        offset = (line, col or 1) if line and key == "sql" else None
         problems.append(_problem(loaded, key, f"{exc}", offset=offset))
         return
     if dialect == "duckdb":
@@ -284,7 +294,7 @@ def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem
             problems.append(
                 Problem(
                     str(loaded.path),
-                    *loaded.data["parameters"].where(name),
+                    *Located.where(loaded.data["parameters"], name),
                     f"parameter '{name}' is declared but the SQL never uses :{name}",
                     "warning",
                 )
@@ -302,7 +312,7 @@ def _locate(sql: str, message: str) -> tuple[int | None, int | None]:
         index = match.start() if match else None
     if index is None:
         return None, None
-    return sql.count("\n", 0, index) + 1, index - (sql.rfind("\n", 0, index) + 1) + 1
+    return line_col(sql, index)
 
 
 def _dialect(connection: Any) -> str | None:
@@ -365,7 +375,7 @@ def _check_parameters(loaded: LoadedSpec, problems: list[Problem]) -> None:
                 problems.append(
                     Problem(
                         str(loaded.path),
-                        *loaded.data["parameters"].where(name),
+                        *Located.where(loaded.data["parameters"], name),
                         f"the default of '{name}' is invalid: {reason}",
                     )
                 )
@@ -377,12 +387,20 @@ def _check_templates(loaded: LoadedSpec, problems: list[Problem]) -> None:
     fields = {"content": spec.content, "empty": spec.empty, "force": spec.force}
     for key, source in fields.items():
         if source is not None:
-            _compile(loaded, key, source, False, allowed, problems)
+            template = _checked_template(loaded, key, source, False, allowed, problems)
+            if template is not None:
+                loaded.templates[key] = template
     for i, source in enumerate(spec.sources):
-        _compile(loaded, f"sources[{i}]", source, True, set(spec.parameters), problems)
+        key = f"sources[{i}]"
+        template = _checked_template(loaded, key, source, True, set(spec.parameters), problems)
+        if template is not None:
+            loaded.templates[key] = template
 
 
-def _compile(loaded: LoadedSpec, key: str, source: str, url: bool, allowed: set[str], problems: list[Problem]) -> None:
+def _checked_template(
+    loaded: LoadedSpec, key: str, source: str, url: bool, allowed: set[str], problems: list[Problem]
+) -> Template | None:
+    """The compiled template of field `key`, or None when it has a problem (added to `problems`)."""
     field_key = key.split("[")[0]
     try:
         template = Template(source, url=url)
@@ -390,18 +408,18 @@ def _compile(loaded: LoadedSpec, key: str, source: str, url: bool, allowed: set[
         problems.append(
             _problem(loaded, field_key, f"{key}: template syntax error: {exc.message}", offset=(exc.lineno, 1))
         )
-        return
+        return None
     hazards = template_hazards(template.ast)
     for line, what in hazards:
         problems.append(_problem(loaded, field_key, f"{key}: the template {what}", offset=(line, 1)))
     if url:
         reason = source_problem(source)
         if reason:
-            where = loaded.data["sources"].lines[int(key[len("sources[") : -1])]
+            where: tuple[int | None, int | None] = loaded.data["sources"].lines[int(key[len("sources[") : -1])]
             problems.append(Problem(str(loaded.path), *where, f"{key}: {source!r} {reason}"))
-            return
+            return None
     if hazards:
-        return
+        return None
     unknown = sorted(template.names() - allowed - {"range", "loop", "lipsum", "cycler", "joiner", "namespace", "dict"})
     if unknown:
         first = min((n.lineno for n in template.ast.find_all(nodes.Name) if n.name in unknown), default=1)
@@ -415,16 +433,16 @@ def _compile(loaded: LoadedSpec, key: str, source: str, url: bool, allowed: set[
                 offset=(first, 1),
             )
         )
-        return
-    loaded.templates[key] = template
+        return None
+    return template
 
 
 def _check_charts(loaded: LoadedSpec, problems: list[Problem]) -> None:
-    node = loaded.data.get("chart")
+    node: Any = loaded.data.get("chart")
     for i, chart in enumerate(loaded.spec.charts):
         item = node[i] if isinstance(node, list) else node
         for severity, key, message in chart_sense(chart):
-            where = item.where(key) if key in item else item.where()
+            where: tuple[int | None, int | None] = item.where(key) if key in item else item.where()
             prefix = "chart" if not isinstance(node, list) else f"chart[{i}]"
             problems.append(Problem(str(loaded.path), *where, f"{prefix}: {message}", severity))
 
@@ -433,10 +451,12 @@ def check_unique_names(specs: list, problems: list[Problem]) -> None:
     seen: dict[str, LoadedSpec] = {}
     for loaded in specs:
         if loaded.name in seen:
+            line, col = loaded.where("name")
             problems.append(
                 Problem(
                     str(loaded.path),
-                    *loaded.where("name"),
+                    line,
+                    col,
                     f"tool name '{loaded.name}' is already used by {seen[loaded.name].path}",
                 )
             )
@@ -446,13 +466,11 @@ def check_unique_names(specs: list, problems: list[Problem]) -> None:
 
 def _validation_problems(exc: ValidationError, data: Any, path: Path) -> list[Problem]:
     out = []
-    for err in _relevant(exc.errors(), data):
-        loc = [p for p in err["loc"]]
+    for err in exc.errors():
+        loc = [p for p in err["loc"] if not is_union_tag(p)]  # unions are tagged by shape or kind, not keys
         line, col, node, shown = None, None, data, []
         for i, part in enumerate(loc):
             last = i == len(loc) - 1
-            if isinstance(node, Located) and part in node and not last and not isinstance(node[part], (dict, list)):
-                continue  # a union tag spelled like a key (connections: duckdb/url), not a step down
             if isinstance(node, Located) and part in node:
                 line, col = node.where(part)
                 node = node[part]
@@ -473,38 +491,7 @@ def _validation_problems(exc: ValidationError, data: Any, path: Path) -> list[Pr
     return out
 
 
-_UNION_TAG = re.compile(r"^(?:[\w-]+\[|[A-Z]|(?:bool|str|int|float|none|list|dict)$)")
-
-
-def _relevant(errors: list[dict], data: Any) -> list[dict]:
-    """Drop the errors of union branches that do not match what was written: for a
-    mapping, the list and scalar branches; for a list, the mapping branches."""
-
-    def fits(err: dict) -> bool:
-        node = data
-        for part in err["loc"]:
-            if (isinstance(part, str) and isinstance(node, Located) and part in node) or (
-                isinstance(part, int) and isinstance(node, list) and part < len(node)
-            ):
-                node = node[part]
-            elif isinstance(part, str) and _UNION_TAG.match(part):  # a union branch: list[...], Chart, bool
-                kind = (
-                    "list"
-                    if part.startswith("list[")
-                    else "map"
-                    if part.startswith("dict[") or re.search(r"\b[A-Z]\w*", part)
-                    else "scalar"
-                )
-                have = "map" if isinstance(node, dict) else "list" if isinstance(node, list) else "scalar"
-                if kind != have and err["type"] != "extra_forbidden":
-                    return False
-        return True
-
-    kept = [e for e in errors if fits(e)]
-    return kept or errors
-
-
-def _message(err: dict, where: str) -> str:
+def _message(err: ErrorDetails, where: str) -> str:
     kind, msg = err["type"], err["msg"]
     if kind == "extra_forbidden":
         return f"unknown key '{where.rsplit('.', 1)[-1]}'" + (f" in {where.rsplit('.', 1)[0]}" if "." in where else "")

@@ -2,21 +2,18 @@
 
     logs.setup("json")                 # or "text"; only ever writes to stderr
     with logs.call_stats() as stats:   # Registry.call does this around every call
-        ...                            # engines call note_rows(); error_result() notes the error
-    logs.log_call("top_cities", stats)   # queued; a writer thread writes it (logs.flush_calls() waits)
+        ...                            # it copies rows and truncation from the QueryResult;
+    logs.log_call("top_cities", stats) # error_result() notes the error; a writer thread writes the line
 
 A text line reads `mcpgen: call tool=top_cities ms=3.1 rows=3 truncated=false error=- cache=-`;
 a JSON line `{"ts": ..., "level": "info", "event": "call", "tool": "top_cities",
-"duration_ms": 3.1, "rows": 3, "truncated": false, "error": null, "cache": null}`
-(`cache` is "hit" or "miss" for a tool whose spec sets `cache:`).
+"duration_ms": 3.1, "query_ms": 2.2, "rows": 3, "truncated": false, "error": null, "cache": null}`
+(`query_ms`: the time in the engine, for query tools; `cache`: "hit" or "miss" for a tool
+whose spec sets `cache:`). Lines are queued and written by a thread, off the request path
+(`flush_calls()` waits for them).
 
 Per-call lines are off until `setup()` switches them on, so library users and
 `mcpgen call` are not flooded. stdout is never touched: under stdio it carries the protocol.
-
->>> redact("postgresql+psycopg://reader:s3cret@db:5432/x failed")
-'postgresql+psycopg://reader:***@db:5432/x failed'
->>> redact("password=hunter2 sslmode=require")
-'password=*** sslmode=require'
 """
 
 from __future__ import annotations
@@ -27,39 +24,25 @@ import contextvars
 import json
 import logging
 import queue
-import re
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
 
+from .redaction import redact
+
 CALLS = logging.getLogger("mcpgen.calls")
 CALLS.setLevel(logging.WARNING)  # switched on by setup()
-
-# scheme://user:password@host  ->  scheme://user:***@host
-_URL_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*:)[^@\s]+(@)")
-# password=..., pwd: ..., "password": "..."  (libpq DSNs, connect_args, JSON)
-_KEY_VALUE = re.compile(
-    r"""((?:password|passwd|pwd|secret|token|api_key)["']?\s*[=:]\s*["']?)[^\s"',;&)}]+""", re.IGNORECASE
-)
-# Authorization: Bearer xyz
-_BEARER = re.compile(r"(Bearer\s+)[A-Za-z0-9._~+/=-]+", re.IGNORECASE)
-
-
-def redact(text: str) -> str:
-    """Replace passwords in URLs, key=value pairs and bearer tokens with ***."""
-    text = _URL_PASSWORD.sub(r"\1***\2", text)
-    text = _KEY_VALUE.sub(r"\1***", text)
-    return _BEARER.sub(r"\1***", text)
 
 
 @dataclass
 class CallStats:
-    """What one call did; filled in by whoever knows (engine, error_result)."""
+    """What one call did: Registry.call fills it from the engine's QueryResult; error_result notes the error."""
 
     started: float = field(default_factory=time.perf_counter)
     rows: int | None = None
     truncated: bool | None = None
+    query_seconds: float | None = None  # time spent in the engine
     error: str | None = None  # exception class name, for failed calls
     cache: str | None = None  # "hit" or "miss" for tools with a result cache
 
@@ -76,13 +59,6 @@ def call_stats():
         yield stats
     finally:
         _current.reset(token)
-
-
-def note_rows(rows: int, truncated: bool) -> None:
-    """Called by an engine once it has fetched a result."""
-    stats = _current.get()
-    if stats is not None:
-        stats.rows, stats.truncated = rows, truncated
 
 
 def note_error(error_class: str) -> None:
@@ -102,7 +78,8 @@ def log_call(tool: str, stats: CallStats) -> None:
     if not CALLS.isEnabledFor(logging.INFO):
         return
     ms = round((time.perf_counter() - stats.started) * 1000, 1)
-    _lines.put((tool, ms, stats.rows, stats.truncated, stats.error, stats.cache))
+    query_ms = None if stats.query_seconds is None else round(stats.query_seconds * 1000, 1)
+    _lines.put((tool, ms, query_ms, stats.rows, stats.truncated, stats.error, stats.cache))
     if _writer[0] is None:
         with _writer_lock:
             if _writer[0] is None:
@@ -131,11 +108,12 @@ def _write_calls() -> None:
         if isinstance(item, threading.Event):
             item.set()
             continue
-        tool, ms, rows, truncated, error, cache = item
+        tool, ms, query_ms, rows, truncated, error, cache = item
         fields = {
             "event": "call",
             "tool": tool,
             "duration_ms": ms,
+            "query_ms": query_ms,
             "rows": rows,
             "truncated": truncated,
             "error": error,

@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import Any
 
 from .errors import ArgumentError
-from .spec import Constraints, Parameter
+from .spec import Constraints, Items, Parameter
 
 INT64 = (-(2**63), 2**63 - 1)
 MAX_STRING = 65536  # characters, for strings without max_length
@@ -67,7 +67,7 @@ def _value_schema(type_: str, c: Constraints) -> dict[str, Any]:
 def parameter_schema(param: Parameter) -> dict[str, Any]:
     schema = _value_schema(param.type, param)
     schema["description"] = param.description
-    if param.type == "array":
+    if param.type == "array" and param.items is not None:  # Parameter requires items for arrays
         schema["items"] = _value_schema(param.items.type, param.items)
     if "default" in param.model_fields_set:
         schema["default"] = param.default
@@ -88,7 +88,7 @@ class Arguments:
 
     def __init__(self, parameters: dict[str, Parameter]):
         self.parameters = parameters
-        self.schema = {
+        self.schema: dict[str, Any] = {
             "type": "object",
             "properties": {name: parameter_schema(p) for name, p in parameters.items()},
             "required": [name for name, p in parameters.items() if p.is_required],
@@ -122,11 +122,13 @@ class Arguments:
         return values
 
 
-def _convert(name: str, type_: str, value: Any, c: Constraints) -> Any:
+def _convert(name: str, type_: str, value: Any, c: Parameter | Items) -> Any:
     if value is None:
         return None
     if type_ == "array":
-        return [_convert(f"{name}[{i}]", c.items.type, v, c.items) for i, v in enumerate(value)]
+        items = c.items if isinstance(c, Parameter) else None
+        assert items is not None  # Parameter requires items for arrays
+        return [_convert(f"{name}[{i}]", items.type, v, items) for i, v in enumerate(value)]
     if type_ == "integer":
         if isinstance(value, float):
             value = int(value)
@@ -148,9 +150,9 @@ def _convert(name: str, type_: str, value: Any, c: Constraints) -> Any:
         raise ArgumentError(f"Invalid argument '{name}': {value} is not a finite number.")
     if type_ in ("date", "datetime"):
         value = _parse_date(name, type_, value)
-        if c.minimum is not None and _utc(value) < _utc(_parse_date(name, type_, c.minimum)):
+        if c.minimum is not None and _utc(value) < _utc(_parse_date(name, type_, str(c.minimum))):
             raise ArgumentError(f"Invalid argument '{name}': {value.isoformat()} is before the minimum of {c.minimum}.")
-        if c.maximum is not None and _utc(value) > _utc(_parse_date(name, type_, c.maximum)):
+        if c.maximum is not None and _utc(value) > _utc(_parse_date(name, type_, str(c.maximum))):
             raise ArgumentError(f"Invalid argument '{name}': {value.isoformat()} is after the maximum of {c.maximum}.")
     return value
 
@@ -213,7 +215,7 @@ def _check(name: str, schema: dict[str, Any], value: Any) -> None:
         _fail(name, f"{size} items are fewer than the minimum of {schema['minItems']}")
     if "maxItems" in schema and size > schema["maxItems"]:
         _fail(name, f"{size} items are more than the maximum of {schema['maxItems']}")
-    if kind == "array":
+    if kind == "array" and isinstance(value, list):
         for i, item in enumerate(value):
             _check(f"{name}[{i}]", schema["items"], item)
 
@@ -241,4 +243,4 @@ def _type_name(value: Any) -> str:
 
 def param_types(parameters: dict[str, Parameter]) -> dict[str, str]:
     """Declared types for `Engine.prepare(sql, types)`: `{"n": "integer", "ids": "date[]"}`."""
-    return {name: f"{p.items.type}[]" if p.type == "array" else p.type for name, p in parameters.items()}
+    return {name: f"{p.items.type}[]" if p.type == "array" and p.items else p.type for name, p in parameters.items()}

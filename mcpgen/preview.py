@@ -39,8 +39,9 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from .errors import MCPGenError, Problem, SpecError
+from .limits import MAX_BODY_BYTES
 from .project import Project, open_project
-from .reload import watch_project
+from .reload import LiveProject, watch_project
 
 logger = logging.getLogger("mcpgen")
 
@@ -48,7 +49,6 @@ HOST = "127.0.0.1"  # loopback only: the preview has no authentication
 DEFAULT_PORT = 8765
 DEFAULT_CHARTJS = "https://cdn.jsdelivr.net/npm/chart.js@4/dist/chart.umd.min.js"
 STATIC = Path(__file__).parent / "static"
-MAX_BODY = 1024 * 1024
 
 
 class PreviewError(MCPGenError):
@@ -84,18 +84,21 @@ class PreviewState:
 
     specs_dir: Path
     shown_from: Path = field(default_factory=Path.cwd)  # problem paths are shown relative to this folder
-    project: Project | None = None
     version: int = 0
     errors: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
     loaded_at: float | None = None  # when `project` was loaded
     checked_at: float | None = None  # when the specs were last read
     _lock: anyio.Lock | None = None
-    _busy: dict[int, int] = field(default_factory=dict)  # id(project) -> calls in flight
-    _retired: dict[int, Project] = field(default_factory=dict)
+    _live: LiveProject = field(default_factory=lambda: LiveProject(None))
 
     def __post_init__(self) -> None:
         self.specs_dir = Path(self.specs_dir).resolve()  # open_project changes the working directory
+
+    @property
+    def project(self) -> Project | None:
+        """The last project that loaded without errors."""
+        return self._live.project
 
     def _load(self) -> tuple[Project | None, list[Problem], list[Problem]]:
         collect = _Collect()
@@ -124,47 +127,25 @@ class PreviewState:
             project, errors, warnings = await anyio.to_thread.run_sync(self._load)
             self.errors, self.warnings, self.checked_at = errors, warnings, time.time()
             if project is not None:
-                old, self.project, self.loaded_at = self.project, project, self.checked_at
-                if old is not None:
-                    self._retire(old)
+                self._live.replace(project)
+                self.loaded_at = self.checked_at
             self.version += 1
         if errors:
             logger.warning("the specs have %d error(s):\n%s", len(errors), "\n".join(self.shown(p) for p in errors))
-        else:
+        elif self.project is not None:
             logger.info("loaded %d tools (version %d)", len(self.project.registry), self.version)
-
-    def _retire(self, project: Project) -> None:
-        if self._busy.get(id(project)):
-            self._retired[id(project)] = project  # closed when its last call returns
-        else:
-            project.close()
 
     @contextlib.asynccontextmanager
     async def using(self):
-        """The current project, kept open until the block ends even if a reload replaces it."""
-        project = self.project
-        if project is None:
-            yield None
-            return
-        key = id(project)
-        self._busy[key] = self._busy.get(key, 0) + 1
+        """The current project. A reload may replace it meanwhile: the old one closes only once
+        the calls running on it have returned (see `LiveProject`)."""
         try:
-            yield project
+            yield self.project
         finally:
-            self._busy[key] -= 1
-            if not self._busy[key]:
-                del self._busy[key]
-                retired = self._retired.pop(key, None)
-                if retired is not None:
-                    retired.close()
+            self._live.close_idle()
 
     def close(self) -> None:
-        if self.project is not None:
-            self.project.close()
-            self.project = None
-        for project in self._retired.values():
-            project.close()
-        self._retired.clear()
+        self._live.close()
 
     def relative(self, path: str) -> str:
         with contextlib.suppress(ValueError):
@@ -260,10 +241,10 @@ def create_app(
             # Also keeps other web sites out: a cross-site JSON POST needs a CORS preflight we never answer.
             return JSONResponse({"error": "send the arguments as application/json"}, status_code=415)
         declared = request.headers.get("content-length", "0")
-        if declared.isdigit() and int(declared) > MAX_BODY:
+        if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
             return JSONResponse({"error": "the arguments are larger than 1 MiB"}, status_code=413)
         body = await request.body()
-        if len(body) > MAX_BODY:
+        if len(body) > MAX_BODY_BYTES:
             return JSONResponse({"error": "the arguments are larger than 1 MiB"}, status_code=413)
         try:
             arguments = json.loads(body or b"{}")

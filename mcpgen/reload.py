@@ -8,6 +8,9 @@ problem is logged on stderr as `file:line:col: message`.
 
     reloader = Reloader(tool_server, project, specs_dir)
     await reloader.run()          # until cancelled
+
+`LiveProject` is the swap itself, shared with `preview`: the new project becomes current
+at once, and each replaced one is closed when no call is running on its tools any more.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.abc
 import anyio.to_thread
 
 from .config import CONFIG_NAME
@@ -49,14 +53,67 @@ async def watch_project(
         tg.start_soon(watch, specs_dir.parent, False, lambda change, path: Path(path).name == CONFIG_NAME)
 
 
+class LiveProject:
+    """The project in use, and the replaced ones whose calls have not all returned yet.
+
+    Calls count themselves in `Registry.active`, so a replaced project is closed as soon as
+    that count is zero: by `close_idle()` after a call, or by `drain()` in the background.
+
+    >>> live = LiveProject(None)
+    >>> live.replace(None), live.draining
+    (None, 0)
+    """
+
+    def __init__(self, project: Project | None):
+        self.project = project
+        self._replaced: list[Project] = []
+
+    @property
+    def draining(self) -> int:
+        """How many replaced projects still wait for their calls to return."""
+        return len(self._replaced)
+
+    def replace(self, new: Project | None) -> Project | None:
+        """Make `new` current; the old project (returned) is closed now if idle, else later."""
+        old, self.project = self.project, new
+        if old is not None:
+            self._replaced.append(old)
+        self.close_idle()
+        return old
+
+    def close_idle(self) -> bool:
+        """Close the replaced projects no call is using; True when none is left waiting."""
+        for project in [p for p in self._replaced if not p.registry.active]:
+            self._replaced.remove(project)
+            project.close()
+        return not self._replaced
+
+    async def drain(self, seconds: float = DRAIN_SECONDS) -> None:
+        """Wait for the replaced projects' calls (at most `seconds`), then close them."""
+        with anyio.move_on_after(seconds):
+            while not self.close_idle():
+                await anyio.sleep(0.05)
+        for project in self._replaced:
+            project.close()
+        self._replaced.clear()
+
+    def close(self) -> None:
+        """Close the current project and every replaced one."""
+        for project in [*self._replaced, self.project]:
+            if project is not None:
+                project.close()
+        self._replaced.clear()
+        self.project = None
+
+
 class Reloader:
     def __init__(self, tool_server, project: Project, specs_dir: str | Path, debounce_ms: int = 200):
         self.tool_server = tool_server
-        self.project = project
+        self.live = LiveProject(project)
         self.specs_dir = Path(specs_dir).resolve()  # open_project changes the working directory
         self.debounce_ms = debounce_ms
         self._lock = anyio.Lock()
-        self._task_group = None
+        self._task_group: anyio.abc.TaskGroup | None = None
 
     async def run(self) -> None:
         """Watch until cancelled; each batch of changes triggers one reload."""
@@ -85,9 +142,8 @@ class Reloader:
                     len(self.tool_server.registry),
                 )
                 return False
-            old = self.project
             before = set(self.tool_server.registry.names())
-            self.project = new
+            self.live.replace(new)
             self.tool_server.registry = new.registry
             after = set(new.registry.names())
         added, removed = sorted(after - before), sorted(before - after)
@@ -99,18 +155,10 @@ class Reloader:
         )
         await self.tool_server.tools_changed()
         if self._task_group is not None:
-            self._task_group.start_soon(self._close_when_idle, old)
+            self._task_group.start_soon(self.live.drain)
         else:
-            await self._close_when_idle(old)
+            await self.live.drain()
         return True
 
-    @staticmethod
-    async def _close_when_idle(project: Project) -> None:
-        """Close a replaced project's engines once no call is running on its tools."""
-        with anyio.move_on_after(DRAIN_SECONDS):
-            while project.registry.active:
-                await anyio.sleep(0.05)
-        project.close()
-
     def close(self) -> None:
-        self.project.close()
+        self.live.close()

@@ -20,15 +20,14 @@ from decimal import Decimal
 from typing import Any
 from urllib.parse import quote
 
+import jinja2
 from jinja2 import StrictUndefined, TemplateError, UndefinedError, nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
 from .errors import RenderError
 from .fastrender import compile_simple
+from .limits import MAX_OUTPUT, MAX_POWER, MAX_SEQUENCE
 
-MAX_OUTPUT = 100_000  # characters a template may produce
-MAX_SEQUENCE = 100_000  # length of a string or list built with * inside a template
-MAX_POWER = 10_000
 RENDER_SECONDS = 1.0
 
 
@@ -165,7 +164,8 @@ def _guarded_filters(filters: dict) -> dict:
             raise _too_big("wordwrap")
         return wordwrap(environment, s, width, break_long_words, wrapstring, *args, **kwargs)
 
-    for wrapper, original in ((replace_, replace), (join_, join), (wordwrap_, wordwrap)):
+    wrapped: list[tuple[Any, Any]] = [(replace_, replace), (join_, join), (wordwrap_, wordwrap)]
+    for wrapper, original in wrapped:
         wrapper.jinja_pass_arg = original.jinja_pass_arg  # eval context / environment, as the originals take
     return dict(center=center_, indent=indent_, format=format_, replace=replace_, join=join_, wordwrap=wordwrap_)
 
@@ -254,7 +254,9 @@ class Template:
             self.ast = nodes.Template([nodes.Output([nodes.TemplateData(source)])])
         else:
             self.ast = self.env.parse(source)  # raises TemplateSyntaxError
-        self._compiled = None  # compiled on first render: `validate` never pays for code generation
+        self._compiled: jinja2.Template | None = (
+            None  # compiled on first render: `validate` never pays for code generation
+        )
         self._fast: Any = None  # the plain-Python renderer (mcpgen.fastrender), False when Jinja must render
         # Plain text needs no rendering: it is its own output.
         self.constant = (

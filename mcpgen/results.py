@@ -12,6 +12,7 @@ import datetime as dt
 import json
 import math
 import uuid
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import Annotated, Any
 
@@ -36,9 +37,10 @@ class DataToolPayload(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
     sources: list[SourceURL] = Field(min_length=1, description="Links to the original data.")
     # Optional fields are left out when absent, never null: no anyOf for clients to walk.
-    table: list[list[Cell]] = Field(None, description="Rows of JSON scalars; the first row is the header.")
-    charts: list[dict[str, Any]] = Field(None, description="Chart.js 4 configurations.")
-    force: StrictStr = Field(None, description="Text shown to the user exactly as-is.")
+    # None is only ever the default (a given None fails validation), so the types stay non-optional.
+    table: list[list[Cell]] = Field(None, description="Rows of JSON scalars; the first row is the header.")  # type: ignore[arg-type]
+    charts: list[dict[str, Any]] = Field(None, description="Chart.js 4 configurations.")  # type: ignore[arg-type]
+    force: StrictStr = Field(None, description="Text shown to the user exactly as-is.")  # type: ignore[assignment]
 
 
 DataToolOutput = Annotated[CallToolResult, DataToolPayload]
@@ -107,6 +109,7 @@ def build_table(columns: list[str], rows: list[tuple], spec: bool | TableSpec) -
     """
     if spec is False:
         return None
+    picks: Sequence[int]
     if spec is True:
         header, picks = list(columns), range(len(columns))
     else:

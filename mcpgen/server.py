@@ -28,7 +28,8 @@ logger = logging.getLogger("mcpgen")
 
 # Sync tools run in anyio worker threads. A call waiting for a busy connection holds a thread for up
 # to its queue_timeout, so allow more than anyio's default 40: waiters on one connection must not
-# starve calls to another.
+# starve calls to another. (Waiting in the event loop on an anyio.CapacityLimiter instead was
+# measured and was not faster: bench/bench_slots.py, docs/benchmarks.md.)
 WORKER_THREADS = 100
 
 

@@ -9,9 +9,21 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    StrictBool,
+    StrictInt,
+    Tag,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
 NAME_RE = r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$"
 PARAM_NAME_RE = r"^[A-Za-z][A-Za-z0-9_]{0,63}$"
@@ -20,6 +32,31 @@ ParamType = Literal["string", "integer", "number", "boolean", "date", "datetime"
 ItemType = Literal["string", "integer", "number", "boolean", "date", "datetime"]
 ChartType = Literal["bar", "line", "area", "pie", "doughnut", "scatter", "horizontal_bar", "stacked_bar"]
 Number = StrictInt | float
+
+
+def shape(value: Any) -> str:
+    """The tag of a union whose branches differ by YAML shape; it stands in error locations.
+
+    >>> shape({"type": "bar"}), shape(["a"]), shape("a")
+    ('<map>', '<list>', '<scalar>')
+    """
+    return "<map>" if isinstance(value, dict) else "<list>" if isinstance(value, list) else "<scalar>"
+
+
+def is_union_tag(part: Any) -> bool:
+    """Whether a part of a pydantic error location is a union tag (`<map>`, `<url>`), not a key."""
+    return isinstance(part, str) and part.startswith("<") and part.endswith(">")
+
+
+def _by_shape(expected: str) -> Discriminator:
+    return Discriminator(shape, custom_error_type="shape", custom_error_message=f"Input should be {expected}")
+
+
+# A column name or a list of them; a text or a list of texts.
+OneOrMoreStrings = Annotated[
+    Annotated[str, Tag("<scalar>")] | Annotated[list[str], Tag("<list>")],
+    _by_shape("a string or a list of strings"),
+]
 
 
 class Strict(BaseModel):
@@ -44,28 +81,57 @@ def parse_duration(value: Any) -> float:
     return seconds
 
 
-def parse_cache(value: Any) -> float | bool | None:
-    """`cache:` is a time to live (`60s`, `5m`), or false to keep no answers; None: the default.
+DURATION_RE = r"^\s*\d+(\.\d+)?\s*(ms|s|m|h)?\s*$"
+Duration = Annotated[
+    float,
+    BeforeValidator(parse_duration),
+    WithJsonSchema({"anyOf": [{"type": "number", "exclusiveMinimum": 0}, {"type": "string", "pattern": DURATION_RE}]}),
+]
+"""Seconds, written as a number or as `5s`, `500ms`, `2m`, `1h` (see `parse_duration`)."""
 
-    >>> parse_cache("5m"), parse_cache(False), parse_cache(None)
-    (300.0, False, None)
+
+def parse_cache(value: Any) -> float | bool:
+    """`cache:` is a time to live (`60s`, `5m`), or false to keep no answers.
+
+    >>> parse_cache("5m"), parse_cache(False)
+    (300.0, False)
     """
-    if value is None or value is False:
+    if value is False:
         return value
     if value is True:
         raise ValueError("cache takes a duration such as 60s (or false), not true")
     return parse_duration(value)
 
 
+CacheTTL = Annotated[
+    float | bool,
+    BeforeValidator(parse_cache),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "number", "exclusiveMinimum": 0},
+                {"type": "string", "pattern": DURATION_RE},
+                {"const": False},
+            ]
+        }
+    ),
+]
+"""How long answers are kept (a Duration), or false for no cache (see `parse_cache`)."""
+
+
 class Constraints(Strict):
     """Constraints shared by a parameter and by the items of an array parameter."""
 
-    enum: list[Any] | None = Field(None, min_length=1)
-    minimum: Number | str | None = None
-    maximum: Number | str | None = None
-    min_length: StrictInt | None = Field(None, ge=0)
-    max_length: StrictInt | None = Field(None, ge=0)
-    pattern: str | None = None
+    enum: list[Any] | None = Field(default=None, min_length=1, description="The only values allowed.")
+    minimum: Number | str | None = Field(
+        default=None, description="Smallest value allowed (a number, or an ISO 8601 string for dates)."
+    )
+    maximum: Number | str | None = Field(
+        default=None, description="Largest value allowed (a number, or an ISO 8601 string for dates)."
+    )
+    min_length: StrictInt | None = Field(default=None, ge=0, description="Shortest string allowed.")
+    max_length: StrictInt | None = Field(default=None, ge=0, description="Longest string allowed.")
+    pattern: str | None = Field(default=None, description="Regular expression a string must match.")
 
     @field_validator("pattern")
     @classmethod
@@ -91,14 +157,19 @@ class Constraints(Strict):
                 raise ValueError(f"{bound} of a {type_} must be a number")
             if type_ in ("date", "datetime") and not isinstance(value, str):
                 raise ValueError(f"{bound} of a {type_} must be an ISO 8601 string")
-        if self.minimum is not None and self.maximum is not None and self.minimum > self.maximum:
+        lo, hi = self.minimum, self.maximum  # both numbers or both ISO strings, as checked above
+        if isinstance(lo, str) and isinstance(hi, str):
+            inverted = lo > hi
+        else:
+            inverted = isinstance(lo, int | float) and isinstance(hi, int | float) and lo > hi
+        if inverted:
             raise ValueError("minimum is greater than maximum")
         if self.min_length is not None and self.max_length is not None and self.min_length > self.max_length:
             raise ValueError("min_length is greater than max_length")
 
 
 class Items(Constraints):
-    type: ItemType
+    type: ItemType = Field(description="Type of each item: string, integer, number, boolean, date or datetime.")
 
     @model_validator(mode="after")
     def _fits_type(self):
@@ -107,14 +178,20 @@ class Items(Constraints):
 
 
 class Parameter(Constraints):
-    type: ParamType
-    description: str = Field(min_length=1)
-    default: Any = None
-    required: StrictBool | None = None
-    items: Items | None = None
-    min_items: StrictInt | None = Field(None, ge=0)
-    max_items: StrictInt | None = Field(None, ge=1)
-    examples: list[Any] | None = None
+    type: ParamType = Field(description="string, integer, number, boolean, date, datetime or array.")
+    description: str = Field(min_length=1, description="What the model reads about this parameter.")
+    default: Any = Field(default=None, description="A default makes the parameter optional.")
+    required: StrictBool | None = Field(
+        default=None, description="Default: true unless a default is given; false with no default binds NULL."
+    )
+    items: Items | None = Field(
+        default=None, description="For arrays: {type: ...} of the items, with the same constraints as a parameter."
+    )
+    min_items: StrictInt | None = Field(default=None, ge=0, description="For arrays: fewest items allowed.")
+    max_items: StrictInt | None = Field(default=None, ge=1, description="For arrays: most items allowed.")
+    examples: list[Any] | None = Field(
+        default=None, description="Example values, shown to the model in the input schema."
+    )
 
     @model_validator(mode="after")
     def _fits_type(self):
@@ -133,17 +210,21 @@ class Parameter(Constraints):
 
 
 class TableSpec(Strict):
-    columns: list[str] | None = Field(None, min_length=1)
-    headers: dict[str, str] = {}
+    columns: list[str] | None = Field(
+        default=None, min_length=1, description="The columns to show, in this order; default: every column."
+    )
+    headers: dict[str, str] = Field(default={}, description="Labels for columns, by column name.")
 
 
 class Chart(Strict):
-    type: ChartType
-    x: str | None = None
-    y: str | list[str] | None = None
-    series: str | None = None
-    title: str | None = None
-    options: dict[str, Any] = {}
+    type: ChartType = Field(description="bar, line, area, pie, doughnut, scatter, horizontal_bar or stacked_bar.")
+    x: str | None = Field(default=None, description="Column whose values label the x axis (or the slices).")
+    y: OneOrMoreStrings | None = Field(
+        default=None, description="Column, or list of columns (one dataset each), of the values."
+    )
+    series: str | None = Field(default=None, description="Column whose distinct values become datasets (long data).")
+    title: str | None = Field(default=None, description="Title shown above the chart.")
+    options: dict[str, Any] = Field(default={}, description="Passed through into the Chart.js options.")
 
     @model_validator(mode="after")
     def _makes_sense(self):
@@ -166,49 +247,100 @@ class Chart(Strict):
         return [c for c in [self.x, *self.y_columns, self.series] if c]
 
 
+OneOrMoreCharts = Annotated[
+    Annotated[Chart, Tag("<map>")] | Annotated[list[Chart], Tag("<list>")],
+    _by_shape("a chart (a mapping with type, x and y) or a list of charts"),
+]
+TableChoice = Annotated[
+    Annotated[StrictBool, Tag("<scalar>")] | Annotated[TableSpec, Tag("<map>")],
+    _by_shape("true, false or a mapping with columns and headers"),
+]
+
+
 class Expect(Strict):
-    row_count: StrictInt | None = Field(None, ge=0)
-    min_rows: StrictInt | None = Field(None, ge=0)
-    rows: list[dict[str, Any]] | None = None
-    first_row: dict[str, Any] | None = None
-    content_contains: list[str] | None = None
-    error_contains: str | list[str] | None = None
+    row_count: StrictInt | None = Field(default=None, ge=0, description="Exactly this many rows.")
+    min_rows: StrictInt | None = Field(default=None, ge=0, description="At least this many rows.")
+    rows: list[dict[str, Any]] | None = Field(default=None, description="The exact rows, in order.")
+    first_row: dict[str, Any] | None = Field(default=None, description="Columns and values the first row must have.")
+    content_contains: list[str] | None = Field(default=None, description="Strings the prose must contain.")
+    error_contains: OneOrMoreStrings | None = Field(
+        default=None, description="The call must fail with a message containing this (or each of these)."
+    )
 
 
 class SpecTest(Strict):
-    name: str | None = None
-    args: dict[str, Any] = {}
-    expect: Expect
+    name: str | None = Field(default=None, description="A name shown by `mcpgen test` and selectable with -k.")
+    args: dict[str, Any] = Field(default={}, description="The tool's arguments.")
+    expect: Expect = Field(description="What the answer must be.")
 
 
 class Annotations(Strict):
-    readOnlyHint: StrictBool = True
-    idempotentHint: StrictBool = True
-    openWorldHint: StrictBool = False
-    destructiveHint: StrictBool | None = None
+    readOnlyHint: StrictBool = Field(default=True, description="MCP annotation: the tool changes nothing.")
+    idempotentHint: StrictBool = Field(
+        default=True, description="MCP annotation: calling twice has the same effect as once."
+    )
+    openWorldHint: StrictBool = Field(default=False, description="MCP annotation: the tool reaches outside entities.")
+    destructiveHint: StrictBool | None = Field(default=None, description="MCP annotation: the tool may destroy data.")
 
 
 class Spec(Strict):
-    name: str | None = Field(None, pattern=NAME_RE)
-    title: str | None = None
-    description: str = Field(min_length=1)
-    connection: str = "default"
-    parameters: dict[str, Parameter] = {}
-    sql: str | None = None
-    sql_file: str | None = None
-    sources: list[str] = Field(min_length=1)
-    content: str
-    empty: str | None = None
-    force: str | None = None
-    table: StrictBool | TableSpec = True
-    chart: Chart | list[Chart] | None = None
-    max_rows: StrictInt | None = Field(None, ge=1)
-    timeout: float | str | None = None
-    cache: float | str | StrictBool | None = None
-    page_size: StrictInt | None = Field(None, ge=1)
-    max_bytes: StrictInt | None = Field(None, ge=1000)
-    tests: list[SpecTest] = []
-    annotations: Annotations = Annotations()
+    name: str | None = Field(default=None, pattern=NAME_RE, description="Tool name; default: the file's stem.")
+    title: str | None = Field(default=None, description="Human title of the tool (MCP tool title).")
+    description: str = Field(min_length=1, description="What the model reads to choose the tool.")
+    connection: str = Field(default="default", description="A connection name from mcpgen.yaml; default: default.")
+    parameters: dict[str, Parameter] = Field(
+        default={}, description="The tool's parameters, in order; they become its JSON Schema inputSchema."
+    )
+    sql: str | None = Field(
+        default=None, description="Exactly one read-only query; :name binds parameter name as a value."
+    )
+    sql_file: str | None = Field(
+        default=None, description="A file holding the query, relative to this YAML file (instead of sql)."
+    )
+    sources: list[str] = Field(
+        min_length=1, description="URLs of the original data (Jinja2 may fill in parameters; values are URL-encoded)."
+    )
+    content: str = Field(
+        description="Jinja2 template of the prose for the model: parameters, rows, columns, row_count, truncated, "
+        "max_rows; filters thousands, round, percent, date, join_names."
+    )
+    empty: str | None = Field(
+        default=None, description="Template used instead of content when the query returns no rows."
+    )
+    force: str | None = Field(
+        default=None, description="Template whose text is shown to the user verbatim (structuredContent.force)."
+    )
+    table: TableChoice = Field(
+        default=True,
+        description="true: every column; false: no table; or {columns, headers} to choose, order and label columns.",
+    )
+    chart: OneOrMoreCharts | None = Field(
+        default=None, description="One chart or a list; each becomes a Chart.js 4 config."
+    )
+    max_rows: StrictInt | None = Field(
+        default=None, ge=1, description="Cap on rows returned; default from mcpgen.yaml, else 1000."
+    )
+    timeout: Duration | None = Field(
+        default=None, description="Query time limit, e.g. 5s or 500ms; default from mcpgen.yaml, else 30s."
+    )
+    cache: CacheTTL | None = Field(
+        default=None,
+        description="Keep answers this long, e.g. 60s (default from mcpgen.yaml, else off); false: no cache.",
+    )
+    page_size: StrictInt | None = Field(
+        default=None,
+        ge=1,
+        description="Answer in pages of this many rows, in the query's ORDER BY; the tool takes an optional cursor.",
+    )
+    max_bytes: StrictInt | None = Field(
+        default=None,
+        ge=1000,
+        description="Cap on the whole answer in JSON characters (default from mcpgen.yaml, else 1,000,000).",
+    )
+    tests: list[SpecTest] = Field(
+        default=[], description="Examples that `mcpgen test` runs against the real connection."
+    )
+    annotations: Annotations = Field(default=Annotations(), description="MCP tool annotations.")
 
     @field_validator("parameters")
     @classmethod
@@ -219,16 +351,6 @@ class Spec(Strict):
             if name in TEMPLATE_VARIABLES:
                 raise ValueError(f"parameter name {name!r} is reserved for templates ({', '.join(TEMPLATE_VARIABLES)})")
         return value
-
-    @field_validator("timeout", mode="before")
-    @classmethod
-    def _duration(cls, value):
-        return None if value is None else parse_duration(value)
-
-    @field_validator("cache", mode="before")
-    @classmethod
-    def _cache(cls, value):
-        return parse_cache(value)
 
     @model_validator(mode="after")
     def _one_sql(self):

@@ -134,8 +134,10 @@ def check_expectations(expect: Expect, outcome: Outcome) -> list[str]:
     if outcome.is_error:
         return [f"the call failed: {_short(outcome.text)}"]
     rows = outcome.rows
-    if rows is None and any(v is not None for v in (expect.row_count, expect.min_rows, expect.rows, expect.first_row)):
-        return ["the result has no rows to check (no table)"]
+    if rows is None:
+        if any(v is not None for v in (expect.row_count, expect.min_rows, expect.rows, expect.first_row)):
+            return ["the result has no rows to check (no table)"]
+        rows = []  # no row expectation to check
     if expect.row_count is not None and len(rows) != expect.row_count:
         reasons.append(f"expected {expect.row_count} rows, got {len(rows)}")
     if expect.min_rows is not None and len(rows) < expect.min_rows:

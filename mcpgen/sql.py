@@ -21,6 +21,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.tokens import TokenType
 
 from .errors import UnsafeSQL
+from .text import first_line, line_col
 
 # sqlglot dialect names by SQLAlchemy backend name; unknown backends parse as generic SQL.
 DIALECTS = {
@@ -131,13 +132,18 @@ def _tokens(sql: str, dialect: str | None):
     return tuple(sqlglot.Dialect.get_or_raise(dialect).tokenize(sql))
 
 
+def _readable_tokens(sql: str, dialect: str | None):
+    """`_tokens`, with sqlglot's failure as UnsafeSQL."""
+    try:
+        return _tokens(sql, dialect)
+    except SqlglotError as exc:
+        raise UnsafeSQL(f"the SQL cannot be read: {first_line(exc)}") from None
+
+
 @lru_cache(maxsize=4096)
 def find_placeholders(sql: str, dialect: str | None = "duckdb") -> tuple[Placeholder, ...]:
     """Every `:name` placeholder in order (a name may appear more than once)."""
-    try:
-        tokens = _tokens(sql, dialect)
-    except SqlglotError as exc:
-        raise UnsafeSQL(f"the SQL cannot be read: {_first_line(exc)}") from None
+    tokens = _readable_tokens(sql, dialect)
     found = []
     for i, tok in enumerate(tokens[:-1]):
         nxt = tokens[i + 1]
@@ -149,8 +155,7 @@ def find_placeholders(sql: str, dialect: str | None = "duckdb") -> tuple[Placeho
         if not (name[:1].isalpha() or name[:1] == "_") or not name.replace("_", "").isalnum():
             continue
         after_in = i > 0 and tokens[i - 1].token_type == TokenType.IN
-        line = sql.count("\n", 0, tok.start) + 1
-        col = tok.start - (sql.rfind("\n", 0, tok.start) + 1) + 1
+        line, col = line_col(sql, tok.start)
         found.append(Placeholder(name, tok.start, nxt.end + 1, line, col, after_in))
     return tuple(found)
 
@@ -237,10 +242,7 @@ def _plainly_reads(tokens: list) -> bool:
 
 
 def _check_tokens(sql: str, dialect: str | None) -> None:
-    try:
-        tokens = _tokens(sql, dialect)
-    except SqlglotError as exc:
-        raise UnsafeSQL(f"the SQL cannot be read: {_first_line(exc)}") from None
+    tokens = _readable_tokens(sql, dialect)
     statements = 1 + sum(1 for i, t in enumerate(tokens) if t.token_type == TokenType.SEMICOLON and i < len(tokens) - 1)
     if statements != 1:
         raise UnsafeSQL(f"the SQL must be exactly one statement, found {statements}")
@@ -259,7 +261,7 @@ def _check_tokens(sql: str, dialect: str | None) -> None:
             )
 
 
-def _describe(node: exp.Expression) -> str:
+def _describe(node: exp.Expr) -> str:
     if isinstance(node, exp.Command):
         return str(node.this).upper()
     if isinstance(node, exp.Into):
@@ -267,10 +269,6 @@ def _describe(node: exp.Expression) -> str:
     if isinstance(node, exp.Lock):
         return "FOR UPDATE/SHARE"
     return node.key.upper().replace("TRUNCATETABLE", "TRUNCATE")
-
-
-def _first_line(exc: Exception) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)

@@ -29,6 +29,7 @@ from pydantic import ConfigDict, ValidationError, create_model
 from . import logs
 from .cache import META_KEY, ResultCache, caller_identity
 from .config import DEFAULT_CACHE_BYTES
+from .engines.base import QueryResult
 from .errors import ArgumentError
 from .results import PUBLISHED_SCHEMA, DataToolOutput, DataToolPayload
 
@@ -47,8 +48,18 @@ def error_result(message: str) -> CallToolResult:
 
 
 @dataclass
+class Answer:
+    """A query tool's result, with the query result behind it: the call log reads rows,
+    truncation and query time from `query` (None when no query ran)."""
+
+    result: CallToolResult
+    query: QueryResult | None = None
+
+
+@dataclass
 class Tool:
-    """One registered tool. `handler(arguments)` returns a CallToolResult; it may be async."""
+    """One registered tool. `handler(arguments)` returns a CallToolResult (a query tool's, an
+    Answer); it may be async."""
 
     name: str
     description: str
@@ -137,46 +148,53 @@ class Registry:
         with logs.call_stats() as stats:
             self.active += 1
             try:
-                result = await self._call(name, arguments)
+                result, query = await self._call(name, arguments)
             finally:
                 self.active -= 1
+            if query is not None:
+                stats.rows, stats.truncated, stats.query_seconds = len(query.rows), query.truncated, query.seconds
             if result.is_error:
                 logs.note_error("ToolError")
-            elif stats.rows is None and isinstance(result.structured_content, dict):
+            elif query is None and isinstance(result.structured_content, dict):
                 table = result.structured_content.get("table")
                 stats.rows = len(table) - 1 if isinstance(table, list) and table else None
             logs.log_call(name, stats)
         return result
 
-    async def _call(self, name: str, arguments: dict[str, Any] | None) -> CallToolResult:
+    async def _call(self, name: str, arguments: dict[str, Any] | None) -> tuple[CallToolResult, QueryResult | None]:
         tool = self._tools.get(name)
         if tool is None:
-            return error_result(f"Unknown tool '{name}'.")
+            return error_result(f"Unknown tool '{name}'."), None
         if tool.cache_ttl is None or tool.cache_key is None:
             return await self._run(tool, name, arguments)
         try:
             key = (name, caller_identity(), tool.cache_key(arguments or {}))
         except ArgumentError as exc:
-            return error_result(str(exc))
-        result, hit = await self.cache.get_or_run(key, tool.cache_ttl, lambda: self._run(tool, name, arguments))
+            return error_result(str(exc)), None
+        result, query, hit = await self.cache.get_or_run(key, tool.cache_ttl, lambda: self._run(tool, name, arguments))
         logs.note_cache(hit)
         if result.is_error:
-            return result
+            return result, query
         meta = {**(result.meta or {}), META_KEY: "hit" if hit else "miss"}
-        return result.model_copy(update={"meta": meta})
+        return result.model_copy(update={"meta": meta}), query
 
-    async def _run(self, tool: Tool, name: str, arguments: dict[str, Any] | None) -> CallToolResult:
+    async def _run(
+        self, tool: Tool, name: str, arguments: dict[str, Any] | None
+    ) -> tuple[CallToolResult, QueryResult | None]:
         try:
             if tool.is_async:
                 result = await tool.handler(arguments or {})
             else:
                 result = await anyio.to_thread.run_sync(tool.handler, arguments or {})
         except ArgumentError as exc:
-            return error_result(str(exc))
+            return error_result(str(exc)), None
         except Exception as exc:
             logger.exception("tool %s raised", name)
-            return error_result(f"Tool '{name}' failed ({type(exc).__name__}); the details are in the server log.")
-        return check_result(name, result)
+            message = f"Tool '{name}' failed ({type(exc).__name__}); the details are in the server log."
+            return error_result(message), None
+        if isinstance(result, Answer):
+            return check_result(name, result.result), result.query
+        return check_result(name, result), None
 
     def call_sync(self, name: str, arguments: dict[str, Any] | None = None) -> CallToolResult:
         """`call` for code that is not async (the CLI, tests)."""
@@ -212,7 +230,7 @@ def _function_tool(
     fn: Callable, name: str | None, title: str | None, description: str | None, annotations: ToolAnnotations | None
 ) -> Tool:
     params = inspect.signature(fn, eval_str=True).parameters
-    fields = {
+    fields: dict[str, Any] = {
         p.name: (
             p.annotation if p.annotation is not inspect.Parameter.empty else Any,
             ... if p.default is inspect.Parameter.empty else p.default,
@@ -237,14 +255,19 @@ def _function_tool(
             raise ArgumentError(f"Invalid argument '{where}': {err['msg']}.") from None
         return {k: getattr(args, k) for k in fields}
 
+    handler: Callable[[dict[str, Any]], Any]
     if is_async:
 
-        async def handler(arguments):
+        async def call_async(arguments):
             return await fn(**validated(arguments))
+
+        handler = call_async
     else:
 
-        def handler(arguments):
+        def call(arguments):
             return fn(**validated(arguments))
+
+        handler = call
 
     return Tool(
         name=name or fn.__name__,

@@ -10,17 +10,19 @@ report in `reports`. Exit codes: 0 clean, 1 problems found, 2 could not run.
 from __future__ import annotations
 
 import os
-import re
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .checks import redact, row_references, secrets_of
+from .checks import row_references
 from .errors import Findings, Problem
+from .redaction import redact, secrets_of
+from .text import first_line
 
 if TYPE_CHECKING:
+    from .engines import Engine
     from .loading import LoadedProject, LoadedSpec
 
 LIVE_TIMEOUT = 10.0  # seconds per connection and per query description
@@ -171,7 +173,7 @@ def _live(loaded: LoadedProject, report: Report, timeout: float) -> None:
         return  # connections cannot be trusted until mcpgen.yaml itself is right
     specs = [s for s in loaded.specs if str(s.path) not in failed_names]
     cwd = os.getcwd()
-    engines: dict[str, Any] = {}
+    engines: dict[str, Engine] = {}
     try:
         os.chdir(loaded.root)  # DuckDB reads relative paths from the working directory
         for name in dict.fromkeys(s.spec.connection for s in specs):
@@ -195,7 +197,7 @@ def _live(loaded: LoadedProject, report: Report, timeout: float) -> None:
                 if broken is not None:
                     _close(broken)
                 line, col = _config_where(Path(cwd, loaded.config_path) if loaded.config_path else None, name)
-                message = _one_line(exc)
+                message = first_line(exc)
                 if not message.startswith(f"connection '{name}'"):
                     message = f"connection '{name}' could not be opened: {message}"
                 report.problems.append(Problem(config_path, line, col, redact(message, secrets)))
@@ -212,10 +214,9 @@ def _live(loaded: LoadedProject, report: Report, timeout: float) -> None:
             _close(engine)
 
 
-def _probe(engine: Any, timeout: float) -> None:
+def _probe(engine: Engine, timeout: float) -> None:
     """Reach the database once (engines that connect lazily would otherwise fail once per spec)."""
-    if hasattr(engine, "describe"):
-        engine.describe(engine.prepare("SELECT 1 AS ok"), timeout=timeout)
+    engine.describe(engine.prepare("SELECT 1 AS ok"), timeout=timeout)
 
 
 def _close(engine: Any) -> None:
@@ -257,56 +258,12 @@ def _bounded(fn, timeout: float, message: str):
     return box["value"]
 
 
-def describe(engine: Any, loaded: LoadedSpec, timeout: float = LIVE_TIMEOUT) -> list[tuple[str, str]]:
-    """Result columns and types of a spec's query, without doing the query's work.
+def describe(engine: Engine, loaded: LoadedSpec, timeout: float = LIVE_TIMEOUT) -> list[tuple[str, str]]:
+    """Result columns and types of a spec's query, without doing the query's work (`Engine.describe`)."""
+    from .params import param_types
 
-    DuckDB: `DESCRIBE <query>` with every parameter bound to NULL binds and plans the
-    query but reads no rows. SQLAlchemy engines: their own `describe` (LIMIT 0 with NULLs)."""
-    from .errors import QueryError
-
-    if hasattr(engine, "describe"):
-        from .params import param_types
-
-        prepared = engine.prepare(loaded.sql, param_types(loaded.spec.parameters))
-        return [(str(n), str(t)) for n, t in engine.describe(prepared, timeout=timeout)]
-    import duckdb
-
-    prepared = engine.prepare(loaded.sql)  # UnsafeSQL if it is not one read-only query
-    con = getattr(engine, "_con", None)
-    if con is None:
-        raise QueryError(f"connection '{engine.name}' cannot describe queries")
-    cursor = con.cursor()
-    timer = threading.Timer(timeout, cursor.interrupt)
-    timer.start()
-    try:
-        rows = cursor.execute("DESCRIBE " + prepared.sql, {n: None for n in prepared.names}).fetchall()
-    except duckdb.InterruptException:
-        raise QueryError(f"describing the query took longer than {timeout:g} s") from None
-    except duckdb.Error as exc:
-        error = QueryError(f"the query does not run on connection '{engine.name}': {_duckdb_message(exc)}")
-        error.position = _duckdb_position(str(exc), len("DESCRIBE "))
-        raise error from None
-    finally:
-        timer.cancel()
-        cursor.close()
-    return [(r[0], r[1]) for r in rows]
-
-
-def _duckdb_message(exc: BaseException) -> str:
-    """The first line of a DuckDB error, with its "Did you mean" / "Candidate bindings" hint."""
-    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
-    hint = next((line for line in lines[1:] if line.startswith(("Did you mean", "Candidate bindings"))), None)
-    return lines[0] + (f" ({hint})" if hint else "") if lines else type(exc).__name__
-
-
-def _duckdb_position(text: str, prefix: int) -> tuple[int, int] | None:
-    """(line, col) in the spec's SQL from DuckDB's "LINE n: ..." and caret lines."""
-    match = re.search(r"^LINE (\d+): (.*)\n( *)\^", text, re.MULTILINE)
-    if not match:
-        return None
-    line = int(match[1])
-    col = len(match[3]) - len(f"LINE {match[1]}: ") + 1 - (prefix if line == 1 else 0)
-    return line, max(col, 1)
+    prepared = engine.prepare(loaded.sql, param_types(loaded.spec.parameters))  # UnsafeSQL if not one read-only query
+    return engine.describe(prepared, timeout=timeout)
 
 
 def check_spec_live(loaded: LoadedSpec, engine: Any, timeout: float = LIVE_TIMEOUT) -> list[Problem]:
@@ -322,9 +279,9 @@ def check_spec_live(loaded: LoadedSpec, engine: Any, timeout: float = LIVE_TIMEO
         position = getattr(exc, "position", None)
         if position and line is not None and sql_key == "sql" and data.where(sql_key)[0] != line:
             line, col = line + position[0] - 1, position[1] if position[0] > 1 else (col or 1) + position[1] - 1
-        return [Problem(path, line, col, _one_line(exc))]
+        return [Problem(path, line, col, first_line(exc))]
     except Exception as exc:
-        return [Problem(path, *_value_where(data, sql_key), f"describing the query failed: {_one_line(exc)}")]
+        return [Problem(path, *_value_where(data, sql_key), f"describing the query failed: {first_line(exc)}")]
     out: list[Problem] = []
     have = f"(the query returns {', '.join(columns)})"
     twice = sorted({c for c in columns if columns.count(c) > 1})
@@ -368,10 +325,10 @@ def check_spec_live(loaded: LoadedSpec, engine: Any, timeout: float = LIVE_TIMEO
                         f"table.columns names column '{column}', which the query does not return {have}",
                     )
                 )
-        headers = node.get("headers") if hasattr(node, "get") else None
+        headers = node.get("headers") if isinstance(node, dict) else None
         for column in spec.table.headers:
             if column not in known:
-                line, col = headers.where(column) if hasattr(headers, "where") else (None, None)
+                line, col = headers.where(column) if headers is not None and hasattr(headers, "where") else (None, None)
                 out.append(
                     Problem(
                         path,
@@ -411,8 +368,3 @@ def _item_where(node: Any, key: str, index: int | None) -> tuple[int | None, int
     if index is not None and hasattr(value, "lines") and index < len(value.lines):
         return value.lines[index]
     return node.where(("value", key)) if key in node else node.where()
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

@@ -16,10 +16,12 @@ import re
 import yaml
 
 from .errors import Problem, SpecError
+from .limits import MAX_FILE_BYTES
 
-MAX_BYTES = 1024 * 1024
-
-_Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+try:
+    from yaml import CSafeLoader as _Base
+except ImportError:  # PyYAML built without libyaml
+    from yaml import SafeLoader as _Base  # type: ignore[assignment]
 
 YAML11_WORDS = {"yes", "no", "on", "off"}
 
@@ -147,8 +149,8 @@ def _first_alias(text: str):
 
 def load_yaml(text: str, path: str, warnings: list[Problem] | None = None):
     """Parse one YAML document; raise SpecError with path:line:col on any problem."""
-    if len(text) > MAX_BYTES:
-        raise SpecError([Problem(path, None, None, f"file is larger than {MAX_BYTES // 1024} KiB")])
+    if len(text) > MAX_FILE_BYTES:
+        raise SpecError([Problem(path, None, None, f"file is larger than {MAX_FILE_BYTES // 1024} KiB")])
     loader = _Loader(text)
     try:
         data = loader.get_single_data()

@@ -11,7 +11,6 @@ from __future__ import annotations
 import csv
 import os
 import secrets
-import shutil
 import sqlite3
 from functools import cache
 from pathlib import Path
@@ -100,17 +99,7 @@ def connect(service: str):
     )
 
 
-def cities_csv(tmp_dir: Path) -> Path:
-    """examples/data/cities.csv, or the shared copy placed in `tmp_dir` when the repo has none yet."""
-    path = ROOT / "examples" / "data" / "cities.csv"
-    if path.is_file():
-        return path
-    shared = Path("/work/shared/datasets/cities.csv")
-    if not shared.is_file():
-        pytest.skip("no cities.csv in examples/data or /work/shared/datasets")
-    target = Path(tmp_dir) / "cities.csv"
-    shutil.copyfile(shared, target)
-    return target
+CITIES_CSV = ROOT / "examples" / "data" / "cities.csv"
 
 
 def read_cities(path: Path) -> list[tuple]:

@@ -90,7 +90,7 @@ def test_failures_are_never_kept(make):
     registry = make().registry
     for _ in range(2):
         with logs.call_stats() as stats:
-            result = anyio.run(registry._call, "rand", {"n": 13})  # the query raises
+            result, _ = anyio.run(registry._call, "rand", {"n": 13})  # the query raises
         assert result.is_error and "failed" in result.content[0].text
         assert stats.cache == "miss"
     bad = registry.call_sync("rand", {"n": 1000})  # refused by the argument check: no query, no entry

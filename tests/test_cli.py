@@ -37,9 +37,45 @@ def test_call_with_a_bad_argument_exits_1_with_the_sentence(runner):
     assert "Invalid argument 'top_n': 0 is less than the minimum of 1." in result.output
 
 
-def test_list_and_validate(runner):
-    listed = runner.invoke(main, ["list", "specs"])
-    assert listed.exit_code == 0 and "top_cities" in listed.output
+def test_list_prints_every_tool_with_its_parameters(runner):
+    listed = runner.invoke(main, ["list", "specs"], env={"COLUMNS": "300"})  # wide enough for one line a row
+    assert listed.exit_code == 0, listed.output
+    rows = [
+        [cell.strip() for cell in line.split("│")[1:-1]] for line in listed.stdout.splitlines() if line.startswith("│")
+    ]
+    assert {tool: (parameters, source) for tool, _title, parameters, source in rows} == {
+        "busiest_routes": (
+            "origin?: ['string', 'null'], month?: ['integer', 'null'], top_n?: integer",
+            "busiest_routes.yaml",
+        ),
+        "carrier_performance": (
+            "start?: date, end?: date, origins?: array, late_after_minutes?: integer",
+            "carrier_performance.yaml",
+        ),
+        "continent_population": ("continents?: array", "continent_population.yaml"),
+        "country_profile": ("country: string", "country_profile.yaml"),
+        "daily_traffic": ("month: integer, origin?: ['string', 'null']", "daily_traffic.yaml"),
+        "late_departures": (
+            "since: date-time, until?: date-time, origin?: ['string', 'null'], min_delay_minutes?: integer",
+            "late_departures.yaml",
+        ),
+        "life_expectancy_trend": (
+            "from_year?: integer, to_year?: integer, weighted?: boolean",
+            "life_expectancy_trend.yaml",
+        ),
+        "top_cities": ("top_n?: integer, country?: ['string', 'null']", "top_cities.yaml"),
+        "wealth_vs_health": (
+            "year?: integer, continent?: ['string', 'null'], min_gdp_per_capita?: number",
+            "wealth_vs_health.yaml",
+        ),
+        "airline_lookup": ("query?: string", "python_tools.py"),
+    }
+    assert rows[0][1] == "Busiest routes out of New York City"
+    # the Python tool without a DataToolOutput annotation is named on stderr, not listed
+    assert "miles_to_km is not registered" in listed.stderr
+
+
+def test_validate_passes_on_the_shipped_specs(runner):
     checked = runner.invoke(main, ["validate", "specs"])
     assert checked.exit_code == 0, checked.output
 

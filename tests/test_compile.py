@@ -4,6 +4,7 @@ import textwrap
 
 import pytest
 
+from mcpgen import logs
 from mcpgen.project import open_project
 
 CSV = (
@@ -130,3 +131,41 @@ def test_a_template_error_at_run_time_is_a_clear_error_and_the_tool_keeps_workin
     assert failed.is_error and "undefined" in failed.content[0].text
     assert registry.call_sync("tool", {"country": "NO"}).is_error  # still the same template
     assert not make(BASE + "content: ok\n").call_sync("tool", {}).is_error
+
+
+def test_call_log_line_of_a_url_connection_has_rows_and_truncated(tmp_path, monkeypatch, caplog):
+    # The engine reports rows and truncation in its QueryResult; SQLite stands for every url: engine.
+    import csv
+    import io
+    import logging
+    import sqlite3
+
+    monkeypatch.chdir(tmp_path)
+    rows = list(csv.reader(io.StringIO(CSV)))[1:]
+    with sqlite3.connect(tmp_path / "cities.db") as con:
+        con.execute("CREATE TABLE cities (city TEXT, country TEXT, population INTEGER, founded TEXT)")
+        con.executemany("INSERT INTO cities VALUES (?, ?, ?, ?)", rows)
+    (tmp_path / "mcpgen.yaml").write_text(
+        "connections:\n  default:\n    url: sqlite:///cities.db\ndefaults: {max_rows: 3}\n"
+    )
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "tool.yaml").write_text(BASE + 'content: "{{ row_count }}"\n')
+    project = open_project(specs)
+    try:
+        with caplog.at_level(logging.INFO, logger="mcpgen.calls"):
+            for country in ("JP", None):
+                assert not project.registry.call_sync("tool", {"country": country}).is_error
+            logs.flush_calls()  # lines are written by a thread
+    finally:
+        project.close()
+    with sqlite3.connect(tmp_path / "cities.db") as con:
+        japan = con.execute("SELECT count(*) FROM cities WHERE country = 'JP'").fetchone()[0]
+        everywhere = con.execute("SELECT count(*) FROM cities").fetchone()[0]
+    assert (japan, everywhere) == (2, 4)  # one call under the cap of 3, one over it
+    lines = [r for r in caplog.records if r.name == "mcpgen.calls"]
+    assert [r.getMessage().split(" ", 3)[3] for r in lines] == [
+        f"rows={japan} truncated=false error=- cache=-",
+        "rows=3 truncated=true error=- cache=-",
+    ]
+    assert all(r.fields["query_ms"] >= 0 for r in lines)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import socket
 import subprocess
 import sys
@@ -14,8 +12,12 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
+from click.testing import CliRunner
+from conftest import JSON_HEADERS, free_port, start, stop, wait_healthy
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+
+from mcpgen.cli import main
 
 pytestmark = pytest.mark.slow
 
@@ -23,52 +25,6 @@ REPO = Path(__file__).resolve().parent.parent
 SPECS = REPO / "specs"
 TOKEN = "test-token-" + "k" * 24
 MAX_BODY = 64 * 1024
-JSON_HEADERS = {
-    "content-type": "application/json",
-    "accept": "application/json, text/event-stream",
-    "mcp-protocol-version": "2025-06-18",
-}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start(args: list[str], env: dict | None = None, stderr=None) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "mcpgen.cli", "serve", *args],
-        stdout=subprocess.PIPE,
-        stderr=stderr or subprocess.PIPE,
-        env={**os.environ, **(env or {})},
-        cwd=REPO,
-    )
-
-
-def wait_healthy(proc: subprocess.Popen, port: int, seconds: float = 20) -> dict:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"server exited with {proc.returncode}")
-        try:
-            response = httpx2.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
-            if response.status_code == 200:
-                return response.json()
-        except httpx2.TransportError:
-            pass
-        time.sleep(0.1)
-    raise AssertionError("server did not become healthy")
-
-
-def stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.fixture(scope="module")
@@ -240,36 +196,19 @@ def test_one_json_log_line_per_call_on_stderr(server):
     assert TOKEN not in server["log"].read_text()
 
 
-def test_non_loopback_without_a_token_refuses_to_start():
-    for host in ("0.0.0.0", "::"):
-        proc = start([str(SPECS), "--http", "--host", host, "--port", str(free_port())])
-        out, err = proc.communicate(timeout=30)
-        assert proc.returncode == 2, err
-        assert b"--insecure-no-auth" in err and b"token" in err and not out
+# Refusals happen before anything listens: the CLI runs in process.
+@pytest.mark.parametrize("host", ["0.0.0.0", "::"])
+def test_non_loopback_without_a_token_refuses_to_start(host):
+    result = CliRunner().invoke(main, ["serve", str(SPECS), "--http", "--host", host, "--port", str(free_port())])
+    assert result.exit_code == 2, result.output
+    assert "--insecure-no-auth" in result.stderr and "token" in result.stderr and not result.stdout
 
 
-def test_a_named_token_variable_that_is_unset_refuses_to_start():
-    env = {k: v for k, v in os.environ.items() if k != "MCPGEN_UNSET_TOKEN"}
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "mcpgen.cli",
-            "serve",
-            str(SPECS),
-            "--http",
-            "--port",
-            str(free_port()),
-            "--auth-token-env",
-            "MCPGEN_UNSET_TOKEN",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        cwd=REPO,
-    )
-    _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 2 and b"MCPGEN_UNSET_TOKEN" in err
+def test_a_named_token_variable_that_is_unset_refuses_to_start(monkeypatch):
+    monkeypatch.delenv("MCPGEN_UNSET_TOKEN", raising=False)
+    args = ["serve", str(SPECS), "--http", "--port", str(free_port()), "--auth-token-env", "MCPGEN_UNSET_TOKEN"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2 and "MCPGEN_UNSET_TOKEN" in result.stderr
 
 
 def test_non_loopback_with_insecure_no_auth_starts():

@@ -13,9 +13,13 @@ import time
 import anyio
 import httpx2
 import pytest
+from conftest import JSON_HEADERS, free_port, wait_healthy
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from test_http import JSON_HEADERS, free_port, wait_healthy
+
+from mcpgen.project import open_project
+from mcpgen.reload import Reloader
+from mcpgen.server import ToolServer
 
 pytestmark = pytest.mark.slow
 
@@ -149,28 +153,85 @@ def test_http_reload_serves_new_tools_and_keeps_the_last_good_set(project):
     assert proc.returncode == 0, log.read_text()[-2000:]
 
 
-def test_stdio_reload_notifies_a_handshake_era_client(project):
+def test_reload_in_process_notifies_a_handshake_era_client_and_keeps_the_last_good_tools(project, monkeypatch):
+    """Reloader and server in this process, the client on the SDK's in-memory transport; the file
+    watcher that triggers `reload()` in `serve --reload` is exercised by the stdio test above."""
     specs = project / "specs"
+    monkeypatch.chdir(project)  # open_project changes directory
+    opened = open_project(specs)
+    server = ToolServer(opened.registry)
+    reloader = Reloader(server, opened, specs)
     notifications = []
 
     async def on_message(message):
         notifications.append(message)
 
-    async def main():
-        params = StdioServerParameters(
-            command=sys.executable, args=["-m", "mcpgen.cli", "serve", str(specs), "--reload"], cwd=str(project)
-        )
-        with open(project / "stderr.log", "w") as errlog:
-            async with Client(stdio_client(params, errlog=errlog), mode="legacy", message_handler=on_message) as c:
-                assert c.server_capabilities.tools.list_changed
-                assert [t.name for t in (await c.list_tools()).tools] == ["count_cities"]
-                await anyio.sleep(0.5)  # let the watcher start
-                (specs / "names.yaml").write_text(NAMES)
-                with anyio.fail_after(20):
-                    while not any(
-                        getattr(m, "method", "") == "notifications/tools/list_changed" for m in notifications
-                    ):
-                        await anyio.sleep(0.05)
-                assert sorted(t.name for t in (await c.list_tools()).tools) == ["count_cities", "names"]
+    def changed() -> int:
+        return sum(getattr(m, "method", "") == "notifications/tools/list_changed" for m in notifications)
 
-    anyio.run(main)
+    async def main():
+        # (the in-memory transport announces the SDK's default capabilities; the stdio test above
+        # checks that `serve` announces tools.listChanged)
+        async with Client(server.server, mode="legacy", message_handler=on_message) as c:
+            assert [t.name for t in (await c.list_tools()).tools] == ["count_cities"]
+            (specs / "names.yaml").write_text(NAMES)
+            assert await reloader.reload() is True
+            with anyio.fail_after(10):
+                while not changed():
+                    await anyio.sleep(0.01)
+            assert sorted(t.name for t in (await c.list_tools()).tools) == ["count_cities", "names"]
+            result = await c.call_tool("names", {})
+            assert not result.is_error and result.content[0].text == "Oslo and Bergen"
+
+            (specs / "count_cities.yaml").write_text(BROKEN)
+            assert await reloader.reload() is False
+            assert changed() == 1
+            assert sorted(t.name for t in (await c.list_tools()).tools) == ["count_cities", "names"]
+            result = await c.call_tool("count_cities", {})
+            assert not result.is_error and result.content[0].text == "2 cities"
+
+    try:
+        anyio.run(main)
+    finally:
+        reloader.live.project.close()  # the first project was closed by the reload
+
+
+SLOW = """\
+description: A query that takes a moment (a hundred million rows).
+sql: SELECT sum(a.range * b.range) AS n FROM range(10000) a, range(10000) b
+sources: [https://example.org/]
+content: "{{ rows[0].n }}"
+"""
+
+
+def test_a_replaced_project_closes_only_once_its_calls_have_returned(project, monkeypatch):
+    from mcpgen.project import open_project
+    from mcpgen.reload import LiveProject
+
+    (project / "specs" / "slow.yaml").write_text(SLOW)
+    monkeypatch.chdir(project)  # open_project changes the working directory
+    old, new = open_project(project / "specs"), open_project(project / "specs")
+    live = LiveProject(old)
+
+    async def call_while_replacing():
+        results = []
+
+        async def call():
+            results.append(await old.registry.call("slow", {}))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call)
+            while not old.registry.active:
+                await anyio.sleep(0.01)
+            assert live.replace(new) is old
+            assert (live.project, live.draining) == (new, 1)  # the call still runs on the old engines
+            await live.drain()
+        return results
+
+    [result] = anyio.run(call_while_replacing)
+    assert not result.is_error, result.content[0].text
+    assert result.structured_content["table"][1][0] == sum(range(10000)) ** 2
+    assert live.draining == 0
+    assert anyio.run(old.registry.call, "count_cities", {}).is_error  # closed once idle
+    assert anyio.run(new.registry.call, "count_cities", {}).content[0].text == "2 cities"
+    live.close()

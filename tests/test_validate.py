@@ -17,12 +17,12 @@ from mcpgen.checks import (
     chart_sense,
     literal_password,
     outside_paths,
-    redact,
     row_references,
     source_problem,
     template_hazards,
 )
 from mcpgen.cli import main
+from mcpgen.redaction import redact
 from mcpgen.render import PROSE
 from mcpgen.spec import Chart
 from mcpgen.validate import run_validate

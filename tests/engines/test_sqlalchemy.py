@@ -24,8 +24,10 @@ import services
 
 from mcpgen.config import URLConnection
 from mcpgen.engines import Prepared
+from mcpgen.engines.sqlalchemy import SQLAlchemyEngine
 from mcpgen.errors import QueryError, QueryTimeout, UnsafeSQL
-from mcpgen.sqlalchemy_engine import SQLAlchemyEngine, param_types, redact
+from mcpgen.params import param_types
+from mcpgen.redaction import redact
 
 BACKENDS = ["postgresql", "mariadb", "sqlite"]
 SECRET = "Sup3r-S3cret_pw"

@@ -1,10 +1,10 @@
-"""One background thread that fires callbacks at deadlines (query cancellation).
+"""Deadlines: one background thread that calls a callback when its time is up (query cancellation).
 
 Cheaper per call than a `threading.Timer`, which starts a thread each time.
 
 >>> import threading
 >>> fired = threading.Event()
->>> entry = WATCHDOG.watch(0.01, fired.set)
+>>> entry = DEADLINES.watch(0.01, fired.set)
 >>> fired.wait(1)
 True
 """
@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 
 
-class Watchdog:
+class Deadlines:
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._heap: list[list] = []
@@ -30,7 +30,7 @@ class Watchdog:
         entry = [time.monotonic() + seconds, next(self._counter), callback]
         with self._cond:
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="mcpgen-watchdog", daemon=True)
+                self._thread = threading.Thread(target=self._run, name="mcpgen-deadlines", daemon=True)
                 self._thread.start()
             heapq.heappush(self._heap, entry)
             if self._heap[0] is entry:
@@ -61,4 +61,4 @@ class Watchdog:
                     pass
 
 
-WATCHDOG = Watchdog()
+DEADLINES = Deadlines()

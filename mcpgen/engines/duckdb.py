@@ -1,62 +1,31 @@
-"""SQL engines: where a compiled query runs. DuckDB is built in; any SQLAlchemy URL is the other kind.
-
-An engine takes the spec's SQL once (`prepare`, which also checks it is one read-only
-statement) and then runs it per call with bound values, a row cap and a time limit.
+"""DuckDB, in process: the default engine, locked to the project's files once `init` has run.
 
 >>> engine = DuckDBEngine("default", ":memory:", [], root=".")
 >>> query = engine.prepare("SELECT x FROM range(5) t(x) WHERE x < :n")
 >>> engine.run(query, {"n": 3}, max_rows=2, timeout=5).rows
 [(0,), (1,)]
+>>> engine.describe(query, timeout=5)
+[('x', 'BIGINT')]
 """
 
 from __future__ import annotations
 
 import os
+import re
 import threading
+import time
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from .errors import QueryError, QueryTimeout, UnsafeSQL
-from .logs import note_rows
-from .sql import check_read_only, find_placeholders, rewrite
-from .watchdog import WATCHDOG
-
-
-@dataclass
-class QueryResult:
-    columns: list[str]
-    rows: list[tuple]
-    truncated: bool
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """A checked statement in the engine's own form, and the parameter names it binds."""
-
-    sql: Any
-    names: frozenset[str]
-
-
-class Engine:
-    """The interface every engine has."""
-
-    name: str
-    dialect: str  # a sqlglot dialect name, used to read the SQL
-
-    def prepare(self, sql: str, types: Mapping[str, str] | None = None) -> Prepared:
-        """Check `sql` and make it ready to run; `types` are the declared parameter types (`param_types`)."""
-        raise NotImplementedError
-
-    def run(self, query: Prepared, params: dict[str, Any], max_rows: int, timeout: float) -> QueryResult:
-        raise NotImplementedError
-
-    def close(self) -> None:
-        """Release connections; the engine is not used afterwards."""
+from ..errors import QueryError, QueryTimeout, UnsafeSQL
+from ..sql import check_read_only, find_placeholders, rewrite
+from ..text import first_line
+from .base import Prepared, QueryResult
+from .deadlines import DEADLINES
 
 
 class FairSlots:
@@ -93,10 +62,10 @@ class FairSlots:
                 self._free += 1
 
 
-class DuckDBEngine(Engine):
+class DuckDBEngine:
     """An in-process DuckDB, locked to the files under `root` once `init` has run."""
 
-    dialect = "duckdb"
+    dialect: str | None = "duckdb"
 
     def __init__(
         self,
@@ -125,7 +94,7 @@ class DuckDBEngine(Engine):
             try:
                 self._con.execute(statement)
             except duckdb.Error as exc:
-                raise QueryError(f"connection '{name}': init statement {number} failed: {_first_line(exc)}") from None
+                raise QueryError(f"connection '{name}': init statement {number} failed: {first_line(exc)}") from None
         # Lock-down, in this order: what may be read, then no other access, then no changes.
         self._con.execute("SET allowed_directories = $dirs", {"dirs": [str(root) + os.sep]})
         for setting in ("enable_external_access", "autoinstall_known_extensions", "autoload_known_extensions"):
@@ -138,12 +107,13 @@ class DuckDBEngine(Engine):
         try:
             statements = duckdb.extract_statements(text)
         except duckdb.Error as exc:
-            raise UnsafeSQL(f"DuckDB cannot parse the SQL: {_first_line(exc)}") from None
+            raise UnsafeSQL(f"DuckDB cannot parse the SQL: {first_line(exc)}") from None
         if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
             raise UnsafeSQL("the SQL must be exactly one read-only query")
         return Prepared(text, frozenset(p.name for p in find_placeholders(sql, self.dialect)))
 
     def run(self, query: Prepared, params: dict[str, Any], max_rows: int, timeout: float) -> QueryResult:
+        started = time.perf_counter()
         if not self._slots.acquire(timeout=self.queue_timeout):
             raise QueryError(
                 f"connection '{self.name}' is busy: {self.max_concurrent} queries are already "
@@ -153,12 +123,12 @@ class DuckDBEngine(Engine):
             result = self._run(query, params, max_rows, timeout)
         finally:
             self._slots.release()
-        note_rows(len(result.rows), result.truncated)
+        result.seconds = time.perf_counter() - started
         return result
 
     def _run(self, query: Prepared, params: dict[str, Any], max_rows: int, timeout: float) -> QueryResult:
         cursor = self._con.cursor()  # one cursor per call: no state shared between calls
-        alarm = WATCHDOG.watch(timeout, cursor.interrupt)
+        alarm = DEADLINES.watch(timeout, cursor.interrupt)
         try:
             cursor.execute(query.sql, {k: params[k] for k in query.names})
             columns = [d[0] for d in cursor.description]
@@ -166,33 +136,47 @@ class DuckDBEngine(Engine):
         except duckdb.InterruptException:
             raise QueryTimeout(f"the query ran longer than {timeout:g} s and was cancelled") from None
         except duckdb.Error as exc:
-            raise QueryError(f"the query failed: {_first_line(exc)}") from None
+            raise QueryError(f"the query failed: {first_line(exc)}") from None
         finally:
-            WATCHDOG.cancel(alarm)
+            DEADLINES.cancel(alarm)
             cursor.close()
         return QueryResult(columns, rows[:max_rows], len(rows) > max_rows)
+
+    def describe(self, query: Prepared, timeout: float = 10.0) -> list[tuple[str, str]]:
+        """`DESCRIBE <query>` with every parameter NULL: DuckDB binds and plans the query but reads no rows.
+
+        A failure is a QueryError whose `position` is the (line, col) DuckDB points at in the SQL."""
+        cursor = self._con.cursor()
+        alarm = DEADLINES.watch(timeout, cursor.interrupt)
+        try:
+            rows = cursor.execute("DESCRIBE " + query.sql, {n: None for n in query.names}).fetchall()
+        except duckdb.InterruptException:
+            raise QueryError(f"describing the query took longer than {timeout:g} s") from None
+        except duckdb.Error as exc:
+            error = QueryError(f"the query does not run on connection '{self.name}': {_message(exc)}")
+            error.position = _position(str(exc), len("DESCRIBE "))
+            raise error from None
+        finally:
+            DEADLINES.cancel(alarm)
+            cursor.close()
+        return [(str(r[0]), str(r[1])) for r in rows]
 
     def close(self) -> None:
         self._con.close()
 
 
-def create_engine(name: str, connection, root: str | os.PathLike) -> Engine:
-    """The engine for one `connections:` entry of mcpgen.yaml."""
-    if hasattr(connection, "url"):
-        from .sqlalchemy_engine import SQLAlchemyEngine  # imported only when a project uses one
-
-        return SQLAlchemyEngine(name, connection)
-    return DuckDBEngine(
-        name,
-        connection.duckdb,
-        connection.init,
-        root,
-        connection.threads,
-        connection.max_concurrent,
-        connection.queue_timeout,
-    )
+def _message(exc: BaseException) -> str:
+    """The first line of a DuckDB error, with its "Did you mean" / "Candidate bindings" hint."""
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    hint = next((line for line in lines[1:] if line.startswith(("Did you mean", "Candidate bindings"))), None)
+    return lines[0] + (f" ({hint})" if hint else "") if lines else type(exc).__name__
 
 
-def _first_line(exc: Exception) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+def _position(text: str, prefix: int) -> tuple[int, int] | None:
+    """(line, col) in the spec's SQL from DuckDB's "LINE n: ..." and caret lines."""
+    match = re.search(r"^LINE (\d+): (.*)\n( *)\^", text, re.MULTILINE)
+    if not match:
+        return None
+    line = int(match[1])
+    col = len(match[3]) - len(f"LINE {match[1]}: ") + 1 - (prefix if line == 1 else 0)
+    return line, max(col, 1)

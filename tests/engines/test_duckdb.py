@@ -2,7 +2,7 @@ import time
 
 import pytest
 
-from mcpgen.engines import DuckDBEngine
+from mcpgen.engines.duckdb import DuckDBEngine
 from mcpgen.errors import QueryError, QueryTimeout, UnsafeSQL
 
 
@@ -77,3 +77,39 @@ def test_a_data_modifying_cte_never_runs(engine):
 def test_a_missing_database_file_is_a_clear_error(tmp_path):
     with pytest.raises(QueryError, match="does not exist"):
         DuckDBEngine("warehouse", "nope.duckdb", [], tmp_path)
+
+
+def test_describe_gives_names_and_types_without_running(engine):
+    # error() would fail the moment a row is produced: describe binds and plans, and reads none.
+    query = engine.prepare("SELECT id, name, error('ran') AS boom FROM t WHERE id = :id")
+    assert engine.describe(query, timeout=5) == [("id", "BIGINT"), ("name", "VARCHAR"), ("boom", '"NULL"')]
+    with pytest.raises(QueryError, match="ran"):
+        engine.run(query, {"id": 1}, max_rows=10, timeout=5)
+
+
+def test_describe_points_at_the_unknown_column(engine):
+    with pytest.raises(QueryError, match="nme") as caught:
+        engine.describe(engine.prepare("SELECT id,\n       nme FROM t"), timeout=5)
+    assert caught.value.position == (2, 8)
+
+
+def test_run_reports_its_time(engine):
+    result = run(engine, "SELECT count(*) FROM range(1000000)")
+    assert 0 < result.seconds < 5
+
+
+def test_sqlalchemy_is_imported_only_for_a_url_connection(tmp_path):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from mcpgen.config import DuckDBConnection, URLConnection\n"
+        "from mcpgen.engines import create_engine\n"
+        "create_engine('default', DuckDBConnection(), '.').close()\n"
+        "print('sqlalchemy' in sys.modules)\n"
+        "create_engine('local', URLConnection(url='sqlite://'), '.').close()\n"
+        "print('sqlalchemy' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert out.stdout.split() == ["False", "True"]

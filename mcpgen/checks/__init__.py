@@ -1,0 +1,28 @@
+"""Static checks beyond the spec schema, used by `loading` and `validate` (no database is touched).
+
+One module per concern:
+
+- `templates`: constructs the template sandbox refuses or that would blow its limits
+- `row_references`: the result columns a template reads
+- `charts`: chart settings that make no sense for the chart's type
+- `sql_paths`: SQL that names files outside the project folder
+- `urls`: `sources:` entries that are not absolute http(s) URLs with a literal host
+- `passwords`: literal passwords in `mcpgen.yaml`
+"""
+
+from .charts import CHART_JS_OPTIONS, chart_sense
+from .passwords import literal_password
+from .row_references import row_references
+from .sql_paths import outside_paths
+from .templates import template_hazards
+from .urls import source_problem
+
+__all__ = [
+    "CHART_JS_OPTIONS",
+    "chart_sense",
+    "literal_password",
+    "outside_paths",
+    "row_references",
+    "source_problem",
+    "template_hazards",
+]

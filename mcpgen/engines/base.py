@@ -1,0 +1,84 @@
+"""What every engine is: the `Engine` protocol, a prepared statement, a query's result.
+
+An engine takes the spec's SQL once (`prepare`, which also checks it is one read-only
+statement), then runs it per call with bound values, a row cap and a time limit, and can
+say what columns it returns without running it (`describe`, for `mcpgen validate --live`).
+
+>>> engine = create_engine("default", DuckDBConnection(duckdb=":memory:"), root=".")
+>>> query = engine.prepare("SELECT x FROM range(5) t(x) WHERE x < :n")
+>>> result = engine.run(query, {"n": 3}, max_rows=2, timeout=5)
+>>> result.rows, result.truncated
+([(0,), (1,)], True)
+>>> engine.describe(query, timeout=5)
+[('x', 'BIGINT')]
+>>> engine.close()
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..config import DuckDBConnection, URLConnection
+
+
+@dataclass
+class QueryResult:
+    """The rows of one call, and what the call log reports about it."""
+
+    columns: list[str]
+    rows: list[tuple]
+    truncated: bool  # the query matched more than max_rows rows
+    seconds: float = 0.0  # time spent in the engine, waiting for a free connection included
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A checked statement in the engine's own form, and the parameter names it binds."""
+
+    sql: Any
+    names: frozenset[str]
+
+
+class Engine(Protocol):
+    """The interface every engine implements."""
+
+    name: str
+    dialect: str | None  # a sqlglot dialect name, used to read the SQL (None: generic SQL)
+
+    def prepare(self, sql: str, types: Mapping[str, str] | None = None) -> Prepared:
+        """Check `sql` and make it ready to run; `types` are the declared parameter types (`param_types`)."""
+        ...
+
+    def run(self, query: Prepared, params: dict[str, Any], max_rows: int, timeout: float) -> QueryResult:
+        """Run `query` with `params`; at most `max_rows` rows, cancelled after `timeout` seconds."""
+        ...
+
+    def describe(self, query: Prepared, timeout: float) -> list[tuple[str, str]]:
+        """(column name, type name) of the result, without doing the query's work (every parameter NULL)."""
+        ...
+
+    def close(self) -> None:
+        """Release connections; the engine is not used afterwards."""
+        ...
+
+
+def create_engine(name: str, connection: DuckDBConnection | URLConnection, root: str | os.PathLike) -> Engine:
+    """The engine for one `connections:` entry of mcpgen.yaml."""
+    if isinstance(connection, URLConnection):
+        from .sqlalchemy import SQLAlchemyEngine  # SQLAlchemy is imported only when a project uses it
+
+        return SQLAlchemyEngine(name, connection)
+    from .duckdb import DuckDBEngine
+
+    return DuckDBEngine(
+        name,
+        connection.duckdb,
+        connection.init,
+        root,
+        connection.threads,
+        connection.max_concurrent,
+        float(connection.queue_timeout),
+    )

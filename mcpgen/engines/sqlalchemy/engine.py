@@ -1,0 +1,248 @@
+"""One pooled SQLAlchemy engine for a `url:` connection: PostgreSQL, MariaDB/MySQL, SQLite, and warehouses.
+
+What differs between databases (read-only setup, time and row limits, describing, timeouts)
+is the business of one `Backend` per database, chosen once when the engine is built (see
+`backends`). Every call ends with a rollback and reads at most `max_rows + 1` rows. Nothing a
+person reads (errors, logs) ever carries a password: see `redact`.
+
+>>> from mcpgen.redaction import redact
+>>> redact("connection to postgresql+psycopg://reader:s3cret@db:5432/x failed", ["s3cret"])
+'connection to postgresql+psycopg://reader:***@db:5432/x failed'
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.engine import make_url
+
+from ...config import URLConnection, expand_env
+from ...errors import QueryError, QueryTimeout, UnsafeSQL
+from ...redaction import redact
+from ...sql import DIALECTS, check_read_only, find_placeholders
+from ...text import first_line
+from ..base import Prepared, QueryResult
+from .backends import backend_for
+from .statements import Statement, bindparam, sa_text, strip_semicolon, type_key
+
+_DRIVER_HINTS = {
+    "psycopg": 'pip install "mcpgen[postgres]"',
+    "psycopg2": 'pip install psycopg2-binary, or use postgresql+psycopg:// with pip install "mcpgen[postgres]"',
+    "pymysql": 'pip install "mcpgen[mysql]"',
+    "MySQLdb": 'pip install mysqlclient, or use mysql+pymysql:// with pip install "mcpgen[mysql]"',
+}
+# A URL without a driver gets the one the extras install (SQLAlchemy's own default is psycopg2/mysqlclient).
+_DEFAULT_DRIVERS = {
+    "postgresql": "postgresql+psycopg",
+    "postgres": "postgresql+psycopg",
+    "mysql": "mysql+pymysql",
+    "mariadb": "mariadb+pymysql",
+}
+_ITEM_TYPES = ("string", "integer", "number", "boolean", "date", "datetime")
+
+
+class SQLAlchemyEngine:
+    """One pooled SQLAlchemy engine for one `url:` connection of mcpgen.yaml."""
+
+    def __init__(self, name: str, connection: URLConnection):
+        self.name = name
+        try:
+            raw_url = expand_env(connection.url)
+            password = expand_env(connection.password) if connection.password is not None else None
+        except ValueError as exc:  # names the variable, never a value
+            raise QueryError(f"connection '{name}': {exc}") from None
+        self._secrets = [s for s in (password,) if s]
+        try:
+            url = make_url(raw_url)
+        except Exception:
+            raise QueryError(
+                f"connection '{name}': the url is not a valid SQLAlchemy URL (dialect+driver://user@host:port/database)"
+            ) from None
+        if url.password:
+            self._secrets.append(str(url.password))
+        if password is not None:
+            url = url.set(password=password)
+        if url.drivername in _DEFAULT_DRIVERS:
+            url = url.set(drivername=_DEFAULT_DRIVERS[url.drivername])
+        self._secrets.append(raw_url)
+        self.backend = backend_for(url.get_backend_name())
+        self.dialect = DIALECTS.get(self.backend.name)  # None: sqlglot's generic SQL
+        self.pool_timeout = float(connection.pool_timeout)
+        self.pool_capacity = connection.pool_size + connection.max_overflow
+        connect_args = dict(connection.connect_args)
+        options: dict[str, Any] = dict(
+            pool_pre_ping=True,
+            pool_size=connection.pool_size,
+            max_overflow=connection.max_overflow,
+            pool_timeout=self.pool_timeout,
+            hide_parameters=True,
+        )
+        url = self.backend.configure(url, options, connect_args)
+        if connect_args:
+            options["connect_args"] = connect_args
+        try:
+            self._engine = sa.create_engine(url, **options)
+        except ModuleNotFoundError as exc:
+            hint = _DRIVER_HINTS.get((exc.name or "").split(".")[0])
+            hint = f": {hint}" if hint else ""
+            raise QueryError(f"connection '{name}' needs the Python package {exc.name}{hint}") from None
+        except sa_exc.NoSuchModuleError:
+            raise QueryError(
+                f"connection '{name}': no SQLAlchemy dialect for {url.drivername} is installed; "
+                "pip install the package that provides it (see docs/databases.md)"
+            ) from None
+        except Exception as exc:
+            raise QueryError(f"connection '{name}': {self._redact(first_line(exc))}") from None
+        event.listen(self._engine, "connect", self.backend.on_connect)
+        self._clauses: dict[tuple, Any] = {}
+        self._lock = threading.Lock()
+
+    # -- preparing ---------------------------------------------------------------------------
+
+    def prepare(self, sql: str, types: Mapping[str, str] | None = None) -> Prepared:
+        """Check `sql` is one read-only statement and keep it in `text()` form.
+
+        `types` (optional) gives declared parameter types ("integer", "date", "string[]", ...;
+        see `param_types`): with them a NULL or an empty list binds with the right SQL type."""
+        check_read_only(sql, self.dialect)
+        placeholders = find_placeholders(sql, self.dialect)
+        names = frozenset(p.name for p in placeholders)
+        lists = frozenset(p.name for p in placeholders if p.after_in)
+        for p in placeholders:
+            if p.name in lists and not p.after_in:
+                raise UnsafeSQL(
+                    f"parameter {p.name} is used both as a list (IN :{p.name}) and as a single "
+                    f"value (line {p.line}, column {p.col})",
+                    p.line,
+                    p.col,
+                )
+        declared = tuple(sorted((k, v) for k, v in (types or {}).items() if k in names))
+        for name, type_ in declared:
+            if type_.removesuffix("[]") not in _ITEM_TYPES:
+                raise QueryError(f"parameter {name} has an unknown type {type_!r}")
+        source = strip_semicolon(sql, self.dialect)
+        return Prepared(Statement(sa_text(source, placeholders), lists, declared, source, placeholders), names)
+
+    # -- running -----------------------------------------------------------------------------
+
+    def run(self, query: Prepared, params: dict[str, Any], max_rows: int, timeout: float) -> QueryResult:
+        started = time.perf_counter()
+        statement: Statement = query.sql
+        values = {name: params.get(name) for name in query.names}
+        for name in statement.lists:
+            if values[name] is None:
+                values[name] = []  # a NULL list matches nothing, as on DuckDB
+        fetch = max_rows + 1
+        conn = self._connect()
+        deadline = time.monotonic() + timeout
+        try:
+            with conn:
+                clause = functools.partial(self._clause, statement)
+                columns, rows = self.backend.fetch(conn, clause, values, fetch, timeout)
+                conn.rollback()
+        except sa_exc.DBAPIError as exc:
+            raise self._error(exc, timeout, deadline) from None
+        except sa_exc.SQLAlchemyError as exc:
+            raise QueryError(f"the query failed: {self._redact(first_line(exc))}") from None
+        return QueryResult(columns, rows[:max_rows], len(rows) > max_rows, time.perf_counter() - started)
+
+    # -- describing --------------------------------------------------------------------------
+
+    def describe(self, query: Prepared, timeout: float = 10.0) -> list[tuple[str, str]]:
+        """Column names and type names of the result, without running the query's work:
+        every parameter is NULL (lists empty) and no row is fetched (LIMIT 0)."""
+        statement: Statement = query.sql
+        values: dict[str, Any] = {name: ([] if name in statement.lists else None) for name in query.names}
+        conn = self._connect()
+        deadline = time.monotonic() + timeout
+        try:
+            with conn:
+                out = self.backend.describe(conn, functools.partial(self._clause, statement), values, timeout)
+                conn.rollback()
+                return out
+        except sa_exc.DBAPIError as exc:
+            raise self._error(exc, timeout, deadline) from None
+        except sa_exc.SQLAlchemyError as exc:
+            raise QueryError(f"the query failed: {self._redact(first_line(exc))}") from None
+
+    # -- shared parts ------------------------------------------------------------------------
+
+    def _connect(self):
+        try:
+            return self._engine.connect()
+        except sa_exc.TimeoutError:
+            raise QueryError(
+                f"connection '{self.name}' is busy: all {self.pool_capacity} connections were in "
+                f"use for {self.pool_timeout:g} s; try again shortly"
+            ) from None
+        except sa_exc.DBAPIError as exc:
+            raise QueryError(f"connection '{self.name}' is unavailable: {self._reason(exc)}") from None
+        except sa_exc.SQLAlchemyError as exc:
+            raise QueryError(f"connection '{self.name}' is unavailable: {self._redact(first_line(exc))}") from None
+
+    def _clause(self, statement: Statement, values: dict, prefix: str, suffix: str = ""):
+        """The text() clause for these values' types, built once per type signature."""
+        declared = dict(statement.types)
+        bind_type = self.backend.bind_type
+        signature = tuple(
+            sorted(
+                (name, bind_type(type_key(name, value, declared, name in statement.lists)))
+                for name, value in values.items()
+            )
+        )
+        key = (statement, signature, prefix, suffix)
+        clause = self._clauses.get(key)
+        if clause is None:
+            text, signature = self.backend.text(statement, signature, values)
+            binds = [bindparam(name, type_, name in statement.lists) for name, type_ in signature]
+            clause = sa.text(prefix + text + suffix).bindparams(*binds)
+            with self._lock:
+                if len(self._clauses) > 4096:
+                    self._clauses.clear()
+                self._clauses[key] = clause
+        return clause
+
+    def _error(self, exc: sa_exc.DBAPIError, timeout: float, deadline: float) -> QueryError:
+        if exc.orig is not None and self.backend.is_timeout(exc.orig, deadline):
+            return QueryTimeout(f"the query ran longer than {timeout:g} s and was cancelled")
+        if exc.connection_invalidated:
+            return QueryError(f"connection '{self.name}' is unavailable: {self._reason(exc)}")
+        return QueryError(f"the query failed: {self._redact(_db_message(exc.orig))}")
+
+    def _reason(self, exc: sa_exc.DBAPIError) -> str:
+        """A short reason a connection failed, without host credentials or password."""
+        message = _db_message(exc.orig)
+        match = re.search(r"connection to server .*? failed: (.*)", message)
+        if match:
+            message = match[1]
+        return self._redact(message.strip().rstrip(".")) or "the database did not answer"
+
+    def _redact(self, text: str) -> str:
+        return redact(text, self._secrets)
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    def __repr__(self) -> str:
+        return f"SQLAlchemyEngine({self.name!r}, backend={self.backend.name!r})"
+
+
+# -- helpers --------------------------------------------------------------------------------
+
+
+def _db_message(orig) -> str:
+    """The first line of the database's own message (pymysql puts it in args[1])."""
+    args: tuple[Any, ...] = getattr(orig, "args", ())
+    if len(args) >= 2 and isinstance(args[0], int) and isinstance(args[1], str):
+        text = args[1]
+    else:
+        text = str(orig)
+    return first_line(text) or type(orig).__name__

@@ -1,0 +1,100 @@
+"""The MCP protocol in process: the official client against `ToolServer.server` over the SDK's
+in-memory transport. No subprocess, so `server.py` is covered here; the real `mcpgen serve`
+over stdio and HTTP is driven in test_e2e_stdio.py and test_http.py."""
+
+import anyio
+import pytest
+from conftest import REPO, direct_table, good_args, shipped_specs
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from mcpgen.project import open_project
+from mcpgen.server import ToolServer
+from mcpgen.tools import Registry
+
+
+@pytest.fixture(scope="module")
+def project():
+    """The shipped specs/, opened once for the module (open_project changes directory)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(REPO)
+        project = open_project(REPO / "specs")
+        yield project
+        project.close()
+
+
+def session(server: ToolServer, check) -> None:
+    async def main():
+        async with Client(server.server) as client:
+            await check(client)
+
+    anyio.run(main)
+
+
+def test_every_shipped_tool_is_listed_and_answers_what_duckdb_answers(project):
+    specs = shipped_specs()
+
+    async def check(client):
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        assert set(listed) == {*specs, "airline_lookup"}  # miles_to_km lacks DataToolOutput: not registered
+        for name, spec in specs.items():
+            tool = listed[name]
+            assert tool.input_schema["additionalProperties"] is False
+            assert tool.output_schema["required"] == ["sources"]
+            args = good_args(spec)
+            result = await client.call_tool(name, args)
+            assert not result.is_error, (name, result.content)
+            assert result.structured_content.get("table") == direct_table(spec, args), name
+            assert all(s.startswith("https://") for s in result.structured_content["sources"])
+
+    session(ToolServer(project.registry), check)
+
+
+def test_bad_arguments_are_errors_naming_the_parameter_and_the_server_keeps_serving(project):
+    async def check(client):
+        cases = [
+            ({"top_n": 5000}, "Invalid argument 'top_n': 5000 is greater than the maximum of 50."),
+            ({"top_n": "ten"}, "Invalid argument 'top_n': expected an integer, got string 'ten'."),
+            ({"top_n": 3, "limit": 3}, "Unknown argument 'limit': this tool takes top_n, country."),
+            ({"country": "'; DROP TABLE cities; --"}, "Invalid argument 'country':"),
+        ]
+        for args, sentence in cases:
+            result = await client.call_tool("top_cities", args)
+            assert result.is_error
+            text = result.content[0].text
+            assert text.startswith(sentence), text
+            assert "Traceback" not in text and "\n" not in text
+        missing = await client.call_tool("country_profile", {})
+        assert missing.is_error and missing.content[0].text == "Missing required argument 'country'."
+        enum = await client.call_tool("busiest_routes", {"origin": "XXX"})
+        assert enum.is_error and enum.content[0].text.startswith("Invalid argument 'origin': 'XXX' is not one of")
+        good = await client.call_tool("top_cities", {"top_n": 2})
+        assert not good.is_error and len(good.structured_content["table"]) == 3
+
+    session(ToolServer(project.registry), check)
+
+
+def test_an_unknown_tool_is_a_protocol_error_naming_it(project):
+    async def check(client):
+        with pytest.raises(MCPError, match="Unknown tool: no_such_tool"):
+            await client.call_tool("no_such_tool", {})
+        assert not (await client.call_tool("top_cities", {"top_n": 1})).is_error  # the session still serves
+
+    session(ToolServer(project.registry), check)
+
+
+def test_swapping_the_registry_changes_what_is_listed_and_called(project):
+    server = ToolServer(project.registry)
+    only_one = Registry()
+    only_one.add(project.registry.get("top_cities"))
+
+    async def check(client):
+        assert len((await client.list_tools()).tools) == len(project.registry)
+        server.registry = only_one
+        assert [t.name for t in (await client.list_tools()).tools] == ["top_cities"]
+        with pytest.raises(MCPError, match="Unknown tool: country_profile"):
+            await client.call_tool("country_profile", {"country": "NO"})
+        kept = await client.call_tool("top_cities", {"top_n": 1})
+        assert not kept.is_error and kept.structured_content["table"][1][0] == "Shanghai"
+
+    session(server, check)
