@@ -286,7 +286,7 @@ class Template:
     def loops_over(self, name: str) -> bool:
         """Whether a `{% for %}` iterates over all of variable `name` (perhaps through filters)."""
         for loop in self.ast.find_all(nodes.For):
-            node = loop.iter
+            node: nodes.Node | None = loop.iter
             while isinstance(node, nodes.Filter):
                 node = node.node
             if isinstance(node, nodes.Name) and node.name == name:
@@ -303,7 +303,7 @@ class Template:
         if self.constant is not None:
             return self.constant.strip()
         if self._fast is None:
-            self._fast = compile_simple(self.ast, self.env.finalize) or False
+            self._fast = compile_simple(self.ast, self.env.finalize or (lambda value: value)) or False
         if self._fast:
             try:
                 text = self._fast(dict(context))
