@@ -160,6 +160,8 @@ async def one_round(cfg, o, rnd):
                 seq_errors=errs[n],
                 seq_server_cpu_us=round((proc_cpu(pids[n]) - cpu0[n]) / o.n * 1e6, 1),
             )
+            if o.latencies:
+                res[n]["seq_latencies_ms"] = [round(x, 4) for x in lat[n]]
         # bounded concurrency: o.conc workers per server, servers run one after the other, alternating,
         # in o.conc_blocks blocks each
         if o.conc:
@@ -214,6 +216,7 @@ async def main():
     ap.add_argument("--list-repeat", type=int, default=0)
     ap.add_argument("--mem-calls", type=int, default=0)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--latencies", action="store_true", help="also record every sequential call's latency")
     o = ap.parse_args()
     with open(o.spec) as f:
         cfg = json.load(f)
