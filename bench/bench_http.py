@@ -5,12 +5,11 @@ Starts both servers on 127.0.0.1 (free ports): mcpgen with bench/project/specs, 
 bench/handwritten_server.py (`MCPServer.streamable_http_app`, stateless, JSON responses,
 on uvicorn). Then, for each client count:
 
-- 1 client: one official `mcp` client holds a session to each server and alternates calls
-  (A, B, then B, A), so both see the same machine noise at the same moment;
-- C clients: C concurrent clients load one server for a short block, then the other, the
-  order flipped every block, several blocks each.
-
-Prints p50/p95 per server and the mcpgen/hand-written p50 ratio for each client count.
+C concurrent official `mcp` clients (1, 10, 50), each holding a session to both servers and
+alternating calls (A, B, then B, A), so both servers carry the same load under the same
+machine noise at the same moment. Prints p50/p95 per server, their ratio, the median ratio
+of neighbouring calls (the figure checked against the target), and each server's CPU time
+per call.
 
     python bench/bench_http.py                         # 1, 10 and 50 clients
     python bench/bench_http.py --clients 1 10 --calls 600 --args '{"n": 10}'
@@ -30,6 +29,7 @@ from pathlib import Path
 
 import anyio
 import httpx2
+import psutil
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -71,6 +71,11 @@ def stop(proc: subprocess.Popen) -> None:
         proc.kill()
 
 
+def cpu_seconds(proc: subprocess.Popen) -> float:
+    times = psutil.Process(proc.pid).cpu_times()
+    return times.user + times.system
+
+
 def client(url: str) -> Client:
     return Client(streamable_http_client(url, http_client=httpx2.AsyncClient(timeout=60)))
 
@@ -83,46 +88,38 @@ async def call(session: Client, tool: str, args: dict, into: list[float]) -> Non
         raise SystemExit(f"the call failed: {result.content[0].text}")
 
 
-async def one_client(urls: dict[str, str], tool: str, args: dict, calls: int, warmup: int) -> dict[str, list[float]]:
-    """One client, a session to each server, calls alternated A,B / B,A."""
+async def paired_clients(
+    urls: dict[str, str], tool: str, args: dict, clients: int, calls: int, warmup: int
+) -> tuple[dict[str, list[float]], list[float]]:
+    """`clients` concurrent clients, each with a session to both servers, alternating calls
+    (A, B, then B, A): both servers carry the same load under the same machine noise.
+    Returns each server's latencies and the ratio of every neighbouring pair of calls."""
     lat: dict[str, list[float]] = {name: [] for name in urls}
-    async with client(urls["mcpgen"]) as a, client(urls["handwritten"]) as b:
-        sessions = {"mcpgen": a, "handwritten": b}
-        for i in range(warmup + calls):
-            order = list(sessions) if i % 2 == 0 else list(reversed(sessions))
-            for name in order:
-                await call(sessions[name], tool, args, lat[name] if i >= warmup else [])
-    return lat
+    pairs: list[float] = []
+    per_client = max(1, calls // clients)
 
+    async def worker() -> None:
+        async with client(urls["mcpgen"]) as a, client(urls["handwritten"]) as b:
+            sessions = {"mcpgen": a, "handwritten": b}
+            for i in range(warmup + per_client):
+                pair: dict[str, list[float]] = {name: [] for name in sessions}
+                for name in list(sessions) if i % 2 == 0 else list(reversed(sessions)):
+                    await call(sessions[name], tool, args, pair[name])
+                if i >= warmup:
+                    for name in sessions:
+                        lat[name] += pair[name]
+                    pairs.append(pair["mcpgen"][0] / pair["handwritten"][0])
 
-async def many_clients(
-    urls: dict[str, str], tool: str, args: dict, clients: int, calls: int, blocks: int
-) -> dict[str, list[float]]:
-    """`clients` concurrent clients on one server at a time, in alternating blocks."""
-    lat: dict[str, list[float]] = {name: [] for name in urls}
-    per_block = max(clients, calls // blocks)
-    for block in range(blocks + 1):  # block 0 on each server is the warm-up
-        for name in list(urls) if block % 2 == 0 else list(reversed(urls)):
-            left = [per_block]
-            into = lat[name] if block else []
-
-            async def worker(name=name, left=left, into=into) -> None:
-                async with client(urls[name]) as session:
-                    while left[0] > 0:
-                        left[0] -= 1
-                        await call(session, tool, args, into)
-
-            async with anyio.create_task_group() as tg:
-                for _ in range(clients):
-                    tg.start_soon(worker)
-    return lat
+    async with anyio.create_task_group() as tg:
+        for _ in range(clients):
+            tg.start_soon(worker)
+    return lat, pairs
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--clients", type=int, nargs="+", default=[1, 10, 50])
     ap.add_argument("--calls", type=int, default=1000, help="calls per server per client count")
-    ap.add_argument("--blocks", type=int, default=6, help="alternating blocks per server (C > 1)")
     ap.add_argument("--args", default='{"n": 10}', help="top_cities arguments, JSON")
     ap.add_argument("--json", action="store_true", help="one JSON line per client count")
     opts = ap.parse_args()
@@ -138,11 +135,15 @@ def main() -> None:
     urls = {name: f"http://127.0.0.1:{port}/mcp" for name, port in ports.items()}
     try:
         for clients in opts.clients:
-            if clients == 1:
-                lat = anyio.run(one_client, urls, "top_cities", args, opts.calls, 20)
-            else:
-                lat = anyio.run(many_clients, urls, "top_cities", args, clients, opts.calls, opts.blocks)
-            row = {"clients": clients, "calls": len(lat["mcpgen"])}
+            cpu_before = {name: cpu_seconds(proc) for name, proc in procs.items()}
+            lat, pairs = anyio.run(paired_clients, urls, "top_cities", args, clients, opts.calls, 5)
+            row = {
+                "clients": clients,
+                "calls": len(lat["mcpgen"]),
+                "ratio_of_pairs": round(statistics.median(pairs), 3),
+            }
+            for name, proc in procs.items():  # server CPU per call: steadier than latency on a busy machine
+                row[f"{name}_cpu_us_per_call"] = round((cpu_seconds(proc) - cpu_before[name]) / len(lat[name]) * 1e6)
             for name, values in lat.items():
                 row[f"{name}_p50_ms"] = round(statistics.median(values), 2)
                 row[f"{name}_p95_ms"] = round(pct(values, 95), 2)
@@ -153,7 +154,9 @@ def main() -> None:
                 print(
                     f"{clients:3d} clients: mcpgen p50 {row['mcpgen_p50_ms']:7.2f} ms p95 {row['mcpgen_p95_ms']:7.2f}"
                     f" | hand-written p50 {row['handwritten_p50_ms']:7.2f} ms p95 {row['handwritten_p95_ms']:7.2f}"
-                    f" | p50 ratio {row['ratio_p50']:.3f}",
+                    f" | p50 ratio {row['ratio_p50']:.3f}"
+                    + f" (median of paired calls {row['ratio_of_pairs']:.3f})"
+                    + f" | server CPU/call {row['mcpgen_cpu_us_per_call']} / {row['handwritten_cpu_us_per_call']} us",
                     flush=True,
                 )
     finally:
