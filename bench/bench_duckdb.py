@@ -90,6 +90,7 @@ def main() -> None:
         "10 cities": (TOP_CITIES, {"n": 10}),
         "1,000 cities": (TOP_CITIES, {"n": 1000}),
         "flights routes (table)": (ROUTES.format(flights="flights_table"), {}),
+        "flights routes (parquet)": (ROUTES.format(flights="flights_view"), {}),
     }
     for label, (sql, params) in cases.items():
         p50 = paired({"threads=1": (one, sql, params), "default": (default, sql, params)}, opts.n)
