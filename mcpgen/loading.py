@@ -19,7 +19,7 @@ from .checks import chart_sense, literal_password, outside_paths, source_problem
 from .config import CONFIG_NAME, ProjectConfig, URLConnection
 from .errors import ArgumentError, Findings, Problem, SpecError, UnsafeSQL
 from .limits import MAX_FILE_BYTES, MAX_OUTPUT
-from .paging import CURSOR, orders_rows, row_bound
+from .paging import CURSOR, limits_rows, orders_rows, row_bound
 from .params import Arguments
 from .render import Template
 from .spec import NAME_RE, TEMPLATE_VARIABLES, Spec, is_union_tag
@@ -337,6 +337,15 @@ def _check_answer_size(loaded: LoadedSpec, config: ProjectConfig, problems: list
         if CURSOR in spec.parameters:
             problems.append(
                 _problem(loaded, "page_size", f"a paged spec takes '{CURSOR}' itself: rename the parameter")
+            )
+        if limits_rows(loaded.sql, dialect):
+            problems.append(
+                _problem(
+                    loaded,
+                    key,
+                    "page_size and a LIMIT, OFFSET or FETCH of the query's own do not go together: "
+                    "remove it (each page is the next page_size rows)",
+                )
             )
         if not orders_rows(loaded.sql, dialect):
             problems.append(

@@ -89,16 +89,34 @@ def binding(values_key: str, identity: str | None, version: str) -> str:
 
 
 def paged_sql(sql: str) -> str:
-    """The query, one page of it: its rows from an offset, in its own order (as the SQL engines wrap it)."""
-    body = sql.rstrip().rstrip(";")
-    return f"SELECT * FROM (\n{body}\n) AS mcpgen_page LIMIT :{LIMIT} OFFSET :{OFFSET}"
+    """The query, one page of it: LIMIT and OFFSET appended to its own ORDER BY. (Not a sub-query
+    wrapped in another SELECT: MariaDB drops the ORDER BY of a sub-query that has no LIMIT.)
+
+    >>> paged_sql("SELECT a FROM t ORDER BY a;")
+    'SELECT a FROM t ORDER BY a\\nLIMIT :mcpgen_page_limit OFFSET :mcpgen_page_offset'
+    """
+    return f"{sql.rstrip().rstrip(';').rstrip()}\nLIMIT :{LIMIT} OFFSET :{OFFSET}"
+
+
+def limits_rows(sql: str, dialect: str | None) -> bool:
+    """Whether the outermost query has its own LIMIT, OFFSET or FETCH (a paged query may not).
+
+    >>> limits_rows("SELECT a FROM t ORDER BY a LIMIT 5", "duckdb")
+    True
+    >>> limits_rows("SELECT a FROM (SELECT a FROM t LIMIT 5) s", "duckdb")
+    False
+    """
+    words = {TokenType.LIMIT, TokenType.OFFSET, TokenType.FETCH}
+    return any(t.token_type in words for t in _outer_tokens(sql, dialect))
 
 
 def orders_rows(sql: str, dialect: str | None) -> bool:
     """Whether the outermost query ends in ORDER BY (pages are stable only then).
 
-    >>> orders_rows("SELECT a FROM t ORDER BY a", "duckdb"), orders_rows("SELECT a FROM (SELECT a FROM t ORDER BY a)", "duckdb")
-    (True, False)
+    >>> orders_rows("SELECT a FROM t ORDER BY a", "duckdb")
+    True
+    >>> orders_rows("SELECT a FROM (SELECT a FROM t ORDER BY a)", "duckdb")
+    False
     """
     return any(t.token_type == TokenType.ORDER_BY for t in _outer_tokens(sql, dialect))
 

@@ -174,6 +174,7 @@ def test_validate_wants_order_by_for_pages_and_warns_on_long_loops(tmp_path):
             "SELECT n, label FROM nums WHERE n < :below ORDER BY n", "SELECT * FROM (SELECT n FROM nums ORDER BY n) t"
         )
     )
+    (specs / "own_limit.yaml").write_text(NUMS.replace("ORDER BY n", "ORDER BY n LIMIT :below"))
     (specs / "takes_cursor.yaml").write_text(
         NUMS.replace("  below:", "  cursor: {type: string, description: x, required: false}\n  below:")
     )
@@ -193,6 +194,7 @@ def test_validate_wants_order_by_for_pages_and_warns_on_long_loops(tmp_path):
     assert "ORDER BY" in found[("unordered", "error")]
     assert "ORDER BY" in found[("inner_order", "error")]
     assert "'cursor'" in found[("takes_cursor", "error")]
+    assert "LIMIT" in found[("own_limit", "error")]
     assert "up to 100,000 rows" in found[("long_loop", "warning")]
     assert not any(stem == "short_loop" for stem, _ in found)
 
@@ -302,3 +304,40 @@ def test_flights_pages_on_postgresql_concatenate_to_the_full_result(tmp_path, po
         assert served == direct
     finally:
         services.drop_table("postgresql", table)
+
+
+# --- every SQLAlchemy backend pages the same way: a LIMIT/OFFSET around the query, bound values ---
+
+
+@pytest.mark.parametrize("kind", ["postgresql", "mariadb", "sqlite"])
+def test_pages_on_every_sqlalchemy_backend_equal_the_query(kind, request, tmp_path, monkeypatch, city_rows):
+    monkeypatch.chdir(tmp_path)
+    if kind == "sqlite":
+        services.load_cities("sqlite", "cities", city_rows, sqlite_path=tmp_path / "cities.db")
+        url, table = "sqlite:///cities.db", "cities"
+    else:
+        prefix = "postgres" if kind == "postgresql" else kind
+        url, table = request.getfixturevalue(f"{prefix}_url"), request.getfixturevalue(f"{prefix}_cities")
+    sql = f"SELECT geonameid, name, population FROM {table} WHERE country_code = :cc ORDER BY geonameid"
+    (tmp_path / "mcpgen.yaml").write_text(f"connections:\n  db:\n    url: {url}\n")
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "cities_pages.yaml").write_text(
+        textwrap.dedent(f"""\
+            description: Cities of a country, in pages.
+            connection: db
+            parameters:
+              cc: {{type: string, description: Country code}}
+            sql: {sql}
+            sources: [https://www.geonames.org/]
+            content: "{{{{ row_count }}}} cities"
+            page_size: 40
+            """)
+    )
+    project = open_project(tmp_path / "specs")
+    try:
+        served = follow(lambda a: project.registry.call_sync("cities_pages", a), {"cc": "JP"})
+    finally:
+        project.close()
+    expected = sorted((r[0], r[1], r[4]) for r in city_rows if r[2] == "JP")
+    assert len(expected) > 100  # several pages
+    assert served == [["geonameid", "name", "population"], *([list(r) for r in expected])]
