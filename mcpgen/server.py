@@ -16,12 +16,12 @@ import weakref
 import anyio.to_thread
 from mcp.server import Server
 from mcp.server.lowlevel.server import NotificationOptions
-from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolRequestParams, CallToolResult, ListToolsResult
 
 from . import __version__
+from .stdio import stdio_streams
 from .tools import Registry
 
 logger = logging.getLogger("mcpgen")
@@ -105,7 +105,7 @@ class ToolServer:
 
     async def run_stdio(self, reloader=None) -> None:
         self.raise_thread_limit()
-        async with stdio_server() as (read, write), anyio.create_task_group() as tg:
+        async with stdio_streams() as (read, write), anyio.create_task_group() as tg:
             if reloader is not None:
                 tg.start_soon(reloader.run)
             try:
