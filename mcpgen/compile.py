@@ -21,7 +21,7 @@ from .loading import LoadedSpec
 from .paging import CURSOR, LIMIT, NEXT_CURSOR_META, OFFSET, Cursors, binding, paged_sql
 from .params import Arguments, param_types
 from .render import Template
-from .results import build_table, json_size_bound
+from .results import TRUNCATED_META, build_table, json_size_bound
 from .tools import Answer, Tool, error_result
 
 DEFAULT_EMPTY = Template("No rows matched.")
@@ -126,7 +126,7 @@ class SpecTool:
         payload: dict[str, Any] = {"sources": [t.render(values) for t in self.sources]}
         if self.force is not None:
             payload["force"] = self.force.render(context)
-        kept = self._fit(prose, payload, columns, rows)
+        kept = self._fit(prose, payload, columns, rows) if rows else 0  # no rows: no table, no empty chart
         if kept < len(rows):
             prose += (
                 f"\n\n(The table holds the first {kept:,} of {len(rows):,} rows: all of them would pass the "
@@ -137,14 +137,18 @@ class SpecTool:
         elif result.truncated:
             prose += f"\n\n(Only the first {self.max_rows:,} rows are shown; the query matched more.)"
         answer = CallToolResult(content=[TextContent(type="text", text=prose)], structured_content=payload)
-        if page is not None and page.next is not None:
-            answer.meta = {NEXT_CURSOR_META: page.next}
+        if page is not None:
+            if page.next is not None:
+                answer.meta = {NEXT_CURSOR_META: page.next}
+        elif result.truncated:  # for the app's note; hosts keep _meta away from the model
+            answer.meta = {TRUNCATED_META: {"max_rows": self.max_rows}}
         return answer
 
     def _fit(self, prose: str, payload: dict[str, Any], columns: list[str], rows: list[tuple]) -> int:
         """Add the table and charts to `payload`, keeping as many rows as fit in `max_bytes`; return that many."""
         table = build_table(columns, rows, self.spec.table)
-        charts = [build_chart(chart, columns, rows) for chart in self.spec.charts]
+        headers = {} if isinstance(self.spec.table, bool) else self.spec.table.headers
+        charts = [build_chart(chart, columns, rows, headers) for chart in self.spec.charts]
         fixed = len(prose) + len(json.dumps(payload, ensure_ascii=False))
         size = fixed + json_size_bound(table) + (len(json.dumps(charts, ensure_ascii=False)) if charts else 0)
         if size > self.max_bytes:  # the bound is loose: measure exactly before cutting anything
@@ -160,7 +164,7 @@ class SpecTool:
                     break
                 kept += 1
             table = table[: kept + 1] if table is not None else None
-            charts = [build_chart(chart, columns, rows[:kept]) for chart in self.spec.charts]
+            charts = [build_chart(chart, columns, rows[:kept], headers) for chart in self.spec.charts]
         if table is not None:
             payload["table"] = table
         if charts:

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import Discriminator, Field, StrictInt, Tag
 
-from .spec import CacheTTL, Duration, Strict
+from .spec import AppChoice, CacheTTL, Duration, Strict
 
 CONFIG_NAME = "mcpgen.yaml"
 DEFAULT_MAX_ROWS = 1000
@@ -126,3 +126,6 @@ class ProjectConfig(Strict):
     defaults: Defaults = Field(default=Defaults(), description="Defaults for every spec.")
     http: HTTPSettings = Field(default=HTTPSettings(), description="serve --http settings.")
     cursors: CursorSettings = Field(default=CursorSettings(), description="How page cursors are signed.")
+    app: AppChoice = Field(
+        default=True, description="The MCP App for every tool: true, false, or {chart_height, theme}."
+    )

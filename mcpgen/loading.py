@@ -118,6 +118,8 @@ def _not_utf8(path: Path, exc: UnicodeDecodeError) -> Problem:
 
 def _check_secrets(config: ProjectConfig, data: Any, path: Path, problems: list[Problem]) -> None:
     """A password written into mcpgen.yaml is a warning; the message never repeats it."""
+    if "connections" not in data:  # the default connection: nothing written, no password
+        return
     for name, conn in config.connections.items():
         node: Located = data["connections"][name]
         if isinstance(conn, URLConnection) and literal_password(conn.url):
@@ -194,6 +196,7 @@ _SEPARABLE = {
     "page_size",
     "max_bytes",
     "name",
+    "app",
 }
 
 

@@ -17,11 +17,13 @@ import runpy
 from dataclasses import dataclass
 from pathlib import Path
 
+from .app import project_apps
 from .compile import compile_spec
 from .engines import Engine, create_engine
 from .errors import MCPGenError, Problem, SpecError, UnsafeSQL
 from .loading import LoadedProject, load_project
 from .paging import Cursors
+from .spec import AppSettings
 from .tools import Registry, default_registry
 
 logger = logging.getLogger("mcpgen")
@@ -66,6 +68,7 @@ def open_project(specs_dir: str | Path) -> Project:
             problems.append(Problem(str(spec.path), *spec.where("name"), str(exc)))
     for path in loaded.python_files:
         problems.extend(_import_tools(path, registry))
+    _attach_apps(loaded, registry)
     if problems:
         for engine in engines.values():
             engine.close()
@@ -89,6 +92,15 @@ def _cursors(loaded: LoadedProject, problems: list[Problem]) -> Cursors:
             )
         )
     return Cursors(secret.encode(), ttl=settings.ttl)
+
+
+def _attach_apps(loaded: LoadedProject, registry: Registry) -> None:
+    """Give each tool its MCP App (hand-written tools get the project's), unless `app: false`."""
+    settings: dict[str, bool | AppSettings] = {tool.name: tool.wants_app for tool in registry}
+    settings.update({s.name: s.spec.app for s in loaded.specs if s.name in settings})
+    registry.apps, chosen = project_apps(loaded.config.app, settings, loaded.root)
+    for name, uri in chosen.items():
+        registry.get(name).app = uri
 
 
 def _import_tools(path: Path, registry: Registry) -> list[Problem]:

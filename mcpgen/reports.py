@@ -30,6 +30,7 @@ def format_json(report: Report, strict: bool = False) -> str:
             "ok": report.exit_code(strict) == 0,
             "exit_code": report.exit_code(strict),
             "connections": report.connections,
+            "notes": report.notes,
             "problems": [
                 {"file": p.path, "line": p.line, "column": p.col, "severity": p.severity, "message": p.message}
                 for p in report.problems
@@ -56,6 +57,7 @@ def format_github(report: Report, strict: bool = False) -> str:
                 props.append(f"col={p.col}")
         kind = "error" if p.severity == "error" or strict else "warning"
         lines.append(f"::{kind} {','.join(props)}::{_gh_escape(p.message)}")
+    lines.extend(f"::notice::{_gh_escape(note)}" for note in report.notes)
     lines.append(_summary(report, strict))
     return "\n".join(lines)
 
@@ -78,6 +80,7 @@ def format_text(report: Report, strict: bool = False, color: bool = False) -> st
             kind = style(f"{p.severity:<7}", fg="red" if p.severity == "error" else "yellow", bold=True)
             lines.append(f"  {style(f'{where:>7}', dim=True)}  {kind}  {p.message}")
         lines.append("")
+    lines.extend(f"{style('note:', bold=True)} {note}" for note in report.notes)
     summary = _summary(report, strict)
     ok = report.exit_code(strict) == 0
     lines.append(style(("✓ " if ok else "✗ ") + summary, fg="green" if ok else "red", bold=True))

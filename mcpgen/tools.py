@@ -71,6 +71,8 @@ class Tool:
     is_async: bool = field(default=False)
     cache_ttl: float | None = None  # seconds an answer is kept (spec tools with `cache:`)
     cache_key: Callable[[dict[str, Any]], Hashable] | None = None  # validated arguments; raises ArgumentError
+    wants_app: bool = True  # False: no MCP App (`@registry.tool(app=False)`; specs say `app: false`)
+    app: str | None = None  # the ui:// resource of its MCP App (mcpgen.app), if it has one
 
     def to_mcp(self) -> MCPTool:
         return MCPTool(
@@ -80,6 +82,7 @@ class Tool:
             input_schema=self.input_schema,
             output_schema=PUBLISHED_SCHEMA,
             annotations=self.annotations,
+            _meta={"ui": {"resourceUri": self.app}} if self.app else None,
         )
 
 
@@ -90,6 +93,7 @@ class Registry:
         self._tools: dict[str, Tool] = {}
         self.active = 0  # calls in flight (reload waits for them before closing engines)
         self.cache = ResultCache(cache_max_bytes)  # a reload builds a new Registry: a new, empty cache
+        self.apps: dict[str, Any] = {}  # ui:// uri -> mcpgen.app.App, served as resources
 
     def __contains__(self, name: str) -> bool:
         return name in self._tools
@@ -124,8 +128,11 @@ class Registry:
         title: str | None = None,
         description: str | None = None,
         annotations: ToolAnnotations | None = None,
+        app: bool = True,
     ) -> Callable:
-        """Decorator: register `fn` if it is annotated `-> DataToolOutput`; otherwise warn and leave it out."""
+        """Decorator: register `fn` if it is annotated `-> DataToolOutput`; otherwise warn and leave it out.
+
+        `app=False`: no MCP App for this tool (see docs/apps.md)."""
 
         def decorator(fn: Callable) -> Callable:
             returns = inspect.signature(fn, eval_str=True).return_annotation
@@ -136,7 +143,7 @@ class Registry:
                     fn.__qualname__,
                 )
                 return fn
-            self.add(_function_tool(fn, name, title, description, annotations))
+            self.add(_function_tool(fn, name, title, description, annotations, app))
             return fn
 
         return decorator
@@ -227,7 +234,12 @@ def _first_error(exc: Exception) -> str:
 
 
 def _function_tool(
-    fn: Callable, name: str | None, title: str | None, description: str | None, annotations: ToolAnnotations | None
+    fn: Callable,
+    name: str | None,
+    title: str | None,
+    description: str | None,
+    annotations: ToolAnnotations | None,
+    app: bool = True,
 ) -> Tool:
     params = inspect.signature(fn, eval_str=True).parameters
     fields: dict[str, Any] = {
@@ -278,6 +290,7 @@ def _function_tool(
         annotations=annotations or READ_ONLY,
         source=inspect.getsourcefile(fn),
         is_async=is_async,
+        wants_app=app,
     )
 
 
