@@ -36,6 +36,7 @@ class Project:
     engines: dict[str, Engine]
 
     def close(self) -> None:
+        self.registry.cache.clear()  # a replaced project's answers go with it, not at garbage collection
         for engine in self.engines.values():
             engine.close()
 

@@ -147,6 +147,7 @@ def test_reload_starts_with_an_empty_cache(make, tmp_path):
     reloader = Reloader(server, project, tmp_path / "specs")
     assert anyio.run(reloader.reload)
     assert len(server.registry.cache) == 0
+    assert len(project.registry.cache) == 0  # the replaced project's answers are dropped with it
     assert text(server.registry.call_sync("rand", {"n": 3})) != before
     reloader.close()
 
