@@ -13,7 +13,7 @@ reads an attribute of an object, so the sandbox has nothing to guard.
 >>> from mcpgen.render import PROSE
 >>> source = "{% for r in rows %}{{ r.city }}{{ ', ' if not loop.last }}{% endfor %}"
 >>> fn = compile_simple(PROSE.parse(source), PROSE.finalize)
->>> fn({"rows": [{"city": "Oslo"}, {"city": "Bergen"}]})
+>>> fn({"rows": [{"city": "Oslo"}, {"city": "Bergen"}]}, 1000)
 'Oslo, Bergen'
 """
 
@@ -26,6 +26,7 @@ from typing import Any
 from jinja2 import nodes
 
 Fn = Callable[[dict[str, Any]], Any]
+Renderer = Callable[[dict[str, Any], int], str]
 _COMPARE = {
     "eq": operator.eq,
     "ne": operator.ne,
@@ -52,8 +53,27 @@ class _Unsupported(Exception):
     """The template uses something outside the subset."""
 
 
-def compile_simple(ast: nodes.Template, finalize: Callable[[Any], Any]) -> Fn | None:
-    """A Python function rendering `ast` (before strip and size limits), or None outside the subset.
+class _Full(Exception):
+    """The output has passed its size limit: no need to render the rest."""
+
+
+class _Output(list):
+    """The pieces rendered so far; a loop asks `past_limit()` now and then, so a long loop
+    stops soon after the text passes `limit` instead of building all of it."""
+
+    def __init__(self, limit: int):
+        super().__init__()
+        self.limit, self.size, self.counted = limit, 0, 0
+
+    def past_limit(self) -> bool:
+        self.size += sum(map(len, self[self.counted :]))
+        self.counted = len(self)
+        return self.size > self.limit
+
+
+def compile_simple(ast: nodes.Template, finalize: Callable[[Any], Any]) -> Renderer | None:
+    """A function `(context, limit) -> text` rendering `ast` (not stripped; it stops soon after
+    `limit` characters), or None outside the subset.
 
     `finalize` is the environment's: what every `{{ }}` value goes through before it is shown."""
     from .render import date, join_names, percent, round_, thousands
@@ -72,9 +92,12 @@ def compile_simple(ast: nodes.Template, finalize: Callable[[Any], Any]) -> Fn | 
     except _Unsupported:
         return None
 
-    def render(context: dict[str, Any]) -> str:
-        out: list[str] = []
-        body(context, out)
+    def render(context: dict[str, Any], limit: int) -> str:
+        out = _Output(limit)
+        try:
+            body(context, out)
+        except _Full:  # past `limit`: the caller cuts the text or refuses it, as with Jinja
+            pass
         return "".join(out)
 
     return render
@@ -175,6 +198,8 @@ class _Compiler:
                     context[name] = item
                     context["loop"] = (i, n)
                     body(context, out)
+                    if i % 32 == 31 and isinstance(out, _Output) and out.past_limit():
+                        raise _Full
             finally:
                 for key, value in zip((name, "loop"), saved):
                     if value is _MISSING:

@@ -306,7 +306,7 @@ class Template:
             self._fast = compile_simple(self.ast, self.env.finalize or (lambda value: value)) or False
         if self._fast:
             try:
-                text = self._fast(dict(context))
+                text = self._fast(dict(context), limit)
             except Exception:  # Fallback, or anything unexpected: Jinja gives the answer or the error
                 pass
             else:

@@ -135,3 +135,13 @@ def test_every_shipped_answer_is_the_same_either_way(folder):
         project.close()
     for (name, args), a, b in zip(calls, fast, jinja):
         assert a.model_dump(exclude={"meta"}) == b.model_dump(exclude={"meta"}), (name, args)
+
+
+def test_a_long_loop_stops_soon_after_the_limit():
+    from mcpgen.fastrender import compile_simple
+    from mcpgen.render import PROSE
+
+    fn = compile_simple(PROSE.parse("{% for r in rows %}{{ r.city }} {% endfor %}"), PROSE.finalize)
+    rows = [{"city": "x" * 100}] * 1_000_000  # 101 MB of text if rendered whole
+    text = fn({"rows": rows}, 10_000)
+    assert 10_000 < len(text) < 20_000
