@@ -46,12 +46,13 @@ class CursorError(ArgumentError):
 class Cursors:
     """Issues and checks cursors with one key (shared by every replica that should accept them)."""
 
-    def __init__(self, key: bytes = PROCESS_KEY, ttl: float = DEFAULT_TTL):
+    def __init__(self, key: bytes = PROCESS_KEY, ttl: float = DEFAULT_TTL, project: str = ""):
         self._key = key
         self.ttl = ttl
+        self.project = project  # the project's version (its settings): a changed project refuses older cursors
 
     def _mac(self, tool: str, binding: str, body: str) -> bytes:
-        message = "\x1f".join((tool, binding, body)).encode()
+        message = "\x1f".join((self.project, tool, binding, body)).encode()
         return hmac.new(self._key, message, hashlib.sha256).digest()[:16]
 
     def issue(self, tool: str, binding: str, offset: int) -> str:

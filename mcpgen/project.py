@@ -11,6 +11,7 @@ the working directory.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import runpy
@@ -78,10 +79,12 @@ def open_project(specs_dir: str | Path) -> Project:
 
 
 def _cursors(loaded: LoadedProject, problems: list[Problem]) -> Cursors:
-    """Cursors signed with the key from `cursors.secret_env`, else with this process's random key."""
+    """Cursors signed with the key from `cursors.secret_env`, else with this process's random key, and
+    bound to the project's settings (each tool's cursors are also bound to its own spec)."""
     settings = loaded.config.cursors
+    version = hashlib.sha256(repr(loaded.config).encode()).hexdigest()
     if settings.secret_env is None:
-        return Cursors(ttl=settings.ttl)
+        return Cursors(ttl=settings.ttl, project=version)
     secret = os.environ.get(settings.secret_env, "")
     if len(secret) < 16:
         problems.append(
@@ -92,7 +95,7 @@ def _cursors(loaded: LoadedProject, problems: list[Problem]) -> Cursors:
                 f"cursors.secret_env names {settings.secret_env}, which must hold a secret of 16 characters or more",
             )
         )
-    return Cursors(secret.encode(), ttl=settings.ttl)
+    return Cursors(secret.encode(), ttl=settings.ttl, project=version)
 
 
 def _attach_apps(loaded: LoadedProject, registry: Registry) -> None:

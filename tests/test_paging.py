@@ -147,6 +147,10 @@ def test_a_cursor_from_another_tool_or_spec_version_is_refused(make):
     assert "does not continue" in twin.call_sync("nums_twin", {CURSOR: cursor}).content[0].text
     changed = make(NUMS.replace("label FROM", "label, n * 2 AS twice FROM"))  # the spec changed: a new version
     assert changed.call_sync("nums", {CURSOR: cursor}).is_error
+    same = make()
+    assert not same.call_sync("nums", {CURSOR: cursor}).is_error  # the same project: the cursor still works
+    moved = make(config=CONFIG + "defaults: {timeout: 5s}\n")  # the project's settings changed
+    assert moved.call_sync("nums", {CURSOR: cursor}).is_error
 
 
 def test_replicas_sharing_a_key_accept_each_other_s_cursors(make, monkeypatch):
