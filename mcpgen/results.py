@@ -60,6 +60,8 @@ def _published(schema: dict[str, Any]) -> dict[str, Any]:
     table = out["properties"]["table"]
     table["items"] = {"type": "array"}
     table["description"] += " Cells are strings, numbers, booleans or null."
+    for prop in out["properties"].values():  # pydantic's titles repeat the names: bytes in every tools/list
+        prop.pop("title", None)
     return out
 
 
