@@ -23,6 +23,8 @@ from collections.abc import AsyncIterator
 
 from mcp.server.stdio import stdio_server
 
+MAX_LINE = 64 * 1024 * 1024  # bytes in one JSON-RPC message from the client
+
 
 class _Lines:
     """`async for line in ...` over a StreamReader, decoded as the SDK decodes (UTF-8, replace)."""
@@ -34,7 +36,10 @@ class _Lines:
         return self
 
     async def __anext__(self) -> str:
-        line = await self._reader.readline()
+        try:
+            line = await self._reader.readline()
+        except ValueError:  # a line past the reader's limit, dropped: the session gets a parse error
+            return ""
         if not line:
             raise StopAsyncIteration
         return line.decode("utf-8", errors="replace")
@@ -70,7 +75,7 @@ async def stdio_streams() -> AsyncIterator[tuple]:
     os.close(null)
     transports: list[asyncio.BaseTransport] = []
     try:
-        reader = asyncio.StreamReader(limit=64 * 1024 * 1024, loop=loop)
+        reader = asyncio.StreamReader(limit=MAX_LINE, loop=loop)
         read_transport, _ = await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader, loop=loop), os.fdopen(wire_in, "rb", 0)
         )

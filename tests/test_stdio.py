@@ -83,3 +83,18 @@ def test_a_regular_file_is_not_a_pipe(tmp_path):
     finally:
         os.close(read)
         os.close(write)
+
+
+def test_a_line_past_the_limit_is_dropped_and_reading_goes_on():
+    import asyncio
+
+    from mcpgen import stdio
+
+    async def main():
+        reader = asyncio.StreamReader(limit=16)
+        reader.feed_data(b'{"short": 1}\n' + b"x" * 40 + b'\n{"after": 2}\n')
+        reader.feed_eof()
+        return [line async for line in stdio._Lines(reader)]
+
+    lines = asyncio.run(main())
+    assert lines[0] == '{"short": 1}\n' and lines[-1] == '{"after": 2}\n' and "" in lines
