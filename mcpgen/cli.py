@@ -294,14 +294,19 @@ def list_tools(specs_dir: Path) -> None:
 @click.option(
     "--timeout", type=float, default=10.0, show_default=True, help="--live: seconds per connection and query."
 )
-def validate(specs_dir: Path, live: bool, fmt: str, strict: bool, timeout: float) -> None:
+@click.option("--show-sql", is_flag=True, help="Print the statement each spec runs on its connection (translated).")
+def validate(specs_dir: Path, live: bool, fmt: str, strict: bool, timeout: float, show_sql: bool) -> None:
     """Check every spec in SPECS_DIR. Exit 0 clean, 1 problems found, 2 could not run."""
     from .app import find_chartjs
     from .errors import SpecError
-    from .reports import FORMATS
+    from .reports import FORMATS, format_statements
     from .validate import run_validate
 
     try:
+        if show_sql:
+            from .loading import load_project
+
+            click.echo(format_statements(load_project(specs_dir)))
         report = run_validate(specs_dir, live=live, timeout=timeout)
     except SpecError as exc:
         for problem in exc.problems:

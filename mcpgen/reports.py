@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from .errors import Problem
 
 if TYPE_CHECKING:
+    from .loading import LoadedProject
     from .validate import Report
 
 
@@ -95,6 +96,19 @@ def _summary(report: Report, strict: bool) -> str:
         f"{e} error{'s' if e != 1 else ''}, {w} warning{'s' if w != 1 else ''}"
         f"{' (warnings fail: --strict)' if strict and w else ''} in {report.seconds:.2f} s"
     )
+
+
+def format_statements(project: LoadedProject) -> str:
+    """`validate --show-sql`: per spec, its connection, the dialect and the statement sent there."""
+    out = []
+    for loaded in project.specs:
+        written = loaded.spec.dialect or project.config.dialect
+        translated = f", translated from {written}" if loaded.dialect != written else ""
+        out.append(
+            f"-- {loaded.name} ({loaded.path.name}): connection '{loaded.spec.connection}', {loaded.dialect}{translated}"
+        )
+        out.append(loaded.sql.strip() + "\n")
+    return "\n".join(out)
 
 
 FORMATS = {"text": format_text, "json": format_json, "github": format_github}
