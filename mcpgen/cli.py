@@ -92,6 +92,8 @@ def main() -> None:
     help="HTTP: largest request body accepted (413 above it).",
 )
 @click.option("--insecure-no-auth", is_flag=True, help="HTTP: allow a non-loopback bind without a token.")
+@click.option("--tags", "tags", metavar="A,B", help="Serve only the tools tagged with one of these tags.")
+@click.option("--toolset", metavar="NAME", help="Serve only the tools of this toolset of mcpgen.yaml's toolsets:.")
 def serve(
     specs_dir: Path,
     verbose: bool,
@@ -105,6 +107,8 @@ def serve(
     allow_origins: tuple[str, ...],
     max_body_bytes: int,
     insecure_no_auth: bool,
+    tags: str | None,
+    toolset: str | None,
 ) -> None:
     """Serve the tools in SPECS_DIR over stdio (stdout carries only the protocol), or HTTP with --http.
 
@@ -131,7 +135,7 @@ def serve(
     project = _open(specs_dir)
     gc.freeze()
     gc.enable()
-    server = ToolServer(project.registry)
+    server = ToolServer(project.registry, tags=_start_serving(project, tags, toolset))
     reloader = None
     if reload_:
         from .reload import Reloader
@@ -147,12 +151,51 @@ def serve(
                 click.echo(f"mcpgen: error: {exc}", err=True)
                 raise click.exceptions.Exit(2) from None
         else:
-            click.echo(f"mcpgen: serving {len(project.registry)} tools from {specs_dir} over stdio", err=True)
-            anyio.run(server.run_stdio, reloader)
+            from .identity import local_user
+
+            click.echo(f"mcpgen: serving {server.served_count()} tools from {specs_dir} over stdio", err=True)
+            with local_user(project.loaded.config.stdio_claims):  # the one local user
+                anyio.run(server.run_stdio, reloader)
     except KeyboardInterrupt:
         pass
     finally:
         (reloader or project).close()
+        from . import telemetry
+
+        telemetry.shutdown()
+
+
+def _served_tags(config, tags: str | None, toolset: str | None) -> frozenset[str] | None:
+    """The tags `--tags` / `--toolset` select; None serves every tool."""
+    if toolset is not None:
+        if toolset not in config.toolsets:
+            known = ", ".join(config.toolsets) or "none are defined"
+            raise click.BadParameter(f"no toolset named '{toolset}' in mcpgen.yaml ({known})", param_hint="--toolset")
+        return frozenset(config.toolsets[toolset]) | frozenset(_split(tags))
+    return frozenset(_split(tags)) if tags else None
+
+
+def _split(text: str | None) -> list[str]:
+    return [t.strip() for t in (text or "").split(",") if t.strip()]
+
+
+def _start_serving(project, tags: str | None, toolset: str | None) -> frozenset[str] | None:
+    """The tags to serve; the audit log and telemetry started per mcpgen.yaml. Exit 2 on bad settings."""
+    from . import audit, telemetry
+    from .errors import MCPGenError
+
+    config = project.loaded.config
+    try:
+        served = _served_tags(config, tags, toolset)
+        audit.setup(config.audit)
+        telemetry.setup(config.telemetry)
+    except (MCPGenError, click.BadParameter) as exc:
+        project.close()
+        if isinstance(exc, click.BadParameter):
+            raise
+        click.echo(f"mcpgen: error: {exc}", err=True)
+        raise click.exceptions.Exit(2) from None
+    return served
 
 
 def _http_options(specs_dir, host, port, token_envs, allow_hosts, allow_origins, max_body, insecure):
@@ -163,9 +206,10 @@ def _http_options(specs_dir, host, port, token_envs, allow_hosts, allow_origins,
     from .loading import load_project
 
     try:
-        settings = load_project(specs_dir).config.http
+        loaded = load_project(specs_dir)
+        settings, auth, root = loaded.config.http, loaded.config.auth, str(loaded.root)
     except SpecError:
-        settings = HTTPSettings()  # opening the project reports the problems
+        settings, auth, root = HTTPSettings(), None, "."  # opening the project reports the problems
     try:
         options = HTTPOptions(
             host=host,
@@ -175,6 +219,8 @@ def _http_options(specs_dir, host, port, token_envs, allow_hosts, allow_origins,
             allow_origins=[*allow_origins, *settings.allowed_origins],
             insecure_no_auth=insecure,
             max_body=max_body,
+            auth=auth,
+            root=root,
         )
         check_options(options)
     except MCPGenError as exc:
@@ -200,7 +246,10 @@ def call(tool: str, args: tuple[str, ...], specs_dir: Path, as_json: bool) -> No
                 f"no tool named '{tool}' in {specs_dir} (tools: {', '.join(project.registry.names())})"
             )
         arguments = _parse_args(args, project.registry.get(tool).input_schema)
-        result = project.registry.call_sync(tool, arguments)
+        from .identity import local_user
+
+        with local_user(project.loaded.config.stdio_claims):  # the one local user, as over stdio
+            result = project.registry.call_sync(tool, arguments)
     finally:
         project.close()
     if as_json:

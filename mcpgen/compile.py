@@ -216,4 +216,7 @@ def compile_spec(loaded: LoadedSpec, engine: Engine, defaults: Defaults, cursors
         source=str(loaded.path),
         cache_ttl=run.cache_ttl,
         cache_key=run.cache_key,
+        scopes=spec.scope_rule,
+        tags=frozenset(spec.tags),
+        sensitive=frozenset(name for name, p in spec.parameters.items() if p.sensitive),
     )

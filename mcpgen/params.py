@@ -21,6 +21,7 @@ from functools import lru_cache
 from typing import Any
 
 from .errors import ArgumentError
+from .identity import current
 from .spec import Constraints, Items, Parameter
 
 INT64 = (-(2**63), 2**63 - 1)
@@ -84,9 +85,14 @@ def parameter_schema(param: Parameter) -> dict[str, Any]:
 
 
 class Arguments:
-    """The input schema of a tool, and the check that turns JSON arguments into bound values."""
+    """The input schema of a tool, and the check that turns JSON arguments into bound values.
 
-    def __init__(self, parameters: dict[str, Parameter]):
+    Parameters with `from_claim` are not arguments: they are left out of the schema and
+    take the caller's claim (see mcpgen.identity), which no argument can override."""
+
+    def __init__(self, all_parameters: dict[str, Parameter]):
+        self.bound = {name: p for name, p in all_parameters.items() if p.from_claim is not None}
+        parameters = {name: p for name, p in all_parameters.items() if p.from_claim is None}
         self.parameters = parameters
         self.schema: dict[str, Any] = {
             "type": "object",
@@ -103,6 +109,8 @@ class Arguments:
         if not isinstance(arguments, dict):
             raise ArgumentError("Arguments must be a JSON object.")
         for name in arguments:
+            if name in self.bound:
+                raise ArgumentError(f"Argument '{name}' is set from the caller's identity and cannot be passed.")
             if name not in self.parameters:
                 known = ", ".join(self.parameters) or "no arguments"
                 raise ArgumentError(f"Unknown argument {_short(name)}: this tool takes {known}.")
@@ -119,6 +127,22 @@ class Arguments:
                 values[name] = None if param.default is None else _convert(name, param.type, param.default, param)
             else:
                 values[name] = None
+        if self.bound:
+            values.update(self._claimed())
+        return values
+
+    def _claimed(self) -> dict[str, Any]:
+        caller, values = current(), {}
+        for name, param in self.bound.items():
+            claim = str(param.from_claim)
+            value = caller.claim(claim)
+            try:
+                _check(name, parameter_schema(param), value)
+            except ArgumentError:
+                raise ArgumentError(
+                    f"The caller's '{claim}' claim is not a valid {param.type} for parameter '{name}'."
+                ) from None
+            values[name] = _convert(name, param.type, value, param)
         return values
 
 
