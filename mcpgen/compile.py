@@ -5,51 +5,101 @@ Whole specs compiled and called are in tests/test_compile.py.
 
 from __future__ import annotations
 
+import hashlib
+import json
+from dataclasses import dataclass
 from typing import Any
 
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
+from .cache import caller_identity
 from .charts import build_chart
+from .config import Defaults
 from .engines import Engine, QueryResult
-from .errors import MCPGenError
+from .errors import ArgumentError, MCPGenError
 from .loading import LoadedSpec
+from .paging import CURSOR, LIMIT, NEXT_CURSOR_META, OFFSET, Cursors, binding, paged_sql
 from .params import Arguments, param_types
 from .render import Template
-from .results import TRUNCATED_META, build_table
+from .results import TRUNCATED_META, build_table, json_size_bound
 from .tools import Answer, Tool, error_result
 
 DEFAULT_EMPTY = Template("No rows matched.")
+NOTE_ROOM = 400  # characters kept free for the sentences that say a table was cut and where the next page is
+CURSOR_SCHEMA = {
+    "type": ["string", "null"],
+    "description": "Leave out for the first page; for the next, the cursor the previous page gave.",
+}
 
 
 class SpecTool:
     """What one spec does when called. `__call__(arguments)` returns an Answer: the CallToolResult
     and the engine's QueryResult (rows, truncation, query time for the call log)."""
 
-    def __init__(self, loaded: LoadedSpec, engine: Engine, max_rows: int, timeout: float):
+    def __init__(self, loaded: LoadedSpec, engine: Engine, defaults: Defaults, cursors: Cursors | None = None):
         spec = loaded.spec
         self.name = loaded.name
         self.spec = spec
         self.engine = engine
         self.arguments = Arguments(spec.parameters)
-        self.query = engine.prepare(loaded.sql, param_types(spec.parameters))
-        self.max_rows = spec.max_rows or max_rows
-        self.timeout = spec.timeout or timeout
+        types = param_types(spec.parameters)
+        self.query = engine.prepare(loaded.sql, types)
+        self.max_rows = spec.max_rows or defaults.max_rows
+        self.timeout = spec.timeout or defaults.timeout
+        self.max_bytes = spec.max_bytes or defaults.max_bytes
+        cache = defaults.cache if spec.cache is None else spec.cache
+        self.cache_ttl: float | None = float(cache) if cache else None  # seconds; None: no cache
         self.content = loaded.templates["content"]
         self.empty = loaded.templates.get("empty", DEFAULT_EMPTY)
         self.force = loaded.templates.get("force")
         self.sources = [loaded.templates[f"sources[{i}]"] for i in range(len(spec.sources))]
+        # Row dicts cost as much as the table: build them only for templates that read `rows`.
+        self.uses_rows = any("rows" in t.names() for t in (self.content, self.empty, self.force) if t is not None)
+        self.input_schema: dict[str, Any] = self.arguments.schema
+        self.page_size = spec.page_size
+        if self.page_size:
+            self.cursors = cursors or Cursors()
+            self.paged = engine.prepare(paged_sql(loaded.sql), {**types, LIMIT: "integer", OFFSET: "integer"})
+            self.version = hashlib.sha256((loaded.sql + spec.model_dump_json()).encode()).hexdigest()
+            self.input_schema = {
+                **self.input_schema,
+                "properties": {**self.input_schema["properties"], CURSOR: CURSOR_SCHEMA},
+            }
 
     def __call__(self, arguments: dict[str, Any]) -> Answer:
         result = None
         try:
+            arguments, cursor = self._split(arguments)
             values = self.arguments.validate(arguments)
-            result = self.engine.run(self.query, values, self.max_rows, self.timeout)
-            return Answer(self.answer(values, result), result)
+            if not self.page_size:
+                result = self.engine.run(self.query, values, self.max_rows, self.timeout)
+                return Answer(self.answer(values, result), result)
+            bound = binding(repr(values), caller_identity(), self.version)
+            offset = self.cursors.read(cursor, self.name, bound) if cursor else 0
+            params = {**values, LIMIT: self.page_size + 1, OFFSET: offset}
+            result = self.engine.run(self.paged, params, self.page_size, self.timeout)
+            after = self.cursors.issue(self.name, bound, offset + len(result.rows)) if result.truncated else None
+            return Answer(self.answer(values, result, Page(offset, after)), result)
         except MCPGenError as exc:
             return Answer(error_result(_sentence(str(exc))), result)
 
-    def answer(self, values: dict[str, Any], result: QueryResult) -> CallToolResult:
-        """Build prose and structured content from one query result."""
+    def _split(self, arguments: Any) -> tuple[Any, str | None]:
+        """The arguments without `cursor`, and the cursor (paged tools only)."""
+        if not self.page_size or not isinstance(arguments, dict) or CURSOR not in arguments:
+            return arguments, None
+        arguments = dict(arguments)
+        cursor = arguments.pop(CURSOR)
+        if cursor is not None and not isinstance(cursor, str):
+            raise ArgumentError(f"Invalid argument '{CURSOR}': expected a string, the cursor a previous page gave.")
+        return arguments, cursor or None
+
+    def cache_key(self, arguments: dict[str, Any]) -> str:
+        """The validated arguments as text: equal values, equal keys (`{}` and the defaults agree)."""
+        arguments, cursor = self._split(arguments)
+        return repr((tuple(self.arguments.validate(arguments).items()), cursor))
+
+    def answer(self, values: dict[str, Any], result: QueryResult, page: Page | None = None) -> CallToolResult:
+        """Build prose and structured content from one query result (one page of it for paged tools)."""
         columns = result.columns
         if len(set(columns)) != len(columns):
             twice = sorted({c for c in columns if columns.count(c) > 1})
@@ -63,32 +113,80 @@ class SpecTool:
             raise MCPGenError(
                 f"the query result has no column {', '.join(sorted(set(missing)))} (it has {', '.join(columns)})"
             )
-        rows = [dict(zip(columns, row)) for row in result.rows]
+        rows = result.rows
         context = {
             **values,
-            "rows": rows,
+            "rows": [dict(zip(columns, row)) for row in rows] if self.uses_rows else (),
             "columns": columns,
             "row_count": len(rows),
             "truncated": result.truncated,
             "max_rows": self.max_rows,
         }
-        prose = (self.content if rows else self.empty).render(context)
-        if result.truncated:
-            prose += f"\n\n(Only the first {self.max_rows:,} rows are shown; the query matched more.)"
+        prose = (self.content if rows else self.empty).render(context, cut=True)
         payload: dict[str, Any] = {"sources": [t.render(values) for t in self.sources]}
-        if rows:  # no rows: no header-only table and no empty chart, the prose says so
-            table = build_table(columns, result.rows, self.spec.table)
-            if table is not None:
-                payload["table"] = table
-            if self.spec.charts:
-                headers = {} if isinstance(self.spec.table, bool) else self.spec.table.headers
-                payload["charts"] = [build_chart(c, columns, result.rows, headers) for c in self.spec.charts]
         if self.force is not None:
             payload["force"] = self.force.render(context)
+        kept = self._fit(prose, payload, columns, rows) if rows else 0  # no rows: no table, no empty chart
+        if kept < len(rows):
+            prose += (
+                f"\n\n(The table holds the first {kept:,} of {len(rows):,} rows: all of them would pass the "
+                f"answer's limit of {self.max_bytes:,} bytes.)"
+            )
+        if page is not None:
+            prose += _page_note(page, len(rows))
+        elif result.truncated:
+            prose += f"\n\n(Only the first {self.max_rows:,} rows are shown; the query matched more.)"
         answer = CallToolResult(content=[TextContent(type="text", text=prose)], structured_content=payload)
-        if result.truncated:  # for the app's note; hosts keep _meta away from the model
+        if page is not None:
+            if page.next is not None:
+                answer.meta = {NEXT_CURSOR_META: page.next}
+        elif result.truncated:  # for the app's note; hosts keep _meta away from the model
             answer.meta = {TRUNCATED_META: {"max_rows": self.max_rows}}
         return answer
+
+    def _fit(self, prose: str, payload: dict[str, Any], columns: list[str], rows: list[tuple]) -> int:
+        """Add the table and charts to `payload`, keeping as many rows as fit in `max_bytes`; return that many."""
+        table = build_table(columns, rows, self.spec.table)
+        headers = {} if isinstance(self.spec.table, bool) else self.spec.table.headers
+        charts = [build_chart(chart, columns, rows, headers) for chart in self.spec.charts]
+        fixed = len(prose) + len(json.dumps(payload, ensure_ascii=False))
+        size = fixed + json_size_bound(table) + (len(json.dumps(charts, ensure_ascii=False)) if charts else 0)
+        if size > self.max_bytes:  # the bound is loose: measure exactly before cutting anything
+            size = fixed + len(json.dumps([table, charts], ensure_ascii=False))
+        kept = len(rows)
+        if size > self.max_bytes:  # the rare path: the longest head of rows that fits
+            used = fixed + NOTE_ROOM + (len(json.dumps(table[0], ensure_ascii=False)) if table else 0)
+            copies = (table is not None) + len(charts)  # each row appears in the table and in every chart
+            kept = 0
+            for row in table[1:] if table is not None else rows:
+                used += (len(json.dumps(row, ensure_ascii=False, default=str)) + 1) * copies
+                if used > self.max_bytes:
+                    break
+                kept += 1
+            table = table[: kept + 1] if table is not None else None
+            charts = [build_chart(chart, columns, rows[:kept], headers) for chart in self.spec.charts]
+        if table is not None:
+            payload["table"] = table
+        if charts:
+            payload["charts"] = charts
+        return kept
+
+
+@dataclass(frozen=True)
+class Page:
+    """Where a page starts, and the cursor of the next one (None on the last page)."""
+
+    offset: int
+    next: str | None
+
+
+def _page_note(page: Page, count: int) -> str:
+    if page.next is None:
+        return f"\n\n(Rows {page.offset + 1:,} to {page.offset + count:,}: the last page.)" if page.offset else ""
+    return (
+        f"\n\n(Rows {page.offset + 1:,} to {page.offset + count:,}; more remain. For the next page, call again "
+        f'with the same arguments and cursor="{page.next}".)'
+    )
 
 
 def _sentence(message: str) -> str:
@@ -96,10 +194,10 @@ def _sentence(message: str) -> str:
     return message if message.endswith((".", "?", "!")) else message + "."
 
 
-def compile_spec(loaded: LoadedSpec, engine: Engine, max_rows: int, timeout: float) -> Tool:
-    """A registered-ready Tool for one spec on its engine."""
+def compile_spec(loaded: LoadedSpec, engine: Engine, defaults: Defaults, cursors: Cursors | None = None) -> Tool:
+    """A registered-ready Tool for one spec on its engine; `defaults` are mcpgen.yaml's."""
     spec = loaded.spec
-    run = SpecTool(loaded, engine, max_rows, timeout)
+    run = SpecTool(loaded, engine, defaults, cursors)
     a = spec.annotations
     annotations = ToolAnnotations(
         title=spec.title,
@@ -111,11 +209,13 @@ def compile_spec(loaded: LoadedSpec, engine: Engine, max_rows: int, timeout: flo
     return Tool(
         name=loaded.name,
         description=spec.description.strip(),
-        input_schema=run.arguments.schema,
+        input_schema=run.input_schema,
         handler=run,
         title=spec.title,
         annotations=annotations,
         source=str(loaded.path),
+        cache_ttl=run.cache_ttl,
+        cache_key=run.cache_key,
         scopes=spec.scope_rule,
         tags=frozenset(spec.tags),
         sensitive=frozenset(name for name, p in spec.parameters.items() if p.sensitive),

@@ -12,11 +12,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, StrictBool, StrictInt, Tag, field_validator, model_validator
 
-from .spec import AppChoice, Duration, SQLDialect, Strict
+from .spec import AppChoice, CacheTTL, Duration, SQLDialect, Strict
 
 CONFIG_NAME = "mcpgen.yaml"
 DEFAULT_MAX_ROWS = 1000
 DEFAULT_TIMEOUT = 30.0
+DEFAULT_CACHE_BYTES = 64 * 1024 * 1024  # all cached answers of a project together
+DEFAULT_MAX_BYTES = 1_000_000  # one answer: prose, table, charts and force text, as JSON characters
 _ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -45,7 +47,11 @@ class DuckDBConnection(Strict):
     init: list[str] = Field(
         default=[], description="Statements run once at start-up, before lock-down (e.g. CREATE VIEW over files)."
     )
-    threads: StrictInt | None = Field(default=None, ge=1, description="DuckDB worker threads; default: DuckDB's.")
+    # One thread per query: a tool server runs many small queries at once, in parallel with each other
+    # (bench/bench_duckdb.py: 5-8% lower latency, more calls/s).
+    threads: StrictInt | None = Field(
+        default=1, ge=1, description="DuckDB threads per query (default 1); null: DuckDB's default, every core."
+    )
     max_concurrent: StrictInt = Field(
         default=8, ge=1, description="Queries at once on this connection; more wait up to queue_timeout."
     )
@@ -119,6 +125,15 @@ class Defaults(Strict):
     timeout: Duration = Field(
         default=DEFAULT_TIMEOUT, description="Query time limit, unless a spec sets timeout, e.g. 30s."
     )
+    cache: CacheTTL | None = Field(
+        default=None, description="The cache of specs that set none, e.g. 60s; default: off."
+    )
+    cache_max_bytes: StrictInt = Field(
+        default=DEFAULT_CACHE_BYTES, ge=0, description="Budget of all cached answers together, in JSON bytes."
+    )
+    max_bytes: StrictInt = Field(
+        default=DEFAULT_MAX_BYTES, ge=1000, description="The max_bytes of specs that set none."
+    )
 
 
 class HTTPSettings(Strict):
@@ -129,6 +144,16 @@ class HTTPSettings(Strict):
     )
     allowed_hosts: list[str] = Field(default=[], description="Extra Host values accepted over HTTP.")
     allowed_origins: list[str] = Field(default=[], description="Extra browser Origin values accepted over HTTP.")
+
+
+class CursorSettings(Strict):
+    """Cursors of paged tools: signed with the key in `secret_env` (replicas that share it accept each
+    other's cursors), else with a random key per process; valid for `ttl`."""
+
+    secret_env: str | None = Field(
+        default=None, description="Environment variable holding the key (16+ characters) that signs cursors."
+    )
+    ttl: Duration = Field(default=3600.0, description="How long a cursor stays valid, e.g. 1h.")
 
 
 class AuthConfig(Strict):
@@ -197,6 +222,7 @@ class ProjectConfig(Strict):
     )
     defaults: Defaults = Field(default=Defaults(), description="Defaults for every spec.")
     http: HTTPSettings = Field(default=HTTPSettings(), description="serve --http settings.")
+    cursors: CursorSettings = Field(default=CursorSettings(), description="How page cursors are signed.")
     auth: AuthConfig | None = Field(
         default=None, description="serve --http as an OAuth resource server: JWT access tokens from your IdP."
     )

@@ -27,7 +27,8 @@ from .checks import (
 from .config import CONFIG_NAME, DuckDBConnection, ProjectConfig, URLConnection
 from .engines.file_reach import FileReachError, check_root
 from .errors import ArgumentError, Findings, Problem, SpecError, UnsafeSQL
-from .limits import MAX_FILE_BYTES
+from .limits import MAX_FILE_BYTES, MAX_OUTPUT
+from .paging import CURSOR, limits_rows, orders_rows, row_bound
 from .params import Arguments
 from .render import Template
 from .spec import NAME_RE, TEMPLATE_VARIABLES, Spec, is_union_tag
@@ -223,11 +224,27 @@ def load_spec(
     _check_parameters(loaded, problems)
     _check_templates(loaded, problems)
     _check_charts(loaded, problems)
+    _check_answer_size(loaded, config, problems)
     return loaded if len([p for p in problems[before:] if p.severity == "error"]) == 0 else None
 
 
 # Fields whose errors do not stop the other checks: leave them out and check the rest.
-_SEPARABLE = {"title", "chart", "table", "tests", "annotations", "empty", "force", "max_rows", "timeout", "name", "app"}
+_SEPARABLE = {
+    "title",
+    "chart",
+    "table",
+    "tests",
+    "annotations",
+    "empty",
+    "force",
+    "max_rows",
+    "timeout",
+    "cache",
+    "page_size",
+    "max_bytes",
+    "name",
+    "app",
+}
 
 
 def _without_broken_extras(exc: ValidationError, data: Located) -> Spec | None:
@@ -363,6 +380,56 @@ def _dialect(connection: Any) -> str | None:
         return "duckdb"
     backend = connection.url.split(":", 1)[0].split("+", 1)[0].lower()
     return DIALECTS.get(backend)
+
+
+LOOP_ROWS_WARNING = 1000  # a `content` loop over more rows than this (~100 characters each) passes the prose cap
+
+
+def _check_answer_size(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem]) -> None:
+    """Paged specs need a stable row order; prose that loops over many rows gets a warning."""
+    spec = loaded.spec
+    if spec.connection not in config.connections or not loaded.sql:
+        return
+    dialect = loaded.dialect  # `loaded.sql` is in the connection's dialect by now
+    key = "sql" if spec.sql is not None else "sql_file"
+    if spec.page_size:
+        if CURSOR in spec.parameters:
+            problems.append(
+                _problem(loaded, "page_size", f"a paged spec takes '{CURSOR}' itself: rename the parameter")
+            )
+        if limits_rows(loaded.sql, dialect):
+            problems.append(
+                _problem(
+                    loaded,
+                    key,
+                    "page_size and a LIMIT, OFFSET or FETCH of the query's own do not go together: "
+                    "remove it (each page is the next page_size rows)",
+                )
+            )
+        if not orders_rows(loaded.sql, dialect):
+            problems.append(
+                _problem(
+                    loaded,
+                    key,
+                    "page_size needs the query to end with ORDER BY (on columns that give each row one place), "
+                    "or pages could repeat or skip rows",
+                )
+            )
+        return
+    content = loaded.templates.get("content")
+    if content is None or not content.loops_over("rows"):
+        return
+    bound = row_bound(loaded.sql, dialect, spec.parameters, spec.max_rows or config.defaults.max_rows)
+    if bound > LOOP_ROWS_WARNING:
+        problems.append(
+            _problem(
+                loaded,
+                "content",
+                f"content loops over every row, and up to {bound:,} rows can come back: long prose is cut at "
+                f"{MAX_OUTPUT:,} characters; set page_size, a lower max_rows or LIMIT, or summarise",
+                "warning",
+            )
+        )
 
 
 def _check_parameters(loaded: LoadedSpec, problems: list[Problem]) -> None:

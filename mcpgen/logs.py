@@ -3,12 +3,14 @@
     logs.setup("json")                 # or "text"; only ever writes to stderr
     with logs.call_stats() as stats:   # Registry.call does this around every call
         ...                            # it copies rows and truncation from the QueryResult;
-    logs.log_call("top_cities", stats) # error_result() notes the error
+    logs.log_call("top_cities", stats) # error_result() notes the error; a writer thread writes the line
 
-A text line reads `mcpgen: call tool=top_cities ms=3.1 rows=3 truncated=false error=-`;
+A text line reads `mcpgen: call tool=top_cities ms=3.1 rows=3 truncated=false error=- cache=-`;
 a JSON line `{"ts": ..., "level": "info", "event": "call", "tool": "top_cities",
-"duration_ms": 3.1, "query_ms": 2.2, "rows": 3, "truncated": false, "error": null}`
-(`query_ms`: the time in the engine, for query tools).
+"duration_ms": 3.1, "query_ms": 2.2, "rows": 3, "truncated": false, "error": null, "cache": null}`
+(`query_ms`: the time in the engine, for query tools; `cache`: "hit" or "miss" for a tool
+whose spec sets `cache:`). Lines are queued and written by a thread, off the request path
+(`flush_calls()` waits for them).
 
 Per-call lines are off until `setup()` switches them on, so library users and
 `mcpgen call` are not flooded. stdout is never touched: under stdio it carries the protocol.
@@ -16,11 +18,14 @@ Per-call lines are off until `setup()` switches them on, so library users and
 
 from __future__ import annotations
 
+import atexit
+import collections
 import contextlib
 import contextvars
 import json
 import logging
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -39,6 +44,7 @@ class CallStats:
     truncated: bool | None = None
     query_seconds: float | None = None  # time spent in the engine
     error: str | None = None  # exception class name, for failed calls
+    cache: str | None = None  # "hit" or "miss" for tools with a result cache
 
 
 _current: contextvars.ContextVar[CallStats | None] = contextvars.ContextVar("mcpgen_call_stats", default=None)
@@ -61,28 +67,83 @@ def note_error(error_class: str) -> None:
         stats.error = error_class
 
 
+def note_cache(hit: bool) -> None:
+    stats = _current.get()
+    if stats is not None:
+        stats.cache = "hit" if hit else "miss"
+
+
 def log_call(tool: str, stats: CallStats) -> None:
+    """Queue the call's line; a writer thread formats and writes queued lines every 50 ms, off the
+    request path (no wake-up per call: appending to a deque costs the call nothing measurable)."""
     if not CALLS.isEnabledFor(logging.INFO):
         return
     ms = round((time.perf_counter() - stats.started) * 1000, 1)
+    query_ms = None if stats.query_seconds is None else round(stats.query_seconds * 1000, 1)
+    _lines.append((time.time(), tool, ms, query_ms, stats.rows, stats.truncated, stats.error, stats.cache))
+    if not _writer:
+        with _drain_lock:
+            if not _writer:
+                _writer.append(threading.Thread(target=_write_calls, name="mcpgen-call-log", daemon=True))
+                _writer[0].start()
+                atexit.register(flush_calls)
+
+
+def flush_calls() -> None:
+    """Write every queued call line now (at exit, and in tests)."""
+    with _drain_lock:
+        while _lines:
+            _write(_lines.popleft())
+
+
+WRITE_EVERY = 0.05  # seconds between the writer's passes
+_lines: collections.deque = collections.deque()
+_writer: list[threading.Thread] = []
+_drain_lock = threading.Lock()
+
+
+def _write_calls() -> None:
+    while True:
+        time.sleep(WRITE_EVERY)
+        if _lines:
+            flush_calls()
+
+
+def _write(item: tuple) -> None:
+    created, tool, ms, query_ms, rows, truncated, error, cache = item
     fields = {
         "event": "call",
         "tool": tool,
         "duration_ms": ms,
-        "query_ms": None if stats.query_seconds is None else round(stats.query_seconds * 1000, 1),
-        "rows": stats.rows,
-        "truncated": stats.truncated,
-        "error": stats.error,
+        "query_ms": query_ms,
+        "rows": rows,
+        "truncated": truncated,
+        "error": error,
+        "cache": cache,
     }
-    CALLS.info(
-        "call tool=%s ms=%s rows=%s truncated=%s error=%s",
+    args = (
         tool,
         ms,
-        "-" if stats.rows is None else stats.rows,
-        "-" if stats.truncated is None else str(stats.truncated).lower(),
-        stats.error or "-",
+        "-" if rows is None else rows,
+        "-" if truncated is None else str(truncated).lower(),
+        error or "-",
+        cache or "-",
+    )
+    record = CALLS.makeRecord(
+        CALLS.name,
+        logging.INFO,
+        __file__,
+        0,
+        "call tool=%s ms=%s rows=%s truncated=%s error=%s cache=%s",
+        args,
+        None,
         extra={"fields": fields},
     )
+    record.created, record.msecs = created, (created % 1) * 1000  # when the call ended, not when written
+    try:
+        CALLS.handle(record)
+    except Exception:  # a log line must never stop the writer
+        pass
 
 
 class RedactingFilter(logging.Filter):

@@ -11,6 +11,7 @@ the working directory.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import runpy
@@ -22,6 +23,7 @@ from .compile import compile_spec
 from .engines import Engine, create_engine
 from .errors import MCPGenError, Problem, SpecError, UnsafeSQL
 from .loading import LoadedProject, load_project
+from .paging import Cursors
 from .spec import AppSettings
 from .tools import Registry, default_registry
 
@@ -35,6 +37,7 @@ class Project:
     engines: dict[str, Engine]
 
     def close(self) -> None:
+        self.registry.cache.clear()  # a replaced project's answers go with it, not at garbage collection
         for engine in self.engines.values():
             engine.close()
 
@@ -52,14 +55,15 @@ def open_project(specs_dir: str | Path) -> Project:
             engines[name] = create_engine(name, loaded.config.connections[name], loaded.root)
         except MCPGenError as exc:
             problems.append(Problem(str(loaded.config_path or specs_dir), None, None, str(exc)))
-    registry = Registry()
     defaults = loaded.config.defaults
+    registry = Registry(defaults.cache_max_bytes)
+    cursors = _cursors(loaded, problems)
     for spec in loaded.specs:
         engine = engines.get(spec.spec.connection)
         if engine is None:
             continue
         try:
-            registry.add(compile_spec(spec, engine, defaults.max_rows, defaults.timeout))
+            registry.add(compile_spec(spec, engine, defaults, cursors))
         except UnsafeSQL as exc:
             problems.append(Problem(str(spec.path), *spec.where("sql"), str(exc)))
         except ValueError as exc:
@@ -72,6 +76,26 @@ def open_project(specs_dir: str | Path) -> Project:
             engine.close()
         raise SpecError(problems)
     return Project(loaded, registry, engines)
+
+
+def _cursors(loaded: LoadedProject, problems: list[Problem]) -> Cursors:
+    """Cursors signed with the key from `cursors.secret_env`, else with this process's random key, and
+    bound to the project's settings (each tool's cursors are also bound to its own spec)."""
+    settings = loaded.config.cursors
+    version = hashlib.sha256(repr(loaded.config).encode()).hexdigest()
+    if settings.secret_env is None:
+        return Cursors(ttl=settings.ttl, project=version)
+    secret = os.environ.get(settings.secret_env, "")
+    if len(secret) < 16:
+        problems.append(
+            Problem(
+                str(loaded.config_path),
+                None,
+                None,
+                f"cursors.secret_env names {settings.secret_env}, which must hold a secret of 16 characters or more",
+            )
+        )
+    return Cursors(secret.encode(), ttl=settings.ttl, project=version)
 
 
 def _attach_apps(loaded: LoadedProject, registry: Registry) -> None:

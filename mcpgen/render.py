@@ -24,6 +24,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
 from . import template_limits as limits
 from .errors import RenderError
+from .fastrender import compile_simple
 from .limits import MAX_OUTPUT
 
 
@@ -148,6 +149,7 @@ class Template:
         self._compiled: jinja2.Template | None = None  # compiled on first render: `validate` never pays for it
         # A source URL keeps the host its literal text names, whatever the values (checked after rendering).
         self.host = _netloc(re.split(r"\{[{%#]", source, maxsplit=1)[0]) if url else None
+        self._fast: Any = None  # the plain-Python renderer (mcpgen.fastrender), False when Jinja must render
         # Plain text needs no rendering: it is its own output.
         self.constant = (
             (source.strip() if url else neutralise(source.strip()))
@@ -173,10 +175,54 @@ class Template:
                 stored.add(n.name)
         return loaded - stored
 
-    def render(self, context: dict[str, Any], seconds: float = limits.RENDER_SECONDS, limit: int = MAX_OUTPUT) -> str:
-        """Render within a time and size budget; raise RenderError with one sentence."""
+    def loops_over(self, name: str) -> bool:
+        """Whether a `{% for %}` iterates over all of variable `name` (perhaps through filters)."""
+        for loop in self.ast.find_all(nodes.For):
+            node: nodes.Node | None = loop.iter
+            while isinstance(node, nodes.Filter):
+                node = node.node
+            if isinstance(node, nodes.Name) and node.name == name:
+                return True
+        return False
+
+    def render(
+        self,
+        context: dict[str, Any],
+        seconds: float = limits.RENDER_SECONDS,
+        limit: int = MAX_OUTPUT,
+        cut: bool = False,
+    ) -> str:
+        """Render within a time and size budget; raise RenderError with one sentence.
+
+        With `cut`, text past `limit` is cut at the last line or sentence that fits, and a
+        sentence says so, instead of failing (prose: a long answer is still an answer)."""
         if self.constant is not None:
             return self.constant
+        if self._fast is None:
+            self._fast = compile_simple(self.ast, self.env.finalize or (lambda value: value)) or False
+        text = self._render_fast(context, limit) if self._fast else None
+        if text is None:
+            text = self._render_jinja(context, seconds, limit)
+        if len(text) > limit:
+            if not cut:
+                raise RenderError(f"the template produced more than {limit:,} characters")
+            text = cut_text(text, limit)
+        text = text.strip()
+        if self.host is None:
+            return neutralise(text)
+        if _netloc(text) != self.host:
+            raise RenderError(f"the source URL's host became {_netloc(text)!r}, not {self.host!r} as the spec says")
+        return text
+
+    def _render_fast(self, context: dict[str, Any], limit: int) -> str | None:
+        """The plain-Python rendering, or None when Jinja must decide (a fallback, or anything unexpected)."""
+        try:
+            return self._fast(dict(context), limit)
+        except Exception:
+            return None
+
+    def _render_jinja(self, context: dict[str, Any], seconds: float, limit: int) -> str:
+        """Jinja's rendering, stopped one chunk past `limit` characters."""
         out: list[str] = []
         size = 0
         try:
@@ -184,9 +230,9 @@ class Template:
             limits.start(seconds)
             for chunk in template.root_render_func(template.new_context(context)):
                 size += len(chunk)
-                if size > limit:
-                    raise RenderError(f"the template produced more than {limit:,} characters")
                 out.append(chunk)
+                if size > limit:
+                    break
         except RecursionError:
             raise RenderError("the template recursed too deeply") from None
         except limits.Overtime:
@@ -199,12 +245,22 @@ class Template:
             raise RenderError(f"the template failed: {exc}") from None
         except (ArithmeticError, TypeError, ValueError, LookupError) as exc:
             raise RenderError(f"the template failed: {type(exc).__name__}: {exc}") from None
-        text = "".join(out).strip()
-        if self.host is None:
-            return neutralise(text)
-        if _netloc(text) != self.host:
-            raise RenderError(f"the source URL's host became {_netloc(text)!r}, not {self.host!r} as the spec says")
-        return text
+        return "".join(out)
+
+
+def cut_text(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters, where a reader would cut it, with a sentence saying so.
+
+    >>> cut_text("One. Two. Three.", 12)
+    'One. Two.\\n\\n(The text stops here: it reached the limit of 12 characters.)'
+    """
+    head = text[:limit]
+    for mark in ("\n", ". ", " "):
+        at = head.rfind(mark)
+        if at >= limit // 2:
+            head = head[: at + (1 if mark == ". " else 0)]
+            break
+    return f"{head.strip()}\n\n(The text stops here: it reached the limit of {limit:,} characters.)"
 
 
 def _netloc(url: str) -> str:

@@ -17,7 +17,6 @@ import anyio.to_thread
 from mcp.server import Server
 from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 from mcp.server.lowlevel.server import NotificationOptions
-from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
@@ -31,6 +30,7 @@ from mcp.types import (
 )
 
 from . import __version__, audit, identity, logs
+from .stdio import stdio_streams
 from .tools import Registry, Tool
 
 logger = logging.getLogger("mcpgen")
@@ -164,7 +164,7 @@ class ToolServer:
 
     async def run_stdio(self, reloader=None) -> None:
         self.raise_thread_limit()
-        async with stdio_server() as (read, write), anyio.create_task_group() as tg:
+        async with stdio_streams() as (read, write), anyio.create_task_group() as tg:
             if reloader is not None:
                 tg.start_soon(reloader.run)
             try:

@@ -111,6 +111,35 @@ Duration = Annotated[
 """Seconds, written as a number or as `5s`, `500ms`, `2m`, `1h` (see `parse_duration`)."""
 
 
+def parse_cache(value: Any) -> float | bool:
+    """`cache:` is a time to live (`60s`, `5m`), or false to keep no answers.
+
+    >>> parse_cache("5m"), parse_cache(False)
+    (300.0, False)
+    """
+    if value is False:
+        return value
+    if value is True:
+        raise ValueError("cache takes a duration such as 60s (or false), not true")
+    return parse_duration(value)
+
+
+CacheTTL = Annotated[
+    float | bool,
+    BeforeValidator(parse_cache),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "number", "exclusiveMinimum": 0},
+                {"type": "string", "pattern": DURATION_RE},
+                {"const": False},
+            ]
+        }
+    ),
+]
+"""How long answers are kept (a Duration), or false for no cache (see `parse_cache`)."""
+
+
 class Constraints(Strict):
     """Constraints shared by a parameter and by the items of an array parameter."""
 
@@ -378,6 +407,20 @@ class Spec(Strict):
     )
     timeout: Duration | None = Field(
         default=None, description="Query time limit, e.g. 5s or 500ms; default from mcpgen.yaml, else 30s."
+    )
+    cache: CacheTTL | None = Field(
+        default=None,
+        description="Keep answers this long, e.g. 60s (default from mcpgen.yaml, else off); false: no cache.",
+    )
+    page_size: StrictInt | None = Field(
+        default=None,
+        ge=1,
+        description="Answer in pages of this many rows, in the query's ORDER BY; the tool takes an optional cursor.",
+    )
+    max_bytes: StrictInt | None = Field(
+        default=None,
+        ge=1000,
+        description="Cap on the whole answer in JSON characters (default from mcpgen.yaml, else 1,000,000).",
     )
     tests: list[SpecTest] = Field(
         default=[], description="Examples that `mcpgen test` runs against the real connection."

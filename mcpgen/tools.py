@@ -17,7 +17,7 @@ import inspect
 import json
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,9 +27,11 @@ from mcp.types import Tool as MCPTool
 from pydantic import ConfigDict, ValidationError, create_model
 
 from . import audit, logs, telemetry
+from .cache import META_KEY, ResultCache, caller_identity
+from .config import DEFAULT_CACHE_BYTES
 from .engines.base import QueryResult
 from .errors import ArgumentError
-from .results import OUTPUT_SCHEMA, DataToolOutput, DataToolPayload
+from .results import PUBLISHED_SCHEMA, DataToolOutput, DataToolPayload
 from .spec import ScopeRule
 
 logger = logging.getLogger("mcpgen")
@@ -68,6 +70,8 @@ class Tool:
     annotations: ToolAnnotations | None = None
     source: str | None = None  # the file that defined it
     is_async: bool = field(default=False)
+    cache_ttl: float | None = None  # seconds an answer is kept (spec tools with `cache:`)
+    cache_key: Callable[[dict[str, Any]], Hashable] | None = None  # validated arguments; raises ArgumentError
     scopes: ScopeRule | None = None  # who may see and call it (see mcpgen.identity)
     tags: frozenset[str] = frozenset()  # for `serve --tags` / toolsets
     sensitive: frozenset[str] = frozenset()  # arguments the audit log records only as hashes
@@ -80,7 +84,7 @@ class Tool:
             title=self.title,
             description=self.description,
             input_schema=self.input_schema,
-            output_schema=OUTPUT_SCHEMA,
+            output_schema=PUBLISHED_SCHEMA,
             annotations=self.annotations,
             _meta={"ui": {"resourceUri": self.app}} if self.app else None,
         )
@@ -89,9 +93,10 @@ class Tool:
 class Registry:
     """Tools by name. `tool()` registers a Python function only if it returns `DataToolOutput`."""
 
-    def __init__(self) -> None:
+    def __init__(self, cache_max_bytes: int = DEFAULT_CACHE_BYTES) -> None:
         self._tools: dict[str, Tool] = {}
         self.active = 0  # calls in flight (reload waits for them before closing engines)
+        self.cache = ResultCache(cache_max_bytes)  # a reload builds a new Registry: a new, empty cache
         self.apps: dict[str, Any] = {}  # ui:// uri -> mcpgen.app.App, served as resources
 
     def __contains__(self, name: str) -> bool:
@@ -181,6 +186,22 @@ class Registry:
         tool = self._tools.get(name)
         if tool is None:
             return error_result(f"Unknown tool '{name}'."), None
+        if tool.cache_ttl is None or tool.cache_key is None:
+            return await self._run(tool, name, arguments)
+        try:
+            key = (name, caller_identity(), tool.cache_key(arguments or {}))
+        except ArgumentError as exc:
+            return error_result(str(exc)), None
+        result, query, hit = await self.cache.get_or_run(key, tool.cache_ttl, lambda: self._run(tool, name, arguments))
+        logs.note_cache(hit)
+        if result.is_error:
+            return result, query
+        meta = {**(result.meta or {}), META_KEY: "hit" if hit else "miss"}
+        return result.model_copy(update={"meta": meta}), query
+
+    async def _run(
+        self, tool: Tool, name: str, arguments: dict[str, Any] | None
+    ) -> tuple[CallToolResult, QueryResult | None]:
         try:
             if tool.is_async:
                 result = await tool.handler(arguments or {})

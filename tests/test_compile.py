@@ -4,6 +4,7 @@ import textwrap
 
 import pytest
 
+from mcpgen import logs
 from mcpgen.project import open_project
 
 CSV = (
@@ -172,6 +173,7 @@ def test_call_log_line_of_a_url_connection_has_rows_and_truncated(tmp_path, monk
         with caplog.at_level(logging.INFO, logger="mcpgen.calls"):
             for country in ("JP", None):
                 assert not project.registry.call_sync("tool", {"country": country}).is_error
+            logs.flush_calls()  # lines are written by a thread
     finally:
         project.close()
     with sqlite3.connect(tmp_path / "cities.db") as con:
@@ -180,7 +182,7 @@ def test_call_log_line_of_a_url_connection_has_rows_and_truncated(tmp_path, monk
     assert (japan, everywhere) == (2, 4)  # one call under the cap of 3, one over it
     lines = [r for r in caplog.records if r.name == "mcpgen.calls"]
     assert [r.getMessage().split(" ", 3)[3] for r in lines] == [
-        f"rows={japan} truncated=false error=-",
-        "rows=3 truncated=true error=-",
+        f"rows={japan} truncated=false error=- cache=-",
+        "rows=3 truncated=true error=- cache=-",
     ]
     assert all(r.fields["query_ms"] >= 0 for r in lines)

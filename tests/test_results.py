@@ -2,6 +2,8 @@ import datetime as dt
 import math
 from decimal import Decimal
 
+import pytest
+
 from mcpgen.results import DataToolPayload, build_table, to_cell
 from mcpgen.spec import TableSpec
 
@@ -31,3 +33,37 @@ def test_whole_decimals_stay_integers_and_cells_publish_one_type_list():
 
     cell = OUTPUT_SCHEMA["properties"]["table"]["items"]["items"]
     assert cell == {"type": ["string", "number", "boolean", "null"]}
+
+
+def test_the_published_schema_promises_the_same_shape_without_re_checking_cells():
+    import jsonschema
+
+    from mcpgen.results import OUTPUT_SCHEMA, PUBLISHED_SCHEMA
+
+    good = {"sources": ["https://example.org/"], "table": [["a", "b"], [1, None], ["x", True]]}
+    jsonschema.validate(good, OUTPUT_SCHEMA)
+    jsonschema.validate(good, PUBLISHED_SCHEMA)  # all the full schema accepts, the published one does
+    for bad in ({"table": [["a"]]}, {"sources": ["ftp://x"]}, {"sources": ["https://x/"], "table": [1]}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, PUBLISHED_SCHEMA)
+    cells = {"sources": ["https://x/"], "table": [["a"], [{"nested": 1}]]}
+    jsonschema.validate(cells, PUBLISHED_SCHEMA)  # cells are the server's check (DataToolPayload) ...
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(cells, OUTPUT_SCHEMA)  # ... which holds them to the full schema
+
+
+def test_a_column_is_converted_as_a_whole_only_when_every_value_allows():
+    rows = [
+        (1, 0.5, "a", Decimal("1.5"), True),
+        (2**60, math.nan, None, None, None),
+        (None, 2, "b", Decimal(3), False),
+        ("mixed", None, "c", None, 1),  # SQLite lets a column hold any type
+    ]
+    table = build_table(["i", "f", "s", "d", "b"], rows, True)
+    assert table[1:] == [[to_cell(v) for v in row] for row in rows]
+    assert table[1:] == [
+        [1, 0.5, "a", 1.5, True],
+        ["1152921504606846976", None, None, None, None],
+        [None, 2, "b", 3, False],
+        ["mixed", None, "c", None, 1],
+    ]

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""mcpgen against the hand-written tool over stdio, paired, at 10, 1,000 and 10,000 rows and with the cache.
+
+Each case runs bench/bench_paired.py: one client process holds a session to each server and
+alternates calls (A, B, then B, A), so both sides see the same machine noise. Prints, per
+case, the median over rounds of each side's p50 and their ratio, the ratio per round, and
+the median over every pair of neighbouring calls of mcpgen's latency over the hand-written
+one (the figure checked against the target: the least sensitive to load that comes and goes).
+
+    python bench/bench_vs_handwritten.py                    # every case
+    python bench/bench_vs_handwritten.py --cases 10 cached --rounds 5
+
+Cases (mcpgen tool; the hand-written side always runs `top_cities`):
+  10       top_cities n=10                 target <= 1.00
+  cached   top_cities_cached n=10          target <= 0.60 (same arguments every call)
+  1000     top_cities n=1000               target <= 1.10
+  10000    top_cities_many n=10000         must answer without an error (prose cut, table whole)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+CASES = {
+    "10": ("top_cities", 10, 300, 1.00),
+    "cached": ("top_cities_cached", 10, 300, 0.60),
+    "1000": ("top_cities", 1000, 60, 1.10),
+    "10000": ("top_cities_many", 10000, 8, None),
+}
+
+
+def run_case(name: str, rounds: int, n: int | None) -> dict:
+    tool, rows, calls, target = CASES[name]
+    config = {
+        "args": {"n": rows},
+        "variants": {
+            "mcpgen": {
+                "cmd": [sys.executable, "-m", "mcpgen.cli", "serve", str(HERE / "project/specs")],
+                "cwd": str(REPO),
+                "tool": tool,
+            },
+            "hand": {
+                "cmd": [sys.executable, str(HERE / "handwritten_server.py"), str(REPO / "examples/data/cities.csv")],
+                "env": {"HANDWRITTEN_MAX_N": str(max(rows, 1000))},
+                "tool": "top_cities",
+            },
+        },
+    }
+    options = ["--rounds", str(rounds), "--n", str(n or calls), "--warmup", "5" if rows > 100 else "20", "--latencies"]
+    with tempfile.TemporaryDirectory() as tmp:
+        spec, out = Path(tmp) / "case.json", Path(tmp) / "out.jsonl"
+        spec.write_text(json.dumps(config))
+        subprocess.run(
+            [sys.executable, str(HERE / "bench_paired.py"), "--spec", str(spec), "--out", str(out), *options],
+            check=True,
+            cwd=REPO,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+            stderr=subprocess.DEVNULL,
+        )
+        records = [json.loads(line) for line in out.read_text().splitlines()]
+    side = {v: [r for r in records if r["variant"] == v] for v in ("mcpgen", "hand")}
+    p50 = {v: statistics.median(r["seq_p50_ms"] for r in rs) for v, rs in side.items()}
+    ratios = [g["seq_p50_ms"] / h["seq_p50_ms"] for g, h in zip(side["mcpgen"], side["hand"])]
+    # Each mcpgen call against the hand-written call made next to it: the median of these ratios
+    # is the least sensitive to load that comes and goes during a round.
+    pairs = [
+        a / b
+        for g, h in zip(side["mcpgen"], side["hand"])
+        for a, b in zip(g["seq_latencies_ms"], h["seq_latencies_ms"])
+    ]
+    return {
+        "case": name,
+        "rows": rows,
+        "mcpgen_p50_ms": round(p50["mcpgen"], 3),
+        "hand_p50_ms": round(p50["hand"], 3),
+        "ratio": round(p50["mcpgen"] / p50["hand"], 3),
+        "ratio_per_round": [round(r, 3) for r in ratios],
+        "ratio_of_pairs": round(statistics.median(pairs), 3),
+        "target": target,
+        "errors": {
+            v: [r["isError"] for r in rs].count(True) + sum(r["seq_errors"] for r in rs) for v, rs in side.items()
+        },
+        "mcpgen_bytes": side["mcpgen"][0]["result_json_bytes"],
+        "hand_bytes": side["hand"][0]["result_json_bytes"],
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cases", nargs="+", choices=list(CASES), default=list(CASES))
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--n", type=int, help="calls per round (default: per case)")
+    opts = ap.parse_args()
+    for name in opts.cases:
+        r = run_case(name, opts.rounds, opts.n)
+        verdict = "" if r["target"] is None else (" OK" if r["ratio_of_pairs"] <= r["target"] else " OVER")
+        print(
+            f"{r['case']:>7}: mcpgen p50 {r['mcpgen_p50_ms']:8.3f} ms | hand-written {r['hand_p50_ms']:8.3f} ms"
+            f" | ratio {r['ratio']:.3f} (rounds {r['ratio_per_round']}; median of paired calls"
+            f" {r['ratio_of_pairs']:.3f}) target {r['target']}{verdict}"
+            f" | errors {r['errors']} | bytes {r['mcpgen_bytes']:,} / {r['hand_bytes']:,}",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+"""The stdio transport without a worker thread per line.
+
+The SDK's `stdio_server()` reads and writes through `anyio.wrap_file`: every line read, every
+write and every flush is a hop to a worker thread and back (three or more per call). Here the
+event loop reads and writes the pipes itself. Like the SDK, while serving, fd 0 reads the
+null device and fd 1 goes to stderr, so stray `print()`s in Python tools never reach the
+wire; both are restored on exit.
+
+    async with stdio_streams() as (read, write):
+        await server.run(read, write, options)
+
+Where the loop cannot watch the descriptors (stdin a regular file, Windows), it falls back
+to the SDK's transport.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from collections.abc import AsyncIterator
+
+from mcp.server.stdio import stdio_server
+
+MAX_LINE = 64 * 1024 * 1024  # bytes in one JSON-RPC message from the client
+
+
+class _Lines:
+    """`async for line in ...` over a StreamReader, decoded as the SDK decodes (UTF-8, replace)."""
+
+    def __init__(self, reader: asyncio.StreamReader):
+        self._reader = reader
+
+    def __aiter__(self) -> _Lines:
+        return self
+
+    async def __anext__(self) -> str:
+        try:
+            line = await self._reader.readline()
+        except ValueError:  # a line past the reader's limit, dropped: the session gets a parse error
+            return ""
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", errors="replace")
+
+
+class _Out:
+    """`await write(text)` / `await flush()` over a StreamWriter."""
+
+    def __init__(self, writer: asyncio.StreamWriter):
+        self._writer = writer
+
+    async def write(self, text: str) -> None:
+        self._writer.write(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        await self._writer.drain()
+
+
+@contextlib.asynccontextmanager
+async def stdio_streams() -> AsyncIterator[tuple]:
+    """The (read, write) streams of an MCP session over this process's stdin and stdout."""
+    if sys.platform == "win32" or not (_is_pipe(0) and _is_pipe(1)):
+        async with stdio_server() as streams:
+            yield streams
+        return
+    loop = asyncio.get_running_loop()
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    saved_in, saved_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    sys.stdout.flush()
+    os.dup2(null, 0)  # handlers read EOF ...
+    os.dup2(2, 1)  # ... and their stray output goes to stderr, not the wire
+    os.close(null)
+    transports: list[asyncio.BaseTransport] = []
+    try:
+        reader = asyncio.StreamReader(limit=MAX_LINE, loop=loop)
+        read_transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader, loop=loop), os.fdopen(wire_in, "rb", 0)
+        )
+        transports.append(read_transport)
+        write_transport, protocol = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, os.fdopen(wire_out, "wb", 0)
+        )
+        transports.append(write_transport)
+        writer = asyncio.StreamWriter(write_transport, protocol, None, loop)
+        async with stdio_server(stdin=_Lines(reader), stdout=_Out(writer)) as streams:  # type: ignore[arg-type]
+            yield streams
+    finally:
+        for transport in transports:
+            transport.close()
+        os.dup2(saved_in, 0)
+        os.dup2(saved_out, 1)
+        os.close(saved_in)
+        os.close(saved_out)
+
+
+def _is_pipe(fd: int) -> bool:
+    import stat
+
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)

@@ -1,0 +1,203 @@
+"""The result cache: `cache:` in a spec keeps answers by tool, caller and validated arguments.
+
+`random()` in the queries tells a cached answer (same number) from a fresh one."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+import textwrap
+import time
+
+import anyio
+import pytest
+from mcp.server.auth.middleware.auth_context import auth_context_var
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.types import CallToolResult, TextContent
+
+from mcpgen import logs
+from mcpgen.cache import META_KEY, ResultCache
+from mcpgen.project import open_project
+from mcpgen.reload import Reloader
+from mcpgen.server import ToolServer
+
+CONFIG = """\
+connections:
+  default:
+    duckdb: ":memory:"
+defaults: {cache: 60s}
+"""
+
+TOOL = """\
+description: A fresh random number per query.
+parameters:
+  n: {type: integer, description: A number, default: 1, maximum: 100}
+  slow: {type: boolean, description: Take a while, default: false}
+sql: |
+  SELECT :n AS n, random() AS r, (SELECT count(*) FROM range(CASE WHEN :slow THEN 20000000 ELSE 1 END)) AS c,
+         CASE WHEN :n = 13 THEN error('thirteen') ELSE 0 END AS e
+sources: [https://example.org/]
+content: "{{ rows[0].r }}"
+"""
+
+
+@pytest.fixture
+def make(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    opened = []
+
+    def build(tool: str = TOOL, config: str = CONFIG):
+        (tmp_path / "mcpgen.yaml").write_text(config)
+        specs = tmp_path / "specs"
+        specs.mkdir(exist_ok=True)
+        (specs / "rand.yaml").write_text(textwrap.dedent(tool))
+        project = open_project(specs)
+        opened.append(project)
+        return project
+
+    yield build
+    for project in opened:
+        project.close()
+
+
+def text(result: CallToolResult) -> str:
+    assert not result.is_error, result.content[0].text
+    return result.content[0].text
+
+
+def test_repeated_arguments_are_answered_from_the_cache(make):
+    registry = make().registry
+    first = registry.call_sync("rand", {"n": 3})
+    second = registry.call_sync("rand", {"n": 3})
+    assert text(first) == text(second)
+    assert first.meta == {META_KEY: "miss"} and second.meta == {META_KEY: "hit"}
+    assert text(registry.call_sync("rand", {"n": 4})) != text(first)
+    # the defaults and the same values spelled out are one key
+    assert text(registry.call_sync("rand", {})) == text(registry.call_sync("rand", {"n": 1, "slow": False}))
+
+
+def test_without_cache_every_call_runs_the_query(make):
+    registry = make(TOOL + "cache: false\n").registry
+    first, second = registry.call_sync("rand", {"n": 3}), registry.call_sync("rand", {"n": 3})
+    assert text(first) != text(second)
+    assert first.meta is None and len(registry.cache) == 0
+
+
+def test_failures_are_never_kept(make):
+    registry = make().registry
+    for _ in range(2):
+        with logs.call_stats() as stats:
+            result, _ = anyio.run(registry._call, "rand", {"n": 13})  # the query raises
+        assert result.is_error and "failed" in result.content[0].text
+        assert stats.cache == "miss"
+    bad = registry.call_sync("rand", {"n": 1000})  # refused by the argument check: no query, no entry
+    assert bad.is_error and "'n'" in bad.content[0].text
+    assert len(registry.cache) == 0
+
+
+def test_entries_expire(make):
+    registry = make(TOOL + "cache: 200ms\n").registry
+    first = text(registry.call_sync("rand", {"n": 3}))
+    assert text(registry.call_sync("rand", {"n": 3})) == first
+    time.sleep(0.3)
+    assert text(registry.call_sync("rand", {"n": 3})) != first
+
+
+def test_identical_calls_in_flight_run_the_query_once(make):
+    registry = make().registry
+    answers = []
+
+    async def main():
+        async def one():
+            answers.append(await registry.call("rand", {"n": 5, "slow": True}))
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(6):
+                tg.start_soon(one)
+
+    anyio.run(main)
+    assert len({text(a) for a in answers}) == 1  # one random number: the query ran once
+    assert sorted(a.meta[META_KEY] for a in answers) == ["miss"] * 6  # none was in the cache before
+
+
+def test_callers_do_not_share_answers(make):
+    registry = make().registry
+
+    def as_caller(client_id: str) -> str:
+        user = AuthenticatedUser(AccessToken(token="", client_id=client_id, scopes=[]))
+        token = auth_context_var.set(user)
+        try:
+            return text(registry.call_sync("rand", {"n": 7}))
+        finally:
+            auth_context_var.reset(token)
+
+    alice = as_caller("alice")
+    assert as_caller("alice") == alice
+    assert as_caller("bob") != alice
+    assert text(registry.call_sync("rand", {"n": 7})) != alice  # no identity: a key of its own
+
+
+def test_reload_starts_with_an_empty_cache(make, tmp_path):
+    project = make()
+    server = ToolServer(project.registry)
+    before = text(project.registry.call_sync("rand", {"n": 3}))
+    reloader = Reloader(server, project, tmp_path / "specs")
+    assert anyio.run(reloader.reload)
+    assert len(server.registry.cache) == 0
+    assert len(project.registry.cache) == 0  # the replaced project's answers are dropped with it
+    assert text(server.registry.call_sync("rand", {"n": 3})) != before
+    reloader.close()
+
+
+def test_the_call_log_says_hit_or_miss(make):
+    registry = make().registry
+    logs.flush_calls()  # lines of earlier calls are written before this test listens
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append  # type: ignore[method-assign]
+    logs.CALLS.addHandler(handler)
+    level = logs.CALLS.level
+    logs.CALLS.setLevel(logging.INFO)
+    try:
+        registry.call_sync("rand", {"n": 9})
+        registry.call_sync("rand", {"n": 9})
+        logs.flush_calls()
+    finally:
+        logs.CALLS.setLevel(level)
+        logs.CALLS.removeHandler(handler)
+    lines = [r.getMessage() for r in records]
+    assert lines[0].endswith("cache=miss") and lines[1].endswith("cache=hit"), lines
+    assert [r.fields["cache"] for r in records] == ["miss", "hit"]
+
+
+def test_call_json_says_whether_the_answer_came_from_the_cache(make, tmp_path):
+    make()
+    out = subprocess.run(
+        [sys.executable, "-m", "mcpgen.cli", "call", "rand", "-s", str(tmp_path / "specs"), "-a", "n=2", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(out.stdout)["_meta"] == {META_KEY: "miss"}
+
+
+def result_of(size: int) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text="x" * size)])
+
+
+def test_the_least_recently_used_go_first_past_the_byte_budget():
+    one = len(result_of(1000).model_dump_json(by_alias=True, exclude_none=True))
+    cache = ResultCache(max_bytes=3 * one)
+    for key in "abc":
+        cache.put(key, result_of(1000), ttl=60)
+    assert cache.get("a") is not None  # a is now the most recently used
+    cache.put("d", result_of(1000), ttl=60)
+    assert cache.get("b") is None and all(cache.get(k) is not None for k in "acd")
+    assert cache.bytes == 3 * one
+    cache.put("huge", result_of(10 * one), ttl=60)  # bigger than the whole budget: not kept
+    assert cache.get("huge") is None and len(cache) == 3
+    cache.put("e", CallToolResult(content=[], is_error=True), ttl=60)
+    assert cache.get("e") is None

@@ -1,0 +1,347 @@
+"""Big answers: pages with signed cursors, prose cut with a sentence, the byte cap on the table."""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import anyio
+import duckdb
+import pytest
+import services
+from mcp import Client, StdioServerParameters
+
+from mcpgen.paging import CURSOR, NEXT_CURSOR_META, Cursors
+from mcpgen.project import open_project
+from mcpgen.results import to_cell
+from mcpgen.validate import run_validate
+
+REPO = Path(__file__).resolve().parent.parent
+FLIGHTS = REPO / "examples" / "data" / "flights.parquet"
+# (year, month, day, sched_dep_time, carrier, flight, origin) is unique: a total order, so pages are stable
+FLIGHT_COLUMNS = "year, month, day, sched_dep_time, carrier, flight, origin, dep_delay, time_hour"
+FLIGHT_ORDER = "year, month, day, sched_dep_time, carrier, flight, origin"
+
+CONFIG = """\
+connections:
+  default:
+    duckdb: ":memory:"
+    init: ["CREATE TABLE nums AS SELECT range AS n, 'row ' || range AS label FROM range(1000)"]
+"""
+
+NUMS = """\
+description: Numbers below a bound.
+parameters:
+  below: {type: integer, description: Upper bound, default: 1000}
+sql: SELECT n, label FROM nums WHERE n < :below ORDER BY n
+sources: [https://example.org/]
+content: "{{ row_count }} numbers from {{ rows[0].n }}"
+page_size: 300
+"""
+
+
+@pytest.fixture
+def make(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    opened = []
+
+    def build(spec: str = NUMS, config: str = CONFIG, name: str = "nums"):
+        (tmp_path / "mcpgen.yaml").write_text(config)
+        specs = tmp_path / "specs"
+        specs.mkdir(exist_ok=True)
+        (specs / f"{name}.yaml").write_text(textwrap.dedent(spec))
+        project = open_project(specs)
+        opened.append(project)
+        return project.registry
+
+    yield build
+    for project in opened:
+        project.close()
+
+
+def ok(result):
+    assert not result.is_error, result.content[0].text
+    return result
+
+
+def follow(call, arguments: dict) -> list[list]:
+    """Every row of every page, following the cursors in _meta; also checks what the prose says."""
+    rows, cursor = [], None
+    for _ in range(10_000):
+        page = ok(call({**arguments, CURSOR: cursor} if cursor else arguments))
+        header, *body = page.structured_content["table"]
+        rows += body
+        cursor = (page.meta or {}).get(NEXT_CURSOR_META)
+        if cursor is None:
+            return [header, *rows]
+        assert f'cursor="{cursor}"' in page.content[0].text
+    raise AssertionError("the pages never ended")
+
+
+def test_pages_cover_every_row_once_in_order(make):
+    registry = make()
+    first = ok(registry.call_sync("nums", {}))
+    assert len(first.structured_content["table"]) == 301 and first.content[0].text.startswith("300 numbers from 0")
+    assert "Rows 1 to 300; more remain" in first.content[0].text
+    table = follow(lambda a: registry.call_sync("nums", a), {})
+    assert table[1:] == [[n, f"row {n}"] for n in range(1000)]
+    small = ok(registry.call_sync("nums", {"below": 10}))  # one page: no cursor, no note
+    assert small.meta is None and "Rows" not in small.content[0].text
+
+
+def test_the_cursor_is_published_in_the_input_schema(make):
+    schema = make().get("nums").input_schema
+    assert schema["properties"][CURSOR]["type"] == ["string", "null"]
+    assert CURSOR not in schema.get("required", []) and schema["additionalProperties"] is False
+
+
+def _next(registry, arguments=None) -> str:
+    return ok(registry.call_sync("nums", arguments or {})).meta[NEXT_CURSOR_META]
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["forged", "altered offset", "altered signature", "other arguments", "not a string", "garbage"],
+)
+def test_a_cursor_that_was_not_given_for_this_answer_is_one_clear_error(make, change):
+    registry = make()
+    cursor = _next(registry)
+    body, mac = cursor.split(".")
+    arguments: dict = {}
+    if change == "forged":
+        cursor = Cursors(b"x" * 32).issue("nums", "anything", 300)
+    elif change == "altered offset":
+        _, expires = base64.urlsafe_b64decode(body + "==").decode().split(".")
+        cursor = base64.urlsafe_b64encode(f"0.{expires}".encode()).decode().rstrip("=") + "." + mac
+    elif change == "altered signature":
+        cursor = body + "." + ("A" if mac[0] != "A" else "B") + mac[1:]
+    elif change == "other arguments":
+        arguments = {"below": 999}
+    elif change == "not a string":
+        cursor = 300  # type: ignore[assignment]
+    else:
+        cursor = "'; DROP TABLE nums; --"
+    result = registry.call_sync("nums", {**arguments, CURSOR: cursor})
+    assert result.is_error
+    text = result.content[0].text
+    assert text.startswith(f"Invalid argument '{CURSOR}'") and text.count(".") >= 1 and "\n" not in text
+
+
+def test_an_expired_cursor_is_refused(make, monkeypatch):
+    registry = make()
+    cursor = _next(registry)
+    real = time.time
+    monkeypatch.setattr(time, "time", lambda: real() + 7200)  # the default time to live is one hour
+    result = registry.call_sync("nums", {CURSOR: cursor})
+    assert result.is_error and "expired" in result.content[0].text
+
+
+def test_a_cursor_from_another_tool_or_spec_version_is_refused(make):
+    cursor = _next(make())
+    twin = make(NUMS, name="nums_twin")  # same SQL under another name
+    assert "does not continue" in twin.call_sync("nums_twin", {CURSOR: cursor}).content[0].text
+    changed = make(NUMS.replace("label FROM", "label, n * 2 AS twice FROM"))  # the spec changed: a new version
+    assert changed.call_sync("nums", {CURSOR: cursor}).is_error
+    same = make()
+    assert not same.call_sync("nums", {CURSOR: cursor}).is_error  # the same project: the cursor still works
+    moved = make(config=CONFIG + "defaults: {timeout: 5s}\n")  # the project's settings changed
+    assert moved.call_sync("nums", {CURSOR: cursor}).is_error
+
+
+def test_replicas_sharing_a_key_accept_each_other_s_cursors(make, monkeypatch):
+    monkeypatch.setenv("MCPGEN_TEST_CURSOR_KEY", "k" * 32)
+    config = CONFIG + "cursors: {secret_env: MCPGEN_TEST_CURSOR_KEY}\n"
+    cursor = _next(make(config=config))
+    other_replica = make(config=config)
+    assert ok(other_replica.call_sync("nums", {CURSOR: cursor})).structured_content["table"][1][0] == 300
+    assert make().call_sync("nums", {CURSOR: cursor}).is_error  # no key configured: this process's own
+
+
+def test_a_configured_key_must_be_set(make, monkeypatch):
+    monkeypatch.delenv("MCPGEN_TEST_CURSOR_KEY", raising=False)
+    with pytest.raises(Exception, match="cursors.secret_env names MCPGEN_TEST_CURSOR_KEY"):
+        make(config=CONFIG + "cursors: {secret_env: MCPGEN_TEST_CURSOR_KEY}\n")
+
+
+def test_validate_wants_order_by_for_pages_and_warns_on_long_loops(tmp_path):
+    (tmp_path / "mcpgen.yaml").write_text(CONFIG)
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "unordered.yaml").write_text(NUMS.replace(" ORDER BY n", ""))
+    (specs / "inner_order.yaml").write_text(
+        NUMS.replace(
+            "SELECT n, label FROM nums WHERE n < :below ORDER BY n", "SELECT * FROM (SELECT n FROM nums ORDER BY n) t"
+        )
+    )
+    (specs / "own_limit.yaml").write_text(NUMS.replace("ORDER BY n", "ORDER BY n LIMIT :below"))
+    (specs / "takes_cursor.yaml").write_text(
+        NUMS.replace("  below:", "  cursor: {type: string, description: x, required: false}\n  below:")
+    )
+    loop = "{% for r in rows %}{{ r.n }} {% endfor %}"
+    (specs / "long_loop.yaml").write_text(
+        NUMS.replace("page_size: 300", "max_rows: 100000").replace(
+            '"{{ row_count }} numbers from {{ rows[0].n }}"', f'"{loop}"'
+        )
+    )
+    (specs / "short_loop.yaml").write_text(
+        NUMS.replace("page_size: 300", "max_rows: 100000")
+        .replace('"{{ row_count }} numbers from {{ rows[0].n }}"', f'"{loop}"')
+        .replace("ORDER BY n", "ORDER BY n LIMIT 20")
+    )
+    report = run_validate(specs)
+    found = {(Path(p.path).stem, p.severity): p.message for p in report.problems}
+    assert "ORDER BY" in found[("unordered", "error")]
+    assert "ORDER BY" in found[("inner_order", "error")]
+    assert "'cursor'" in found[("takes_cursor", "error")]
+    assert "LIMIT" in found[("own_limit", "error")]
+    assert "up to 100,000 rows" in found[("long_loop", "warning")]
+    assert not any(stem == "short_loop" for stem, _ in found)
+
+
+def test_prose_past_the_cap_is_cut_with_a_sentence(make):
+    spec = NUMS.replace("page_size: 300", "").replace(
+        '"{{ row_count }} numbers from {{ rows[0].n }}"', '"{% for r in rows %}{{ r.label * 20 }}\\n{% endfor %}"'
+    )
+    result = ok(make(spec).call_sync("nums", {}))  # 1,000 lines of ~120 characters: past 100,000
+    text = result.content[0].text
+    assert len(text) <= 100_200 and text.endswith("(The text stops here: it reached the limit of 100,000 characters.)")
+    assert len(result.structured_content["table"]) == 1001  # the table still holds every row
+
+
+def test_max_bytes_cuts_the_table_and_says_so(make):
+    spec = NUMS.replace("page_size: 300", "max_bytes: 5000").replace("n, label", "n, label, label AS again")
+    result = ok(make(spec).call_sync("nums", {}))
+    table = result.structured_content["table"]
+    assert 10 < len(table) - 1 < 1000
+    assert table[1:] == [[n, f"row {n}", f"row {n}"] for n in range(len(table) - 1)]
+    assert f"first {len(table) - 1:,} of 1,000 rows" in result.content[0].text
+    size = len(result.content[0].text) + len(json.dumps(result.structured_content))
+    assert size <= 5000
+
+
+# --- the 336,776-row flights table, paged through the real server, against the query run directly ---
+
+
+def _flights_spec(table: str, connection: str = "default") -> str:
+    return textwrap.dedent(f"""\
+        description: Every flight, in pages.
+        connection: {connection}
+        sql: SELECT {FLIGHT_COLUMNS} FROM {table} ORDER BY {FLIGHT_ORDER}
+        sources: [https://github.com/hadley/nycflights13]
+        content: "{{{{ row_count }}}} flights"
+        page_size: 60000
+        max_bytes: 100000000
+        """)
+
+
+def _served_pages(specs: Path) -> list[list]:
+    async def main():
+        params = StdioServerParameters(command=sys.executable, args=["-m", "mcpgen.cli", "serve", str(specs)], cwd=REPO)
+        async with Client(params) as client:
+            return await follow_async(client)
+
+    async def follow_async(client):
+        rows, cursor = [], None
+        while True:
+            page = await client.call_tool("flights_pages", {CURSOR: cursor} if cursor else {})
+            ok(page)
+            header, *body = page.structured_content["table"]
+            rows += body
+            cursor = (page.meta or {}).get(NEXT_CURSOR_META)
+            if cursor is None:
+                return [header, *rows]
+
+    return anyio.run(main)
+
+
+def _direct(sql: str) -> list[list]:
+    con = duckdb.connect()
+    cur = con.execute(sql)
+    header = [d[0] for d in cur.description]
+    return [header, *([to_cell(v) for v in row] for row in cur.fetchall())]
+
+
+@pytest.mark.slow
+def test_flights_pages_on_duckdb_concatenate_to_the_full_result(tmp_path):
+    shutil.copyfile(FLIGHTS, tmp_path / "flights.parquet")  # DuckDB reads only under the project's folder
+    (tmp_path / "mcpgen.yaml").write_text(
+        "connections:\n  default:\n    duckdb: ':memory:'\n"
+        "    init: [\"CREATE TABLE flights AS SELECT * FROM read_parquet('flights.parquet')\"]\n"
+    )
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "flights_pages.yaml").write_text(_flights_spec("flights"))
+    served = _served_pages(tmp_path / "specs")
+    direct = _direct(f"SELECT {FLIGHT_COLUMNS} FROM '{FLIGHTS}' ORDER BY {FLIGHT_ORDER}")
+    assert len(served) - 1 == 336_776
+    assert served == direct
+
+
+@pytest.mark.slow
+def test_flights_pages_on_postgresql_concatenate_to_the_full_result(tmp_path, postgres_url):
+    table = services.unique_name("flights")
+    source = duckdb.connect()
+    rows = source.execute(f"SELECT {FLIGHT_COLUMNS} FROM '{FLIGHTS}'").fetchall()
+    try:
+        with services.connect("postgresql") as con:
+            cur = con.cursor()
+            cur.execute(
+                f"CREATE TABLE {table} (year int, month int, day int, sched_dep_time int, carrier text, "
+                "flight int, origin text, dep_delay int, time_hour timestamptz)"
+            )
+            with cur.copy(f"COPY {table} ({FLIGHT_COLUMNS}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+        (tmp_path / "mcpgen.yaml").write_text(f"connections:\n  pg:\n    url: {postgres_url}\n")
+        (tmp_path / "specs").mkdir()
+        (tmp_path / "specs" / "flights_pages.yaml").write_text(_flights_spec(table, "pg"))
+        served = _served_pages(tmp_path / "specs")
+        with services.connect("postgresql") as con:
+            cur = con.cursor()
+            cur.execute(f"SELECT {FLIGHT_COLUMNS} FROM {table} ORDER BY {FLIGHT_ORDER}")
+            direct = [[d.name for d in cur.description], *([to_cell(v) for v in row] for row in cur.fetchall())]
+        assert len(served) - 1 == 336_776
+        assert served == direct
+    finally:
+        services.drop_table("postgresql", table)
+
+
+# --- every SQLAlchemy backend pages the same way: a LIMIT/OFFSET around the query, bound values ---
+
+
+@pytest.mark.parametrize("kind", ["postgresql", "mariadb", "sqlite"])
+def test_pages_on_every_sqlalchemy_backend_equal_the_query(kind, request, tmp_path, monkeypatch, city_rows):
+    monkeypatch.chdir(tmp_path)
+    if kind == "sqlite":
+        services.load_cities("sqlite", "cities", city_rows, sqlite_path=tmp_path / "cities.db")
+        url, table = "sqlite:///cities.db", "cities"
+    else:
+        prefix = "postgres" if kind == "postgresql" else kind
+        url, table = request.getfixturevalue(f"{prefix}_url"), request.getfixturevalue(f"{prefix}_cities")
+    sql = f"SELECT geonameid, name, population FROM {table} WHERE country_code = :cc ORDER BY geonameid"
+    (tmp_path / "mcpgen.yaml").write_text(f"connections:\n  db:\n    url: {url}\n")
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "cities_pages.yaml").write_text(
+        textwrap.dedent(f"""\
+            description: Cities of a country, in pages.
+            connection: db
+            parameters:
+              cc: {{type: string, description: Country code}}
+            sql: {sql}
+            sources: [https://www.geonames.org/]
+            content: "{{{{ row_count }}}} cities"
+            page_size: 40
+            """)
+    )
+    project = open_project(tmp_path / "specs")
+    try:
+        served = follow(lambda a: project.registry.call_sync("cities_pages", a), {"cc": "JP"})
+    finally:
+        project.close()
+    expected = sorted((r[0], r[1], r[4]) for r in city_rows if r[2] == "JP")
+    assert len(expected) > 100  # several pages
+    assert served == [["geonameid", "name", "population"], *([list(r) for r in expected])]
