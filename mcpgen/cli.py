@@ -280,32 +280,44 @@ def list_tools(specs_dir: Path) -> None:
 
 @main.command()
 @click.argument("specs_dir", type=SPECS_DIR)
-@click.option("--live", is_flag=True, help="Also connect and describe every query (nothing runs, nothing is written).")
+@click.option(
+    "--live",
+    is_flag=True,
+    help="Also describe the queries of SQLAlchemy connections (nothing runs, nothing is written).",
+)
+@click.option("--static", is_flag=True, help="Open no connection: skip describing DuckDB queries and their columns.")
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json", "github"]),
+    type=click.Choice(["text", "grouped", "json", "github"]),
     default="text",
     show_default=True,
-    help="text for people, json for programs, github for Actions annotations.",
+    help="text: one path:line:col: severity: message line per problem; grouped: by file; "
+    "json for programs; github for Actions annotations.",
 )
 @click.option("--strict", is_flag=True, help="Warnings fail too.")
 @click.option(
-    "--timeout", type=float, default=10.0, show_default=True, help="--live: seconds per connection and query."
+    "--timeout", type=float, default=10.0, show_default=True, help="Seconds per connection and query description."
 )
-def validate(specs_dir: Path, live: bool, fmt: str, strict: bool, timeout: float) -> None:
-    """Check every spec in SPECS_DIR. Exit 0 clean, 1 problems found, 2 could not run."""
+def validate(specs_dir: Path, live: bool, static: bool, fmt: str, strict: bool, timeout: float) -> None:
+    """Check every spec in SPECS_DIR. Exit 0 clean, 1 problems found, 2 could not run.
+
+    Queries on DuckDB connections are described (not run) so that every column a chart, table or
+    template names is checked; --live does the same on SQLAlchemy connections.
+    """
     from .errors import SpecError
     from .reports import FORMATS
     from .validate import run_validate
 
+    if live and static:
+        raise click.UsageError("--live and --static contradict each other; give one")
     try:
-        report = run_validate(specs_dir, live=live, timeout=timeout)
+        report = run_validate(specs_dir, live=live, timeout=timeout, columns=not static)
     except SpecError as exc:
         for problem in exc.problems:
             click.echo(str(problem), err=True)
         raise click.exceptions.Exit(2) from None
-    kwargs = {"color": sys.stdout.isatty()} if fmt == "text" else {}
+    kwargs = {"color": sys.stdout.isatty()} if fmt in ("text", "grouped") else {}
     click.echo(FORMATS[fmt](report, strict, **kwargs), color=kwargs.get("color"))
     raise click.exceptions.Exit(report.exit_code(strict))
 

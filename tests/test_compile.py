@@ -4,6 +4,7 @@ import textwrap
 
 import pytest
 
+from mcpgen.errors import SpecError
 from mcpgen.project import open_project
 
 CSV = (
@@ -28,11 +29,11 @@ def make(tmp_path, monkeypatch):
     )
     opened = []
 
-    def build(body: str):
+    def build(body: str, columns: bool = True):
         specs = tmp_path / "specs"
         specs.mkdir(exist_ok=True)
         (specs / "tool.yaml").write_text(textwrap.dedent(body))
-        project = open_project(specs)
+        project = open_project(specs, columns=columns)
         opened.append(project)
         return project.registry
 
@@ -101,8 +102,17 @@ def test_empty_template_and_table_false(make):
     assert "table" not in result.structured_content
 
 
-def test_duplicate_column_names_are_a_clear_error(make):
-    registry = make(BASE.replace("SELECT city, population", "SELECT city, population AS city") + "content: x\n")
+def test_duplicate_column_names_stop_the_start(make):
+    with pytest.raises(SpecError) as info:
+        make(BASE.replace("SELECT city, population", "SELECT city, population AS city") + "content: x\n")
+    [problem] = info.value.problems
+    assert problem.line == 4 and problem.message.startswith("the query returns column city more than once")
+
+
+def test_duplicate_column_names_are_a_clear_error_at_call_time_too(make):
+    # What stands behind the start-up check (and serves SQLAlchemy connections, not described at start).
+    body = BASE.replace("SELECT city, population", "SELECT city, population AS city") + "content: x\n"
+    registry = make(body, columns=False)
     result = registry.call_sync("tool", {})
     assert result.is_error
     assert (

@@ -3,6 +3,7 @@
 One module per concern:
 
 - `templates`: constructs the template sandbox refuses or that would blow its limits
+- `filters`: filters and tests that do not exist, and filter keywords they do not take
 - `row_references`: the result columns a template reads
 - `charts`: chart settings that make no sense for the chart's type
 - `sql_paths`: SQL that names files outside the project folder
@@ -11,6 +12,7 @@ One module per concern:
 """
 
 from .charts import CHART_JS_OPTIONS, chart_sense
+from .filters import filter_problems
 from .passwords import literal_password
 from .row_references import row_references
 from .sql_paths import outside_paths
@@ -20,6 +22,7 @@ from .urls import source_problem
 __all__ = [
     "CHART_JS_OPTIONS",
     "chart_sense",
+    "filter_problems",
     "literal_password",
     "outside_paths",
     "row_references",
