@@ -270,12 +270,18 @@ def list_tools(specs_dir: Path) -> None:
     for tool in project.registry:
         props = tool.input_schema.get("properties", {})
         required = set(tool.input_schema.get("required", []))
-        params = ", ".join(
-            f"{n}{'' if n in required else '?'}: {p.get('format') or p.get('type', 'any')}" for n, p in props.items()
-        )
+        params = ", ".join(f"{n}{'' if n in required else '?'}: {_type_label(p)}" for n, p in props.items())
         table.add_row(tool.name, tool.title or "", params, Path(tool.source or "").name)
     project.close()
     Console().print(table)
+
+
+def _type_label(schema: dict) -> str:
+    """`string`, `date-time`, `string[]` for a property's JSON Schema; `any` when it has no one type."""
+    if schema.get("type") == "array":
+        return f"{_type_label(schema.get('items') or {})}[]"
+    kind = schema.get("format") or schema.get("type", "any")
+    return kind if isinstance(kind, str) else " | ".join(kind)
 
 
 @main.command()

@@ -45,27 +45,27 @@ def test_list_prints_every_tool_with_its_parameters(runner):
     ]
     assert {tool: (parameters, source) for tool, _title, parameters, source in rows} == {
         "busiest_routes": (
-            "origin?: ['string', 'null'], month?: ['integer', 'null'], top_n?: integer",
+            "origin?: string, month?: integer, top_n?: integer",
             "busiest_routes.yaml",
         ),
         "carrier_performance": (
-            "start?: date, end?: date, origins?: array, late_after_minutes?: integer",
+            "start?: date, end?: date, origins?: string[], late_after_minutes?: integer",
             "carrier_performance.yaml",
         ),
-        "continent_population": ("continents?: array", "continent_population.yaml"),
+        "continent_population": ("continents?: string[]", "continent_population.yaml"),
         "country_profile": ("country: string", "country_profile.yaml"),
-        "daily_traffic": ("month: integer, origin?: ['string', 'null']", "daily_traffic.yaml"),
+        "daily_traffic": ("month: integer, origin?: string", "daily_traffic.yaml"),
         "late_departures": (
-            "since: date-time, until?: date-time, origin?: ['string', 'null'], min_delay_minutes?: integer",
+            "since: date-time, until?: date-time, origin?: string, min_delay_minutes?: integer",
             "late_departures.yaml",
         ),
         "life_expectancy_trend": (
             "from_year?: integer, to_year?: integer, weighted?: boolean",
             "life_expectancy_trend.yaml",
         ),
-        "top_cities": ("top_n?: integer, country?: ['string', 'null']", "top_cities.yaml"),
+        "top_cities": ("top_n?: integer, country?: string", "top_cities.yaml"),
         "wealth_vs_health": (
-            "year?: integer, continent?: ['string', 'null'], min_gdp_per_capita?: number",
+            "year?: integer, continent?: string, min_gdp_per_capita?: number",
             "wealth_vs_health.yaml",
         ),
         "airline_lookup": ("query?: string", "python_tools.py"),

@@ -289,13 +289,18 @@ def test_01_sql_in_an_array_and_a_source_url(project):
         ({"flag": "true"}, ["flag", "boolean"]),
         ({"ids": "1,2"}, ["ids", "array"]),
         ({"ids": [1, "2; DROP"]}, ["ids[1]", "integer"]),
-        ({"name": None, "min_pop": None}, ["min_pop"]),
     ],
 )
 def test_02_wrong_types_fail_before_sql(project, sql_runs, arguments, needles):
     assert_clear_error(call(project, "find_city", **arguments), *needles)
     assert sql_runs == []
     assert city_count(project) == len(CITIES)
+
+
+def test_02_null_for_a_parameter_with_a_default_binds_the_default_never_null(project):
+    nulls = call(project, "find_city", name=None, min_pop=None, ratio=None, kind=None, flag=None)
+    assert not nulls.is_error, text(nulls)
+    assert nulls.structured_content == call(project, "find_city").structured_content
 
 
 # 3. Constraints --------------------------------------------------------------------------------
