@@ -16,6 +16,7 @@ from .loading import LoadedSpec
 from .params import Arguments, param_types
 from .render import Template
 from .results import build_table
+from .spec import EmptyAnswer
 from .tools import Answer, Tool, error_result
 
 DEFAULT_EMPTY = Template("No rows matched.")
@@ -38,6 +39,13 @@ class SpecTool:
         self.empty = loaded.templates.get("empty", DEFAULT_EMPTY)
         self.force = loaded.templates.get("force")
         self.sources = [loaded.templates[f"sources[{i}]"] for i in range(len(spec.sources))]
+        # An empty answer cites what `empty` names, else the sources that are no template: a page
+        # made from the arguments (a country code the query did not find) may not exist.
+        chosen = spec.empty.sources if isinstance(spec.empty, EmptyAnswer) else None
+        if chosen:
+            self.empty_sources = [loaded.templates[f"empty.sources[{i}]"] for i in range(len(chosen))]
+        else:
+            self.empty_sources = [t for t in self.sources if t.constant is not None] or self.sources
 
     def __call__(self, arguments: dict[str, Any]) -> Answer:
         result = None
@@ -75,7 +83,9 @@ class SpecTool:
         prose = (self.content if rows else self.empty).render(context)
         if result.truncated:
             prose += f"\n\n(Only the first {self.max_rows:,} rows are shown; the query matched more.)"
-        payload: dict[str, Any] = {"sources": [t.render(values) for t in self.sources]}
+        payload: dict[str, Any] = {
+            "sources": [t.render(values) for t in (self.sources if rows else self.empty_sources)]
+        }
         table = build_table(columns, result.rows, self.spec.table)
         if table is not None:
             payload["table"] = table

@@ -22,7 +22,7 @@ from .errors import ArgumentError, Findings, Problem, SpecError, UnsafeSQL
 from .limits import MAX_FILE_BYTES
 from .params import Arguments
 from .render import Template
-from .spec import NAME_RE, TEMPLATE_VARIABLES, Spec, is_union_tag
+from .spec import NAME_RE, TEMPLATE_VARIABLES, EmptyAnswer, Spec, is_union_tag
 from .sql import DIALECTS, check_read_only, find_placeholders
 from .text import closest, did_you_mean, line_col
 from .yamlload import Located, load_yaml
@@ -351,23 +351,52 @@ def _check_parameters(loaded: LoadedSpec, problems: list[Problem]) -> None:
 def _check_templates(loaded: LoadedSpec, problems: list[Problem]) -> None:
     spec = loaded.spec
     allowed = set(spec.parameters) | set(TEMPLATE_VARIABLES)
-    fields = {"content": spec.content, "empty": spec.empty, "force": spec.force}
+    empty = spec.empty.content if isinstance(spec.empty, EmptyAnswer) else spec.empty
+    fields = {"content": spec.content, "empty": empty, "force": spec.force}
     for key, source in fields.items():
         if source is not None:
             template = _checked_template(loaded, key, source, False, allowed, problems)
             if template is not None:
                 loaded.templates[key] = template
-    for i, source in enumerate(spec.sources):
-        key = f"sources[{i}]"
-        template = _checked_template(loaded, key, source, True, set(spec.parameters), problems)
-        if template is not None:
-            loaded.templates[key] = template
+    empty_node = loaded.data.get("empty")
+    url_lists = [("sources", spec.sources, loaded.data)]
+    if isinstance(spec.empty, EmptyAnswer) and spec.empty.sources is not None and isinstance(empty_node, Located):
+        url_lists.append(("empty.sources", spec.empty.sources, empty_node))
+    for name, sources, node in url_lists:
+        for i, source in enumerate(sources):
+            key = f"{name}[{i}]"
+            where = node["sources"].lines[i]
+            template = _checked_template(loaded, key, source, True, set(spec.parameters), problems, where)
+            if template is not None:
+                loaded.templates[key] = template
+    if (
+        spec.sources
+        and all("{" in s for s in spec.sources)
+        and not (isinstance(spec.empty, EmptyAnswer) and spec.empty.sources)
+    ):
+        problems.append(
+            _problem(
+                loaded,
+                "sources",
+                "every source is a template, so an answer with no rows would cite pages made from the "
+                "arguments, which may not exist; add the dataset's own URL to sources, or give "
+                "empty: {content: ..., sources: [...]}",
+                "warning",
+            )
+        )
 
 
 def _checked_template(
-    loaded: LoadedSpec, key: str, source: str, url: bool, allowed: set[str], problems: list[Problem]
+    loaded: LoadedSpec,
+    key: str,
+    source: str,
+    url: bool,
+    allowed: set[str],
+    problems: list[Problem],
+    where: tuple[int | None, int | None] | None = None,
 ) -> Template | None:
-    """The compiled template of field `key`, or None when it has a problem (added to `problems`)."""
+    """The compiled template of field `key`, or None when it has a problem (added to `problems`);
+    `where`: the (line, col) of a source URL in its list."""
     field_key = key.split("[")[0]
     try:
         template = Template(source, url=url)
@@ -382,8 +411,7 @@ def _checked_template(
     if url:
         reason = source_problem(source)
         if reason:
-            where: tuple[int | None, int | None] = loaded.data["sources"].lines[int(key[len("sources[") : -1])]
-            problems.append(Problem(str(loaded.path), *where, f"{key}: {source!r} {reason}"))
+            problems.append(Problem(str(loaded.path), *(where or (None, None)), f"{key}: {source!r} {reason}"))
             return None
     if hazards:
         return None

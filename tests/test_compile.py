@@ -95,6 +95,30 @@ def test_no_rows_uses_empty_or_the_default_sentence(make):
     assert registry.call_sync("tool", {"country": "SE"}).content[0].text == "No rows matched."
 
 
+def test_an_empty_answer_cites_the_dataset_not_a_page_made_from_the_arguments(make):
+    two = BASE.replace(
+        'sources: ["https://example.org/{{ country }}?q=1"]',
+        'sources: ["https://example.org/{{ country }}?q=1", "https://example.org/cities"]',
+    )
+    registry = make(two + "content: x\n")
+    assert registry.call_sync("tool", {"country": "NO"}).structured_content["sources"] == [
+        "https://example.org/NO?q=1",
+        "https://example.org/cities",
+    ]
+    assert registry.call_sync("tool", {"country": "XX"}).structured_content["sources"] == ["https://example.org/cities"]
+
+
+def test_empty_may_choose_its_own_sources(make):
+    registry = make(
+        BASE + "content: x\nempty:\n  content: 'No city in {{ country }}.'\n"
+        "  sources: ['https://example.org/search?q={{ country }}']\n"
+    )
+    result = registry.call_sync("tool", {"country": "XX"})
+    assert result.content[0].text == "No city in XX."
+    assert result.structured_content["sources"] == ["https://example.org/search?q=XX"]
+    assert registry.call_sync("tool", {"country": "NO"}).structured_content["sources"] == ["https://example.org/NO?q=1"]
+
+
 def test_empty_template_and_table_false(make):
     registry = make(BASE + "content: x\nempty: 'Nothing in {{ country }}.'\ntable: false\n")
     result = registry.call_sync("tool", {"country": "SE"})

@@ -94,6 +94,18 @@ def test_sqlalchemy_columns_are_only_checked_live_and_the_summary_says_so():
     assert "(static; columns not checked: run --live)" in result.output.splitlines()[-1]
 
 
+def test_sources_that_are_all_templates_warn_unless_empty_names_its_own(tmp_path):
+    head = "description: d\nparameters: {c: {type: string, description: c}}\nsql: SELECT :c AS x\n"
+    templated = "sources: ['https://x.org/{{ c }}']\ncontent: x\n"
+    specs = _project(tmp_path, {"a": head + templated})
+    [warning] = run_validate(specs).problems
+    assert warning.severity == "warning" and warning.line == 4 and "every source is a template" in warning.message
+    chosen = "empty:\n  content: none\n  sources: ['https://x.org/', 'x.org/{{ c }}']\n"
+    [error] = run_validate(_project(tmp_path, {"a": head + templated + chosen})).problems
+    assert (error.line, error.col) == (8, 31)
+    assert error.message.startswith("empty.sources[1]: 'x.org/{{ c }}' is not an absolute http(s) URL")
+
+
 def test_an_empty_folder_is_an_error(tmp_path):
     (tmp_path / "specs").mkdir()
     result = CliRunner().invoke(main, ["validate", str(tmp_path / "specs")])
