@@ -18,6 +18,7 @@ from pathlib import Path
 import click
 
 from .limits import MAX_BODY_BYTES
+from .text import plural
 
 SPECS_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 VERBOSE = click.option("-v", "--verbose", is_flag=True, help="Log debug detail on stderr.")
@@ -146,12 +147,22 @@ def serve(
                 click.echo(f"mcpgen: error: {exc}", err=True)
                 raise click.exceptions.Exit(2) from None
         else:
-            click.echo(f"mcpgen: serving {len(project.registry)} tools from {specs_dir} over stdio", err=True)
+            click.echo(_serving_line(len(project.registry), specs_dir, sys.stdin.isatty()), err=True)
             anyio.run(server.run_stdio, reloader)
     except KeyboardInterrupt:
         pass
     finally:
         (reloader or project).close()
+
+
+def _serving_line(tools: int, specs_dir: Path, terminal: bool) -> str:
+    """What `serve` says on stderr; on a terminal, also that it waits for a client (it has not hung).
+
+    >>> _serving_line(1, Path("specs"), True)
+    'mcpgen: serving 1 tool from specs over stdio; waiting for an MCP client on stdin (Ctrl-C to stop)'
+    """
+    line = f"mcpgen: serving {plural(tools, 'tool')} from {specs_dir} over stdio"
+    return line + "; waiting for an MCP client on stdin (Ctrl-C to stop)" if terminal else line
 
 
 def _http_options(specs_dir, host, port, token_envs, allow_hosts, allow_origins, max_body, insecure):
@@ -184,7 +195,15 @@ def _http_options(specs_dir, host, port, token_envs, allow_hosts, allow_origins,
 
 @main.command()
 @click.argument("tool")
-@click.option("-a", "--arg", "args", multiple=True, metavar="KEY=VALUE", help="An argument; repeat for more.")
+@click.option(
+    "-a",
+    "--arg",
+    "args",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="An argument; repeat for more. Numbers, booleans and arrays are read as JSON (-a n=3, "
+    '-a ids=\'["a","b"]\'); repeating an array\'s KEY adds one item each time (-a ids=a -a ids=b).',
+)
 @click.option(
     "-s", "--specs", "specs_dir", type=SPECS_DIR, default="specs", show_default=True, help="The specs folder."
 )
@@ -213,21 +232,40 @@ def call(tool: str, args: tuple[str, ...], specs_dir: Path, as_json: bool) -> No
 
 
 def _parse_args(pairs: tuple[str, ...], schema: dict) -> dict:
-    """KEY=VALUE pairs; values of non-string parameters are read as JSON (3, true, ["a","b"])."""
-    out = {}
+    """KEY=VALUE pairs; values of non-string parameters are read as JSON (3, true, ["a","b"]); an
+    array parameter also takes one item per repeated KEY.
+
+    >>> schema = {"properties": {"ids": {"type": "array", "items": {"type": "integer"}}, "q": {"type": "string"}}}
+    >>> _parse_args(("ids=1", "ids=2", "q=a,b"), schema), _parse_args(('ids=[1, 2]',), schema)
+    ({'ids': [1, 2], 'q': 'a,b'}, {'ids': [1, 2]})
+    >>> _parse_args(('ids=["a,b", "c"]', "ids=d"), {"properties": {"ids": {"type": "array", "items": {"type": "string"}}}})
+    {'ids': ['a,b', 'c', 'd']}
+    """
+    out: dict = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep:
             raise click.BadParameter(f"'{pair}' is not KEY=VALUE", param_hint="-a")
-        kind = schema.get("properties", {}).get(key, {}).get("type")
-        if kind == "string":
-            out[key] = value
+        prop = schema.get("properties", {}).get(key, {})
+        if prop.get("type") == "array":
+            whole = _read_value(value, prop) if value.lstrip().startswith("[") else None
+            items = whole if isinstance(whole, list) else [_read_value(value, prop.get("items", {}))]
+            out[key] = [*out.get(key, []), *items]
             continue
-        try:
-            out[key] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key] = value
+        if key in out:
+            raise click.BadParameter(f"{key} is given twice (only an array parameter takes several)", param_hint="-a")
+        out[key] = _read_value(value, prop)
     return out
+
+
+def _read_value(text: str, schema: dict):
+    """The text itself for a string parameter, else the JSON it holds (else the text)."""
+    if schema.get("type") == "string":
+        return text
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
 
 
 def _print_result(result) -> None:
@@ -240,10 +278,11 @@ def _print_result(result) -> None:
         Console(stderr=True).print(f"[bold red]error:[/] {text}", markup=True, highlight=False)
         return
     data = result.structured_content or {}
+    # The prose exactly as the model reads it: no wrapping, markup or emoji codes.
     if data.get("force"):
-        console.print(data["force"], markup=False, highlight=False)
-        console.print()
-    console.print(text, markup=False, highlight=False)
+        click.echo(data["force"])
+        click.echo()
+    click.echo(text)
     if data.get("table"):
         header, *rows = data["table"]
         table = Table(*[str(h) for h in header])

@@ -35,6 +35,7 @@ from starlette.routing import Route
 
 from .errors import MCPGenError
 from .limits import MAX_BODY_BYTES
+from .text import plural
 
 logger = logging.getLogger("mcpgen")
 
@@ -202,8 +203,8 @@ async def serve_http(tool_server, options: HTTPOptions, reloader=None) -> None:
     tool_server.raise_thread_limit()
     shown = _host_header(options.host)
     logger.info(
-        "serving %d tools on http://%s:%d%s (%s)",
-        len(tool_server.registry),
+        "serving %s on http://%s:%d%s (%s)",
+        plural(len(tool_server.registry), "tool"),
         shown,
         options.port,
         options.path,
