@@ -117,6 +117,8 @@ def _static_parallel(
     from .loading import check_unique_names
 
     _static_chunk(specs_dir, paths[:1], False)  # warm up here (lazy imports: the SQL dialect, ...), not per worker
+    if columns:
+        from .engines import duckdb as _  # noqa: F401  imported once here, not once per worker (no connection yet)
     chunks = [paths[i::jobs] for i in range(jobs)]
     with multiprocessing.get_context("fork").Pool(jobs) as pool:
         results = pool.starmap(_static_chunk, [(specs_dir, chunk, columns) for chunk in chunks])
