@@ -133,7 +133,7 @@ def test_the_readme_quick_start_shows_what_serve_prints_on_a_terminal():
     import pty
     import select
 
-    shown = [b for b in blocks("README.md", "text") if "mcpgen: serving" in b][0].splitlines()
+    shown = next(b for b in blocks("README.md", "text") if "mcpgen: serving" in b).splitlines()
     terminal, other_end = pty.openpty()
     proc = subprocess.Popen(
         [sys.executable, "-m", "mcpgen.cli", "serve", "specs/"], cwd=REPO, stdin=other_end, stderr=subprocess.PIPE
