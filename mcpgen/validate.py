@@ -88,7 +88,7 @@ def _run_validate(specs_dir, live, timeout, jobs, start, columns=True) -> Report
             _live(loaded, report, timeout, everywhere=live)
     else:
         try:
-            problems, connections = _static_parallel(specs_dir, paths, jobs, columns)
+            problems, connections = _static_parallel(specs_dir, paths, jobs, columns, timeout)
         except Exception:  # a worker died (or fork is unavailable): do it here instead
             return _run_validate(specs_dir, live, timeout, 1, start, columns)
         report = Report(str(specs_dir), len(paths), problems, live, connections=connections)
@@ -108,7 +108,7 @@ def _jobs(files: int) -> int:
 
 
 def _static_parallel(
-    specs_dir: Path, paths: list[Path], jobs: int, columns: bool
+    specs_dir: Path, paths: list[Path], jobs: int, columns: bool, timeout: float = LIVE_TIMEOUT
 ) -> tuple[list[Problem], dict[str, str]]:
     """The checks of a big project in `jobs` forked workers (each opens its own DuckDB connections
     for the column checks); names are checked for uniqueness here."""
@@ -116,12 +116,13 @@ def _static_parallel(
 
     from .loading import check_unique_names
 
-    _static_chunk(specs_dir, paths[:1], False)  # warm up here (lazy imports: the SQL dialect, ...), not per worker
+    # Warm up here (lazy imports: the SQL dialect, ...), not once per worker.
+    _static_chunk(specs_dir, paths[:1], False, timeout)
     if columns:
         from .engines import duckdb as _  # noqa: F401  imported once here, not once per worker (no connection yet)
     chunks = [paths[i::jobs] for i in range(jobs)]
     with multiprocessing.get_context("fork").Pool(jobs) as pool:
-        results = pool.starmap(_static_chunk, [(specs_dir, chunk, columns) for chunk in chunks])
+        results = pool.starmap(_static_chunk, [(specs_dir, chunk, columns, timeout) for chunk in chunks])
     problems: list[Problem] = []
     named: list[_Named] = []
     connections: dict[str, str] = {}
@@ -150,14 +151,14 @@ class _Named:
 
 
 def _static_chunk(
-    specs_dir: Path, chunk: list[Path], columns: bool
+    specs_dir: Path, chunk: list[Path], columns: bool, timeout: float
 ) -> tuple[list[Problem], list[_Named], dict[str, str]]:
     from .loading import load_project
 
     loaded = load_project(specs_dir, paths=chunk, unique_names=False)
     report = Report(str(specs_dir), len(chunk), list(loaded.problems))
     if columns:
-        _live(loaded, report, LIVE_TIMEOUT, everywhere=False)
+        _live(loaded, report, timeout, everywhere=False)
     return report.problems, [_Named(s.name, s.path, *s.where("name")) for s in loaded.specs], report.connections
 
 
