@@ -15,7 +15,6 @@ mcpgen.errors.ArgumentError: Invalid argument 'n': 11 is greater than the maximu
 from __future__ import annotations
 
 import datetime as dt
-import json
 import math
 import re
 from functools import lru_cache
@@ -23,7 +22,7 @@ from typing import Any
 
 from .errors import ArgumentError
 from .spec import Constraints, Items, Parameter
-from .text import closest
+from .text import as_json, closest
 
 INT64 = (-(2**63), 2**63 - 1)
 MAX_STRING = 65536  # characters, for strings without max_length
@@ -149,7 +148,7 @@ def _convert(name: str, type_: str, value: Any, c: Parameter | Items) -> Any:
         if isinstance(value, float):
             value = int(value)
         if not INT64[0] <= value <= INT64[1]:
-            raise ArgumentError(f"Invalid argument '{name}': {_short(value)} is outside the 64-bit integer range.")
+            raise ArgumentError(f"Invalid argument '{name}': {as_json(value)} is outside the 64-bit integer range.")
     if type_ == "string":
         if len(value) > MAX_STRING and c.max_length is None:
             raise ArgumentError(
@@ -189,17 +188,7 @@ def _parse_date(name: str, type_: str, value: str):
         return dt.datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
     except ValueError:
         shape = "date (YYYY-MM-DD)" if type_ == "date" else "date-time (YYYY-MM-DDTHH:MM:SS, optional zone)"
-        raise ArgumentError(f"Invalid argument '{name}': {_short(value)} is not an ISO 8601 {shape}.") from None
-
-
-def _short(value: Any, limit: int = 60) -> str:
-    """A value as JSON (`true`, `null`, `["JP"]`, `"7"`), as the client sent it, cut to `limit`."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError):
-        text = repr(value)
-    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+        raise ArgumentError(f"Invalid argument '{name}': {as_json(value)} is not an ISO 8601 {shape}.") from None
 
 
 _TYPES = {"string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,), "array": (list,)}
@@ -213,13 +202,13 @@ def _check(name: str, schema: dict[str, Any], value: Any) -> None:
         and not (kind == "integer" and isinstance(value, float) and value.is_integer())
     ):
         article = "an" if kind[0] in "aeiou" else "a"
-        got = _short(value) if value is None or isinstance(value, bool) else f"{_type_name(value)} {_short(value)}"
+        got = as_json(value) if value is None or isinstance(value, bool) else f"{_type_name(value)} {as_json(value)}"
         raise ArgumentError(f"Invalid argument '{name}': expected {article} {kind}, got {got}.")
-    shown, size = _short(value), len(value) if isinstance(value, (str, list)) else 0
+    shown, size = as_json(value), len(value) if isinstance(value, (str, list)) else 0
     if "enum" in schema and value not in schema["enum"]:
-        choices = [_short(v, 30) for v in schema["enum"]]
+        choices = [as_json(v, 30) for v in schema["enum"]]
         near = closest(value, schema["enum"]) if isinstance(value, str) else None
-        hint = f" (did you mean {_short(near)}?)" if near is not None else ""
+        hint = f" (did you mean {as_json(near)}?)" if near is not None else ""
         _fail(name, f"{shown} is not one of {', '.join(choices)}{hint}")
     if "minimum" in schema and value < schema["minimum"]:
         _fail(name, f"{shown} is less than the minimum of {schema['minimum']}")

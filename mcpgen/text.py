@@ -8,6 +8,8 @@ r"""Small text helpers shared by the loaders, checks and engines.
 ('', 'one')
 >>> did_you_mean("descripton", ["title", "description"]), did_you_mean("zzz", ["title"])
 ("; did you mean 'description'?", '')
+>>> as_json(True), as_json(None), as_json(["JP"]), as_json("x" * 80, limit=10)
+('true', 'null', '["JP"]', '"xxxxxx...')
 >>> plural(1, "tool"), plural(2, "spec file"), plural(0, "query", "queries")
 ('1 tool', '2 spec files', '0 queries')
 """
@@ -15,6 +17,7 @@ r"""Small text helpers shared by the loaders, checks and engines.
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Iterable
 
 
@@ -49,3 +52,13 @@ def did_you_mean(name: object, candidates: Iterable[object], prefix: str = "") -
     """`; did you mean 'x'?` to end a message with, or "" when nothing is near (`prefix`: ':' for SQL)."""
     match = closest(name, candidates)
     return f"; did you mean '{prefix}{match}'?" if match else ""
+
+
+def as_json(value: object, limit: int = 60) -> str:
+    """A value as JSON (`true`, `null`, `["JP"]`, `"7"`), as a client sent it, cut to `limit` characters."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -30,6 +30,7 @@ from . import logs
 from .engines.base import QueryResult
 from .errors import ArgumentError
 from .results import OUTPUT_SCHEMA, DataToolOutput, DataToolPayload
+from .text import as_json
 
 logger = logging.getLogger("mcpgen")
 
@@ -231,7 +232,7 @@ def _function_tool(
                 raise ArgumentError(f"Unknown argument '{where}'.") from None
             if err["type"] == "missing":
                 raise ArgumentError(f"Missing required argument '{where}'.") from None
-            raise ArgumentError(f"Invalid argument '{where}': {err['msg']}.") from None
+            raise ArgumentError(f"Invalid argument '{where}': {err['msg']}, got {as_json(err['input'])}.") from None
         return {k: getattr(args, k) for k in fields}
 
     handler: Callable[[dict[str, Any]], Any]

@@ -75,7 +75,10 @@ def test_a_result_that_breaks_the_schema_is_an_error_not_a_success():
         result = registry.call_sync("bad", {"kind": kind})
         assert result.is_error and words in result.content[0].text
     assert "Unknown argument 'other'" in registry.call_sync("bad", {"other": 1}).content[0].text
-    assert "Invalid argument 'kind'" in registry.call_sync("bad", {"kind": 3}).content[0].text
+    assert registry.call_sync("bad", {"kind": 3}).content[0].text == (
+        "Invalid argument 'kind': Input should be a valid string, got 3."
+    )
+    assert registry.call_sync("bad", {"kind": ["JP"]}).content[0].text.endswith('got ["JP"].')  # as JSON, as sent
 
 
 def test_an_exception_in_a_python_tool_is_a_clear_error_without_a_trace():
