@@ -79,7 +79,7 @@ def parameter_schema(param: Parameter) -> dict[str, Any]:
     still takes an explicit null for it, as if it were left out."""
     schema = _value_schema(param.type, param)
     schema["description"] = param.description
-    bounded = [(c, "") for c in (param,)] + ([(param.items, "each ")] if param.items is not None else [])
+    bounded: list[tuple[Parameter | Items, str]] = [(param, "")] + ([(param.items, "each ")] if param.items else [])
     bounds = [f"{each}{date_bounds(c)}" for c, each in bounded if c.type in _FORMATS and (c.minimum or c.maximum)]
     if bounds:
         schema["description"] = f"{param.description.rstrip()} ({'; '.join(bounds)})"
