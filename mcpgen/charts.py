@@ -1,8 +1,9 @@
 """Chart settings to Chart.js 4 configurations.
 
 >>> from mcpgen.spec import Chart
->>> build_chart(Chart(type="bar", x="city", y="pop"), ["city", "pop"], [("Tokyo", 37), ("Delhi", 30)])
-{'type': 'bar', 'data': {'labels': ['Tokyo', 'Delhi'], 'datasets': [{'label': 'pop', 'data': [37, 30]}]}, 'options': {}}
+>>> build_chart(Chart(type="bar", x="city", y="pop"), ["city", "pop"], [("Tokyo", 37), ("Delhi", 30)],
+...             headers={"pop": "Population"})
+{'type': 'bar', 'data': {'labels': ['Tokyo', 'Delhi'], 'datasets': [{'label': 'Population', 'data': [37, 30]}]}, 'options': {}}
 """
 
 from __future__ import annotations
@@ -25,22 +26,33 @@ _JS_TYPE = {
 }
 
 
-def build_chart(chart: Chart, columns: list[str], rows: list[tuple]) -> dict[str, Any]:
-    """One Chart.js config from the result rows. Every column the chart names must be in `columns`."""
+def build_chart(
+    chart: Chart, columns: list[str], rows: list[tuple], headers: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """One Chart.js config from the result rows. Every column the chart names must be in `columns`.
+
+    Datasets are labelled by the chart's `label:`, else by the table's `headers`, else by column name."""
     index = {name: i for i, name in enumerate(columns)}
     assert chart.x is not None  # Chart requires x
+    headers = headers or {}
     x = index[chart.x]
     if chart.series:
         labels, datasets = _pivot(chart, x, index[chart.series], index, rows)
     elif chart.type == "scatter":
         labels = None
         datasets = [
-            {"label": y, "data": [{"x": to_cell(r[x]), "y": to_cell(r[index[y]])} for r in rows]}
+            {
+                "label": chart.dataset_label(y, headers),
+                "data": [{"x": to_cell(r[x]), "y": to_cell(r[index[y]])} for r in rows],
+            }
             for y in chart.y_columns
         ]
     else:
         labels = [to_cell(r[x]) for r in rows]
-        datasets = [{"label": y, "data": [to_cell(r[index[y]]) for r in rows]} for y in chart.y_columns]
+        datasets = [
+            {"label": chart.dataset_label(y, headers), "data": [to_cell(r[index[y]]) for r in rows]}
+            for y in chart.y_columns
+        ]
     if chart.type == "area":
         for ds in datasets:
             ds["fill"] = "origin"

@@ -7,6 +7,7 @@ mcpgen validate specs/          static checks (--live: against the database), ex
 mcpgen test specs/              run the specs' tests: against the real connections
 mcpgen schema                   JSON Schema of spec files, for editors
 mcpgen preview specs/           a local web page showing each answer as the gateway would
+mcpgen build-app                fetch the pinned Chart.js that the MCP App inlines
 """
 
 from __future__ import annotations
@@ -350,6 +351,7 @@ def validate(specs_dir: Path, live: bool, static: bool, fmt: str, strict: bool, 
     Queries on DuckDB connections are described (not run) so that every column a chart, table or
     template names is checked; --live does the same on SQLAlchemy connections.
     """
+    from .app import find_chartjs
     from .errors import SpecError
     from .reports import FORMATS
     from .validate import run_validate
@@ -362,6 +364,9 @@ def validate(specs_dir: Path, live: bool, static: bool, fmt: str, strict: bool, 
         for problem in exc.problems:
             click.echo(str(problem), err=True)
         raise click.exceptions.Exit(2) from None
+    found, sentence = find_chartjs(specs_dir.resolve().parent)
+    if found is None:  # the MCP App falls back to the CDN: say so
+        report.notes.append(sentence + ".")
     kwargs = {"color": sys.stdout.isatty()} if fmt in ("text", "grouped") else {}
     click.echo(FORMATS[fmt](report, strict, **kwargs), color=kwargs.get("color"))
     raise click.exceptions.Exit(report.exit_code(strict))
@@ -389,6 +394,28 @@ def test_specs(specs_dir: Path, select: str | None) -> None:
         raise click.exceptions.Exit(1)
 
 
+@main.command(name="build-app")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder to write Chart.js into [default: mcpgen/vendor/ in the installed package].",
+)
+def build_app(out: Path | None) -> None:
+    """Fetch the pinned Chart.js with npm, check its checksums, and keep it for the MCP App to inline."""
+    from .app import CHARTJS, VENDOR, AppBuildError, build_html, build_vendor
+    from .spec import AppSettings
+
+    try:
+        path = build_vendor(out or VENDOR)
+    except AppBuildError as exc:
+        raise click.ClickException(str(exc)) from None
+    size = len(build_html(AppSettings(), path)[0].encode())
+    click.echo(f"Chart.js {CHARTJS.version} (SHA-256 checked) is in {path}; the app resource is {size:,} bytes.")
+    if out is not None and out.resolve() != VENDOR.resolve():
+        click.echo(f"Point MCPGEN_CHARTJS at {path} for `mcpgen serve` to inline it.")
+
+
 @main.command()
 @click.option("--config", "of_config", is_flag=True, help="The schema of mcpgen.yaml instead of spec files.")
 def schema(of_config: bool) -> None:
@@ -409,19 +436,20 @@ def schema(of_config: bool) -> None:
 )
 @click.option(
     "--chartjs",
-    metavar="URL_OR_PATH",
+    metavar="PATH",
     default=None,
-    help="Where the page loads Chart.js 4 from: a URL, or a local file for offline use [default: the jsDelivr CDN].",
+    help="A local copy of the pinned Chart.js (chart.umd.min.js) for the app to inline "
+    "[default: as `mcpgen serve` finds it, else the CDN].",
 )
 @VERBOSE
 def preview(specs_dir: Path, port: int, chartjs: str | None, verbose: bool) -> None:
-    """Preview the tools in SPECS_DIR in a browser, as the gateway shows them (loopback only; reloads on change)."""
-    from .preview import PreviewError, chartjs_source, run
+    """Preview the tools in SPECS_DIR in a browser, drawn by their MCP App as hosts show them (loopback only)."""
+    from .preview import PreviewError, chartjs_file, run
 
     _setup_logging(verbose)
     try:
-        chartjs_source(chartjs)
-    except FileNotFoundError as exc:
+        chartjs_file(chartjs)
+    except ValueError as exc:
         raise click.BadParameter(str(exc).removeprefix("--chartjs: "), param_hint="--chartjs") from None
     try:
         run(specs_dir, port=port, chartjs=chartjs, announce=lambda line: click.echo(line, err=True))

@@ -15,7 +15,7 @@ from .errors import MCPGenError
 from .loading import LoadedSpec
 from .params import Arguments, param_types
 from .render import Template
-from .results import build_table
+from .results import TRUNCATED_META, build_table
 from .spec import EmptyAnswer
 from .tools import Answer, Tool, error_result
 
@@ -86,14 +86,19 @@ class SpecTool:
         payload: dict[str, Any] = {
             "sources": [t.render(values) for t in (self.sources if rows else self.empty_sources)]
         }
-        table = build_table(columns, result.rows, self.spec.table)
-        if table is not None:
-            payload["table"] = table
-        if self.spec.charts:
-            payload["charts"] = [build_chart(chart, columns, result.rows) for chart in self.spec.charts]
+        if rows:  # no rows: no header-only table and no empty chart, the prose says so
+            table = build_table(columns, result.rows, self.spec.table)
+            if table is not None:
+                payload["table"] = table
+            if self.spec.charts:
+                headers = {} if isinstance(self.spec.table, bool) else self.spec.table.headers
+                payload["charts"] = [build_chart(c, columns, result.rows, headers) for c in self.spec.charts]
         if self.force is not None:
             payload["force"] = self.force.render(context)
-        return CallToolResult(content=[TextContent(type="text", text=prose)], structured_content=payload)
+        answer = CallToolResult(content=[TextContent(type="text", text=prose)], structured_content=payload)
+        if result.truncated:  # for the app's note; hosts keep _meta away from the model
+            answer.meta = {TRUNCATED_META: {"max_rows": self.max_rows}}
+        return answer
 
 
 def _sentence(message: str) -> str:

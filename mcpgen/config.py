@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import Discriminator, Field, StrictInt, Tag
 
-from .spec import Duration, Strict
+from .spec import AppChoice, Duration, Strict
 
 CONFIG_NAME = "mcpgen.yaml"
 DEFAULT_MAX_ROWS = 1000
@@ -100,3 +100,6 @@ class ProjectConfig(Strict):
     )
     defaults: Defaults = Field(default=Defaults(), description="Defaults for every spec.")
     http: HTTPSettings = Field(default=HTTPSettings(), description="serve --http settings.")
+    app: AppChoice = Field(
+        default=True, description="The MCP App for every tool: true, false, or {chart_height, theme}."
+    )

@@ -120,6 +120,8 @@ def _not_utf8(path: Path, exc: UnicodeDecodeError) -> Problem:
 
 def _check_secrets(config: ProjectConfig, data: Any, path: Path, problems: list[Problem]) -> None:
     """A password written into mcpgen.yaml is a warning; the message never repeats it."""
+    if "connections" not in data:  # the default connection: nothing written, no password
+        return
     for name, conn in config.connections.items():
         node: Located = data["connections"][name]
         if isinstance(conn, URLConnection) and literal_password(conn.url):
@@ -181,7 +183,7 @@ def load_spec(path: Path, config: ProjectConfig, problems: list[Problem]) -> Loa
 
 
 # Fields whose errors do not stop the other checks: leave them out and check the rest.
-_SEPARABLE = {"title", "chart", "table", "tests", "annotations", "empty", "force", "max_rows", "timeout", "name"}
+_SEPARABLE = {"title", "chart", "table", "tests", "annotations", "empty", "force", "max_rows", "timeout", "name", "app"}
 
 
 def _without_broken_extras(exc: ValidationError, data: Located) -> tuple[Spec, Located] | None:

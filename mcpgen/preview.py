@@ -1,6 +1,6 @@
 """The gateway preview: a local web page that shows each tool's answer the way the gateway renders it.
 
-    mcpgen preview specs/ [--port 8765] [--chartjs URL_OR_PATH]
+    mcpgen preview specs/ [--port 8765] [--chartjs PATH]
 
 A Starlette app served by uvicorn on 127.0.0.1 only:
 
@@ -8,7 +8,11 @@ A Starlette app served by uvicorn on 127.0.0.1 only:
     GET  /api/version      {"version": n}; n grows each time the specs are reloaded
     GET  /api/tools        the tools as tools/list gives them, plus errors/warnings with file:line
     POST /api/call/{name}  JSON arguments -> {"result": CallToolResult JSON, "elapsed_ms": ...}
-    GET  /chart.js         the local Chart.js file given with --chartjs PATH
+    GET  /app/{name}       the tool's MCP App (the HTML resources/read gives), under the CSP a host builds
+
+The page draws each answer with the tool's MCP App in a sandboxed iframe, talking to it as
+an MCP Apps host does (ui/initialize, tool-input, tool-result, size-changed, open-link), so
+what the analyst previews is what Apps-capable hosts show.
 
 Calls go through `Registry.call`, the code path `mcpgen serve` uses, so arguments
 are checked by the server again whatever the browser let through. The specs
@@ -20,7 +24,6 @@ that loaded, marked as stale.
 from __future__ import annotations
 
 import contextlib
-import html
 import json
 import logging
 import time
@@ -34,21 +37,22 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from .app import APP_URI, App, build_html, check_chartjs, find_chartjs, host_csp
 from .errors import MCPGenError, Problem, SpecError
 from .limits import MAX_BODY_BYTES
 from .project import Project, open_project
 from .reload import LiveProject, watch_project
+from .spec import AppSettings
 from .text import plural
 
 logger = logging.getLogger("mcpgen")
 
 HOST = "127.0.0.1"  # loopback only: the preview has no authentication
 DEFAULT_PORT = 8765
-DEFAULT_CHARTJS = "https://cdn.jsdelivr.net/npm/chart.js@4/dist/chart.umd.min.js"
 STATIC = Path(__file__).parent / "static"
 
 
@@ -56,16 +60,14 @@ class PreviewError(MCPGenError):
     """The preview cannot start (e.g. its port is taken)."""
 
 
-def chartjs_source(value: str | None) -> tuple[str, Path | None]:
-    """`--chartjs` as (the page's <script src>, the local file to serve at /chart.js or None)."""
+def chartjs_file(value: str | None) -> Path | None:
+    """`--chartjs PATH`: the pinned Chart.js file the previewed app inlines (else the usual lookup)."""
     if not value:
-        return DEFAULT_CHARTJS, None
-    if value.startswith(("http://", "https://")):
-        return value, None
-    path = Path(value).expanduser().resolve()
-    if not path.is_file():
-        raise FileNotFoundError(f"--chartjs: no such file: {value}")
-    return "/chart.js", path
+        return None
+    try:
+        return check_chartjs(Path(value).expanduser().resolve())
+    except ValueError as exc:
+        raise ValueError(f"--chartjs: {exc}") from None
 
 
 class _Collect(logging.Handler):
@@ -201,17 +203,13 @@ class PreviewState:
 def create_app(
     specs_dir: str | Path, chartjs: str | None = None, watch: bool = True, state: PreviewState | None = None
 ) -> Starlette:
-    """The preview app. `chartjs`: a URL or a local file path (default: the jsDelivr CDN)."""
-    script_src, chartjs_file = chartjs_source(chartjs)
+    """The preview app. `chartjs`: a local copy of the pinned Chart.js for the app to inline."""
+    chartjs_path = chartjs_file(chartjs)
     state = state or PreviewState(Path(specs_dir))
-    page = (
-        (STATIC / "index.html")
-        .read_text(encoding="utf-8")
-        .replace("{{CHARTJS_SRC}}", html.escape(script_src, quote=True))
-    )
+    page = (STATIC / "index.html").read_text(encoding="utf-8")
     csp = (
         "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
-        f"script-src 'self' {_origin(script_src)}; connect-src 'self'; base-uri 'none'; form-action 'none'; "
+        "script-src 'self'; connect-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'none'; "
         "frame-ancestors 'none'"
     )
     no_store = {"Cache-Control": "no-store"}
@@ -227,10 +225,19 @@ def create_app(
             },
         )
 
-    async def chart_js(request: Request) -> Response:
-        if chartjs_file is None:
-            return JSONResponse({"error": "Chart.js is loaded from " + script_src}, status_code=404)
-        return FileResponse(chartjs_file, media_type="text/javascript")
+    async def app_page(request: Request) -> Response:
+        """The tool's app as resources/read gives it, under the CSP a host builds from its _meta.ui.csp."""
+        name = request.path_params["name"]
+        async with state.using() as project:
+            if project is None or name not in project.registry:
+                return JSONResponse({"error": f"no tool named '{name}'"}, status_code=404)
+            tool = project.registry.get(name)
+            # A tool with `app: false` is shown with the default app (hosts show none for it).
+            app = project.registry.apps.get(tool.app) or App(APP_URI, AppSettings(), project.loaded.root)
+        found = chartjs_path or find_chartjs(app.root)[0]
+        document, ui = await anyio.to_thread.run_sync(build_html, app.settings, found)
+        headers = {**no_store, "Content-Security-Policy": host_csp(ui.get("csp")), "X-Content-Type-Options": "nosniff"}
+        return HTMLResponse(document, headers=headers)
 
     async def version(request: Request) -> Response:
         return JSONResponse({"version": state.version}, headers=no_store)
@@ -292,7 +299,7 @@ def create_app(
     routes = [
         Route("/", index),
         Route("/favicon.ico", favicon),
-        Route("/chart.js", chart_js),
+        Route("/app/{name:path}", app_page),
         Route("/api/version", version),
         Route("/api/tools", tools),
         Route("/api/call/{name:path}", call, methods=["POST"]),
@@ -303,13 +310,6 @@ def create_app(
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
     app.state.preview = state
     return app
-
-
-def _origin(url: str) -> str:
-    if not url.startswith(("http://", "https://")):
-        return ""
-    scheme, _, rest = url.partition("://")
-    return f"{scheme}://{rest.split('/')[0]}"
 
 
 def listen(port: int):

@@ -17,10 +17,12 @@ import runpy
 from dataclasses import dataclass
 from pathlib import Path
 
+from .app import project_apps
 from .compile import SpecTool, compile_spec
 from .engines import Engine, create_engine
 from .errors import MCPGenError, Problem, SpecError, UnsafeSQL
 from .loading import LoadedProject, load_project
+from .spec import AppSettings
 from .tools import Registry, default_registry
 from .validate import check_spec_live, checked_by_default
 
@@ -72,11 +74,21 @@ def open_project(specs_dir: str | Path, columns: bool = True) -> Project:
             problems.append(Problem(str(spec.path), *spec.where("name"), str(exc)))
     for path in loaded.python_files:
         problems.extend(_import_tools(path, registry))
+    _attach_apps(loaded, registry)
     if problems:
         for engine in engines.values():
             engine.close()
         raise SpecError(problems)
     return Project(loaded, registry, engines)
+
+
+def _attach_apps(loaded: LoadedProject, registry: Registry) -> None:
+    """Give each tool its MCP App (hand-written tools get the project's), unless `app: false`."""
+    settings: dict[str, bool | AppSettings] = {tool.name: tool.wants_app for tool in registry}
+    settings.update({s.name: s.spec.app for s in loaded.specs if s.name in settings})
+    registry.apps, chosen = project_apps(loaded.config.app, settings, loaded.root)
+    for name, uri in chosen.items():
+        registry.get(name).app = uri
 
 
 def _import_tools(path: Path, registry: Registry) -> list[Problem]:

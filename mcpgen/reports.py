@@ -32,6 +32,7 @@ def format_json(report: Report, strict: bool = False) -> str:
             "ok": report.exit_code(strict) == 0,
             "exit_code": report.exit_code(strict),
             "connections": report.connections,
+            "notes": report.notes,
             "problems": [
                 {"file": p.path, "line": p.line, "column": p.col, "severity": p.severity, "message": p.message}
                 for p in report.problems
@@ -58,6 +59,7 @@ def format_github(report: Report, strict: bool = False) -> str:
                 props.append(f"col={p.col}")
         kind = "error" if p.severity == "error" or strict else "warning"
         lines.append(f"::{kind} {','.join(props)}::{_gh_escape(p.message)}")
+    lines.extend(f"::notice::{_gh_escape(note)}" for note in report.notes)
     lines.append(_summary(report, strict))
     return "\n".join(lines)
 
@@ -66,7 +68,7 @@ def format_text(report: Report, strict: bool = False, color: bool = False) -> st
     """One `path:line:col: severity: message` line per problem (what editors, terminals and CI
     problem matchers read), then a summary line."""
     lines = [_line(p, color) for p in report.problems]
-    return "\n".join([*lines, *([""] if lines else []), _styled_summary(report, strict, color)])
+    return "\n".join([*lines, *([""] if lines else []), *_notes(report, color), _styled_summary(report, strict, color)])
 
 
 def format_grouped(report: Report, strict: bool = False, color: bool = False) -> str:
@@ -82,6 +84,7 @@ def format_grouped(report: Report, strict: bool = False, color: bool = False) ->
             kind = _style(f"{p.severity:<7}", color, fg=_COLOURS[p.severity], bold=True)
             lines.append(f"  {_style(f'{where:>7}', color, dim=True)}  {kind}  {p.message}")
         lines.append("")
+    lines.extend(_notes(report, color))
     lines.append(_styled_summary(report, strict, color))
     return "\n".join(lines)
 
@@ -100,6 +103,11 @@ def _line(p: Problem, color: bool) -> str:
     where = p.path + "".join(f":{n}" for n in (p.line, p.col if p.line is not None else None) if n is not None)
     severity = _style(f"{p.severity}:", color, fg=_COLOURS[p.severity], bold=True)
     return f"{_style(where, color, bold=True)}: {severity} {p.message}"
+
+
+def _notes(report: Report, color: bool) -> list[str]:
+    """`note: ...` lines: facts that pass or fail nothing."""
+    return [f"{_style('note:', color, bold=True)} {note}" for note in report.notes]
 
 
 def _styled_summary(report: Report, strict: bool, color: bool) -> str:

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, Stri
 from .spec import TableSpec
 
 MAX_SAFE_INT = 2**53
+TRUNCATED_META = "mcpgen/truncated"  # result `_meta` key when rows were cut at max_rows: {"max_rows": n}
 # One type list rather than anyOf of five schemas: clients check every cell against it, and a
 # list is about twice as fast to check as five alternatives.
 Cell = Annotated[

@@ -15,11 +15,20 @@ import weakref
 
 import anyio.to_thread
 from mcp.server import Server
+from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS, CallToolRequestParams, CallToolResult, ListToolsResult
+from mcp.types import (
+    INVALID_PARAMS,
+    CallToolRequestParams,
+    CallToolResult,
+    ListResourcesResult,
+    ListToolsResult,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+)
 
 from . import __version__
 from .tools import Registry
@@ -31,6 +40,7 @@ logger = logging.getLogger("mcpgen")
 # starve calls to another. (Waiting in the event loop on an anyio.CapacityLimiter instead was
 # measured and was not faster: bench/bench_slots.py, docs/benchmarks.md.)
 WORKER_THREADS = 100
+RESOURCE_NOT_FOUND = -32002  # the MCP specification's error code for resources/read of an unknown URI
 
 
 class ToolServer:
@@ -54,7 +64,11 @@ class ToolServer:
             on_call_tool=self._call_tool,
             on_subscriptions_listen=self.listen,
             get_tool_input_schema=self._input_schema,
+            on_list_resources=self._list_resources,
+            on_read_resource=self._read_resource,
         )
+        # MCP Apps: tools carry _meta.ui.resourceUri; hosts without the extension ignore it.
+        self.server.extensions[EXTENSION_ID] = {"mimeTypes": [APP_MIME_TYPE]}
 
     def initialization_options(self):
         return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
@@ -67,6 +81,16 @@ class ToolServer:
             listing = ListToolsResult(tools=[tool.to_mcp() for tool in registry])
             self._listing = (registry, listing)
         return listing
+
+    async def _list_resources(self, ctx, params) -> ListResourcesResult:
+        return ListResourcesResult(resources=[app.resource() for app in self.registry.apps.values()])
+
+    async def _read_resource(self, ctx, params: ReadResourceRequestParams) -> ReadResourceResult:
+        app = self.registry.apps.get(str(params.uri))
+        if app is None:
+            raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Unknown resource: {params.uri}")
+        contents = await anyio.to_thread.run_sync(app.contents)  # built on the first read: file I/O
+        return ReadResourceResult(contents=[contents])
 
     def _input_schema(self, name: str):
         registry = self.registry

@@ -187,6 +187,22 @@ class TableSpec(Strict):
     headers: dict[str, str] = Field(default={}, description="Labels for columns, by column name.")
 
 
+class AppSettings(Strict):
+    """How the MCP App draws a tool's answer (`app:` in a spec or in mcpgen.yaml)."""
+
+    chart_height: StrictInt = Field(default=320, ge=120, le=2000, description="Height of each chart, in pixels.")
+    theme: Literal["auto", "light", "dark"] = Field(
+        default="auto", description="auto follows the host's theme; light or dark forces one."
+    )
+
+
+# true, false, or the app's settings.
+AppChoice = Annotated[
+    Annotated[StrictBool, Tag("<scalar>")] | Annotated[AppSettings, Tag("<map>")],
+    _by_shape("true, false or a mapping of app settings"),
+]
+
+
 class Chart(Strict):
     type: ChartType = Field(description="bar, line, area, pie, doughnut, scatter, horizontal_bar or stacked_bar.")
     x: str | None = Field(default=None, description="Column whose values label the x axis (or the slices).")
@@ -195,6 +211,9 @@ class Chart(Strict):
     )
     series: str | None = Field(default=None, description="Column whose distinct values become datasets (long data).")
     title: str | None = Field(default=None, description="Title shown above the chart.")
+    label: str | dict[str, str] | None = Field(
+        default=None, description="Dataset label, or labels by y column; default: the table header, else the column."
+    )
     options: dict[str, Any] = Field(default={}, description="Passed through into the Chart.js options.")
 
     @model_validator(mode="after")
@@ -207,7 +226,21 @@ class Chart(Strict):
             raise ValueError("series takes a single y column")
         if self.type in ("pie", "doughnut") and (self.series or (isinstance(self.y, list) and len(self.y) > 1)):
             raise ValueError(f"a {self.type} chart shows one y column and no series")
+        if isinstance(self.label, str) and len(self.y_columns) > 1:
+            raise ValueError("with several y columns, label maps each column to its label: {column: label}")
+        if isinstance(self.label, dict) and (unknown := sorted(set(self.label) - set(self.y_columns))):
+            raise ValueError(f"label names {', '.join(unknown)}, which is not a y column")
+        if self.label is not None and self.series:
+            raise ValueError("a chart with series takes its dataset labels from the series values, not label")
         return self
+
+    def dataset_label(self, column: str, headers: dict[str, str]) -> str:
+        """The legend text of the dataset for y `column`: `label:`, else the table header, else the name."""
+        if isinstance(self.label, str):
+            return self.label
+        if isinstance(self.label, dict) and column in self.label:
+            return self.label[column]
+        return headers.get(column, column)
 
     @property
     def y_columns(self) -> list[str]:
@@ -318,6 +351,10 @@ class Spec(Strict):
         default=[], description="Examples that `mcpgen test` runs against the real connection."
     )
     annotations: Annotations = Field(default=Annotations(), description="MCP tool annotations.")
+    app: AppChoice = Field(
+        default=True,
+        description="The MCP App: true (default), false, or {chart_height, theme}; default from mcpgen.yaml.",
+    )
 
     @field_validator("parameters")
     @classmethod

@@ -68,6 +68,8 @@ class Tool:
     annotations: ToolAnnotations | None = None
     source: str | None = None  # the file that defined it
     is_async: bool = field(default=False)
+    wants_app: bool = True  # False: no MCP App (`@registry.tool(app=False)`; specs say `app: false`)
+    app: str | None = None  # the ui:// resource of its MCP App (mcpgen.app), if it has one
 
     def to_mcp(self) -> MCPTool:
         return MCPTool(
@@ -77,6 +79,7 @@ class Tool:
             input_schema=self.input_schema,
             output_schema=OUTPUT_SCHEMA,
             annotations=self.annotations,
+            _meta={"ui": {"resourceUri": self.app}} if self.app else None,
         )
 
 
@@ -86,6 +89,7 @@ class Registry:
     def __init__(self) -> None:
         self._tools: dict[str, Tool] = {}
         self.active = 0  # calls in flight (reload waits for them before closing engines)
+        self.apps: dict[str, Any] = {}  # ui:// uri -> mcpgen.app.App, served as resources
 
     def __contains__(self, name: str) -> bool:
         return name in self._tools
@@ -120,8 +124,11 @@ class Registry:
         title: str | None = None,
         description: str | None = None,
         annotations: ToolAnnotations | None = None,
+        app: bool = True,
     ) -> Callable:
-        """Decorator: register `fn` if it is annotated `-> DataToolOutput`; otherwise warn and leave it out."""
+        """Decorator: register `fn` if it is annotated `-> DataToolOutput`; otherwise warn and leave it out.
+
+        `app=False`: no MCP App for this tool (see docs/apps.md)."""
 
         def decorator(fn: Callable) -> Callable:
             returns = inspect.signature(fn, eval_str=True).return_annotation
@@ -132,7 +139,7 @@ class Registry:
                     fn.__qualname__,
                 )
                 return fn
-            self.add(_function_tool(fn, name, title, description, annotations))
+            self.add(_function_tool(fn, name, title, description, annotations, app))
             return fn
 
         return decorator
@@ -207,7 +214,12 @@ def _first_error(exc: Exception) -> str:
 
 
 def _function_tool(
-    fn: Callable, name: str | None, title: str | None, description: str | None, annotations: ToolAnnotations | None
+    fn: Callable,
+    name: str | None,
+    title: str | None,
+    description: str | None,
+    annotations: ToolAnnotations | None,
+    app: bool = True,
 ) -> Tool:
     params = inspect.signature(fn, eval_str=True).parameters
     fields: dict[str, Any] = {
@@ -258,6 +270,7 @@ def _function_tool(
         annotations=annotations or READ_ONLY,
         source=inspect.getsourcefile(fn),
         is_async=is_async,
+        wants_app=app,
     )
 
 

@@ -45,6 +45,7 @@ class Report(Findings):
     live: bool = False
     seconds: float = 0.0
     connections: dict[str, str] = field(default_factory=dict)  # name -> "ok", "unreachable" or "not checked"
+    notes: list[str] = field(default_factory=list)  # facts that pass or fail nothing (e.g. the app's Chart.js)
 
     def exit_code(self, strict: bool = False) -> int:
         return 1 if self.errors or (strict and self.warnings) else 0

@@ -1,3 +1,6 @@
+import pytest
+from pydantic import ValidationError
+
 from mcpgen.charts import build_chart
 from mcpgen.spec import Chart
 
@@ -36,3 +39,28 @@ def test_title_and_options_merge():
         [("x", 1)],
     )
     assert config["options"]["plugins"] == {"title": {"display": True, "text": "T"}, "legend": {"display": False}}
+
+
+def test_dataset_labels_come_from_label_then_table_headers_then_the_column():
+    cols, rows = ["k", "a", "b"], [("x", 1, 2)]
+    headers = {"a": "Apples", "b": "Bananas"}
+    labels = lambda chart: [d["label"] for d in build_chart(chart, cols, rows, headers)["data"]["datasets"]]  # noqa: E731
+    assert labels(Chart(type="bar", x="k", y=["a", "b"])) == ["Apples", "Bananas"]
+    assert labels(Chart(type="bar", x="k", y=["a", "b"], label={"b": "Bs"})) == ["Apples", "Bs"]
+    assert labels(Chart(type="line", x="k", y="a", label="Fruit")) == ["Fruit"]
+    assert labels(Chart(type="scatter", x="k", y="b")) == ["Bananas"]
+    assert labels(Chart(type="bar", x="k", y="a")) == ["Apples"]
+    assert [d["label"] for d in build_chart(Chart(type="bar", x="k", y="a"), cols, rows)["data"]["datasets"]] == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("chart", "message"),
+    [
+        ({"y": ["a", "b"], "label": "One"}, "with several y columns, label maps each column"),
+        ({"y": "a", "label": {"zz": "Z"}}, "label names zz, which is not a y column"),
+        ({"y": "a", "series": "b", "label": "S"}, "takes its dataset labels from the series values"),
+    ],
+)
+def test_a_label_that_cannot_apply_is_refused(chart, message):
+    with pytest.raises(ValidationError, match=message):
+        Chart.model_validate({"type": "line", "x": "k", **chart})

@@ -119,6 +119,23 @@ def test_empty_may_choose_its_own_sources(make):
     assert registry.call_sync("tool", {"country": "NO"}).structured_content["sources"] == ["https://example.org/NO?q=1"]
 
 
+def test_no_rows_sends_no_header_only_table_and_no_empty_chart(make):
+    registry = make(
+        BASE + "content: x\nforce: 'Checked {{ row_count }} rows'\nchart: {type: bar, x: city, y: population}\n"
+    )
+    result = registry.call_sync("tool", {"country": "SE"})
+    assert result.structured_content == {"sources": ["https://example.org/SE?q=1"], "force": "Checked 0 rows"}
+    assert result.meta is None
+    full = registry.call_sync("tool", {"country": "NO"}).structured_content
+    assert len(full["table"]) == 3 and len(full["charts"]) == 1
+
+
+def test_truncation_is_in_the_result_meta_for_the_app(make):
+    registry = make(BASE + "content: x\n")
+    assert registry.call_sync("tool", {}).meta == {"mcpgen/truncated": {"max_rows": 3}}
+    assert registry.call_sync("tool", {"country": "NO"}).meta is None  # 2 rows: all of them
+
+
 def test_empty_template_and_table_false(make):
     registry = make(BASE + "content: x\nempty: 'Nothing in {{ country }}.'\ntable: false\n")
     result = registry.call_sync("tool", {"country": "SE"})

@@ -1,8 +1,9 @@
-"""`mcpgen preview` in a real browser: Playwright driving Debian's headless Chromium.
+"""`mcpgen preview` in a real browser: Playwright driving Debian's headless Chromium. Answers are
+drawn by the tool's MCP App in an iframe, so table, charts, sources and force text are read there.
 
 Needs (installed by .ci/run):
     apt-get install -y chromium chromium-driver
-    npm install --prefix tests/.artifacts/node chart.js@4
+    the npm packages of tests/node/ in tests/.artifacts/node (Chart.js among them)
 Without them these tests skip, unless MCPGEN_REQUIRE_SERVICES=1 (then they fail).
 Screenshots go to tests/.artifacts/.
 """
@@ -25,7 +26,7 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "tests" / ".artifacts"
-CHARTJS = ARTIFACTS / "node" / "node_modules" / "chart.js" / "dist" / "chart.umd.js"
+CHARTJS = ARTIFACTS / "node" / "node_modules" / "chart.js" / "dist" / "chart.umd.min.js"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless",
@@ -98,17 +99,12 @@ def post(url: str, body: dict) -> dict:
         return json.load(resp)
 
 
-def cell(value) -> str:
-    """A cell as the page shows it (JavaScript's String())."""
-    return "" if value is None else value if isinstance(value, str) else json.dumps(value)
-
-
 @pytest.fixture(scope="module")
 def browser():
     _require(CHROMIUM.exists(), f"{CHROMIUM} is missing: apt-get install -y chromium chromium-driver")
     _require(
         CHARTJS.is_file(),
-        f"{CHARTJS.relative_to(ROOT)} is missing: npm install --prefix tests/.artifacts/node chart.js@4",
+        f"{CHARTJS.relative_to(ROOT)} is missing: .ci/run installs tests/node/ into tests/.artifacts/node",
     )
     try:
         from playwright.sync_api import sync_playwright
@@ -142,7 +138,6 @@ def page(browser):
 def open_tool(page, url: str, name: str):
     page.goto(f"{url}#{name}")
     page.wait_for_selector(f"form[data-tool='{name}']")
-    assert page.evaluate("typeof Chart") == "function", "Chart.js did not load from /chart.js"
 
 
 def submit(page):
@@ -150,12 +145,30 @@ def submit(page):
     page.wait_for_selector("#result .answer")
 
 
+def app(page):
+    """The frame of the tool's MCP App, once the preview (as its host) has sent it the result."""
+    page.wait_for_selector("#result iframe.app-frame[data-state=sent]")
+    frame = page.query_selector("#result iframe.app-frame").content_frame()
+    frame.wait_for_function("() => !document.querySelector('#answer .waiting')")
+    assert frame.evaluate("typeof Chart") == "function", "the app has no Chart.js"
+    return frame
+
+
 def table_rows(page) -> list[list[str]]:
-    return page.eval_on_selector_all("#result table tr", "trs => trs.map(tr => [...tr.cells].map(c => c.textContent))")
+    return app(page).eval_on_selector_all("table tr", "trs => trs.map(tr => [...tr.cells].map(c => c.textContent))")
+
+
+def table_values(page) -> list[list]:
+    """The table's cells, numbers read from the exact value each formatted number carries."""
+    return app(page).eval_on_selector_all(
+        "table tr",
+        """trs => trs.map(tr => [...tr.cells].map(c => c.tagName === 'TD' && c.classList.contains('num')
+            ? Number(c.title) : c.tagName === 'TD' && c.classList.contains('null') ? null : c.textContent))""",
+    )
 
 
 def chart_labels(page) -> list[list]:
-    return page.evaluate("""() => [...document.querySelectorAll('#result canvas')].map(c => {
+    return app(page).evaluate("""() => [...document.querySelectorAll('canvas')].map(c => {
         const chart = Chart.getChart(c);
         return chart ? {labels: chart.data.labels, drawn: chart.chartArea.right > chart.chartArea.left} : null;
     })""")
@@ -171,14 +184,14 @@ def test_top_cities_form_table_and_chart(shipped, page):
     page.fill("#arg-country", "JP")
     submit(page)
 
-    rows = table_rows(page)
-    assert rows == [[cell(v) for v in row] for row in expected["table"]]
-    assert rows[1][0] == "Tokyo"
+    assert table_values(page) == expected["table"]
+    assert table_rows(page)[1][:3] == ["Tokyo", "Japan", "9,733,276"]  # numbers grouped for people
     charts = chart_labels(page)
     assert charts == [{"labels": [row[0] for row in expected["table"][1:]], "drawn": True}]
     assert "1. Tokyo: 9,733,276 people" in page.inner_text("#result .prose")
     assert page.text_content("#result .prose h3") == "What the model reads (content)"
-    assert page.get_attribute("#result .sources a", "href") == expected["sources"][0]
+    assert page.text_content("#result .app h3") == "What the person sees (MCP App ui://mcpgen/answer)"
+    assert app(page).get_attribute(".sources a", "href") == expected["sources"][0]
     assert page.inner_text("#result .rows") == "5 rows"
     assert re.fullmatch(r"[\d.]+ ms", page.inner_text("#result .elapsed"))
     raw = json.loads(page.text_content("#result .raw pre"))
@@ -202,7 +215,8 @@ def test_out_of_range_argument(shipped, page):
     submit(page)
     assert page.query_selector("#result .answer.error") is not None
     assert page.inner_text("#result .error-text") == "Invalid argument 'top_n': 500 is greater than the maximum of 50."
-    assert page.query_selector("#result table") is None
+    assert app(page).inner_text(".error p") == "Invalid argument 'top_n': 500 is greater than the maximum of 50."
+    assert app(page).query_selector("table") is None
     page.screenshot(path=str(ARTIFACTS / "preview-error.png"), full_page=True)
 
     # The page's own switch skips the browser's checks too.
@@ -244,7 +258,6 @@ def test_every_shipped_tool_renders(shipped, page):
                 page.select_option(selector, json.dumps(value))
             else:
                 page.fill(selector, str(value)[:19])
-        page.evaluate("Chart.defaults.animation = false")  # whole charts in the screenshots, without waiting
         submit(page)
         assert page.query_selector("#result .answer.error") is None, f"{name}: {page.inner_text('#result .answer')}"
         raw = json.loads(page.text_content("#result .raw pre"))
@@ -355,6 +368,7 @@ def test_form_controls_from_the_schema(browser, page, tmp_path):
             ["3", "2020-05-06", "2020-05-06T07:08:09", "true", "false", "0.5", "ab"],
         ]
         page.screenshot(path=str(ARTIFACTS / "preview-kinds.png"), full_page=True)
+        page.goto("about:blank")  # stop the page polling before its preview server stops
 
 
 def test_reload_and_validation_errors(browser, page, tmp_path):
@@ -366,9 +380,9 @@ def test_reload_and_validation_errors(browser, page, tmp_path):
         submit(page)
         # Values are shown as text, never as HTML.
         assert table_rows(page) == [["name", "html", "n"], ['a<b>&"c"', '<img src=x onerror="window.pwned=1">', "1"]]
-        assert page.query_selector("#result img, #result b") is None
-        assert page.evaluate("window.pwned") is None
-        assert page.inner_text("#result .force .text") == "Forced <b>text</b>"
+        assert app(page).query_selector("main img, main b") is None
+        assert page.evaluate("window.pwned") is None and app(page).evaluate("window.pwned") is None
+        assert app(page).inner_text(".force") == "Forced <b>text</b>"
 
         # Break the spec: the page lists the problem with file:line instead of going blank.
         (specs / "hello.yaml").write_text(HELLO.replace("title: Hello", "title: Hello\ntitel: oops"))
@@ -387,3 +401,4 @@ def test_reload_and_validation_errors(browser, page, tmp_path):
         )
         assert "Hello again" in page.inner_text("#tools")
         assert page.is_hidden("#problems")
+        page.goto("about:blank")  # stop the page polling before its preview server stops

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from starlette.testclient import TestClient
 
-from mcpgen.preview import DEFAULT_CHARTJS, create_app
+from mcpgen.app import CHARTJS
+from mcpgen.preview import create_app
 
 SPEC = """\
 title: Numbers
@@ -40,8 +41,9 @@ def client(specs, **kw):
 def test_tools_call_and_checks(project):
     with client(project) as http:
         page = http.get("/")
-        assert page.status_code == 200 and DEFAULT_CHARTJS in page.text
-        assert "script-src 'self' https://cdn.jsdelivr.net" in page.headers["content-security-policy"]
+        assert page.status_code == 200 and '<script src="/static/app.js"' in page.text
+        assert "script-src 'self';" in page.headers["content-security-policy"]
+        assert "frame-src 'self'" in page.headers["content-security-policy"]
         tools = http.get("/api/tools").json()
         assert tools["errors"] == [] and tools["version"] == 1
         assert [t["name"] for t in tools["tools"]] == ["numbers"]
@@ -63,7 +65,6 @@ def test_tools_call_and_checks(project):
             == 415
         )
         assert http.get("/api/version", headers={"host": "evil.example"}).status_code == 400
-        assert http.get("/chart.js").status_code == 404
 
 
 def test_broken_specs_are_listed_with_file_and_line(project):
@@ -74,11 +75,24 @@ def test_broken_specs_are_listed_with_file_and_line(project):
     assert [e["text"] for e in tools["errors"]] == ["specs/numbers.yaml:2:1: unknown key 'titel'"]
 
 
-def test_local_chartjs_is_served(project, tmp_path):
+def test_the_app_is_served_under_the_csp_a_host_builds(project, tmp_path, monkeypatch):
+    monkeypatch.setattr("mcpgen.app.VENDOR", tmp_path / "no-vendor")
+    monkeypatch.delenv("MCPGEN_CHARTJS", raising=False)
+    with client(project) as http:
+        page = http.get("/app/numbers")
+        assert page.status_code == 200 and page.text.startswith("<!doctype html>")
+        csp = page.headers["content-security-policy"]
+        # No Chart.js here: the app falls back to the CDN, which it declares and the host allows.
+        assert csp.startswith("default-src 'none'; script-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net;")
+        assert "connect-src 'self';" in csp and "frame-src 'none'" in csp
+        assert CHARTJS.cdn in page.text
+        assert http.get("/app/nope").status_code == 404
+
+
+def test_chartjs_must_be_the_pinned_file(project, tmp_path):
     js = tmp_path / "chart.umd.js"
     js.write_text("window.Chart = function () {};")
-    with client(project, chartjs=str(js)) as http:
-        assert '<script src="/chart.js"' in http.get("/").text
-        assert http.get("/chart.js").text == js.read_text()
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(ValueError, match="is not dist/chart.umd.min.js of Chart.js 4.6.1"):
+        create_app(project, chartjs=str(js))
+    with pytest.raises(ValueError, match="no such file"):
         create_app(project, chartjs=str(tmp_path / "missing.js"))

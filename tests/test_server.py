@@ -101,7 +101,7 @@ def test_swapping_the_registry_changes_what_is_listed_and_called(project):
 
 
 # Strict Ajv (draft 2020-12, formats on) as a strict client runs it: unknown keywords and unknown
-# formats are errors. Installed from npm into tests/.artifacts by .ci/run, pinned.
+# formats are errors. Pinned in tests/node/package.json; .ci/run installs it into tests/.artifacts/node.
 AJV = REPO / "tests" / ".artifacts" / "node" / "node_modules"
 AJV_SCRIPT = """
 const Ajv2020 = require("ajv/dist/2020"), addFormats = require("ajv-formats");
@@ -127,7 +127,7 @@ def strict_ajv_errors(schemas: dict[str, dict]) -> list[str]:
 
     node = shutil.which("node")
     if node is None or not (AJV / "ajv" / "package.json").is_file() or not (AJV / "ajv-formats").is_dir():
-        reason = "node or Ajv is missing: npm install --prefix tests/.artifacts/node ajv@8.17.1 ajv-formats@3.0.1"
+        reason = "node or Ajv is missing: .ci/run installs tests/node/package.json into tests/.artifacts/node"
         if services_required():
             pytest.fail(f"MCPGEN_REQUIRE_SERVICES=1 but {reason}", pytrace=False)
         pytest.skip(reason)

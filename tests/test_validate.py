@@ -256,6 +256,7 @@ def test_json_format_is_stable():
         "ok",
         "exit_code",
         "connections",
+        "notes",
         "problems",
     }
     assert data["version"] == 1 and data["ok"] is False and data["exit_code"] == 1 and data["files"] == 2

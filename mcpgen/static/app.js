@@ -1,5 +1,6 @@
-// mcpgen preview: forms from each tool's inputSchema, answers drawn the way the gateway shows them.
-// Every value from a tool is untrusted: it only ever reaches the page as text (textContent), never as HTML.
+// mcpgen preview: forms from each tool's inputSchema; each answer drawn by the tool's MCP App, in a
+// sandboxed iframe wired as a host wires it. Every value from a tool is untrusted: on this page it only
+// ever appears as text (textContent), never as HTML.
 "use strict";
 
 const state = { version: null, tools: [], current: null, toolJson: null };
@@ -340,28 +341,26 @@ async function callTool(name, args) {
 }
 
 function renderResult(box, out) {
-  for (const c of box.querySelectorAll("canvas")) { const ch = window.Chart && Chart.getChart(c); if (ch) ch.destroy(); }
+  closeApp();
   const r = out.result || {};
   const sc = r.structuredContent || {};
   const prose = (r.content || []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
   const table = Array.isArray(sc.table) ? sc.table : null;
   const rows = table ? Math.max(table.length - 1, 0) : null;
+  const tool = state.tools.find((t) => t.name === out.tool) || { name: out.tool };
+  const resourceUri = tool._meta && tool._meta.ui && tool._meta.ui.resourceUri;
   const answer = h("div", { class: "answer" + (r.isError ? " error" : ""), "data-version": out.version });
   if (r.isError) {
     answer.append(h("h3", {}, "The tool answered with an error (isError: true)"), h("p", { class: "error-text" }, prose || "(no message)"));
   } else {
-    if (sc.force !== undefined && sc.force !== null) {
-      answer.append(h("section", { class: "force" }, h("h3", {}, "Shown to the user verbatim (force)"), h("div", { class: "text" }, String(sc.force))));
-    }
     answer.append(h("section", { class: "prose" }, h("h3", {}, "What the model reads (content)"), h("div", { class: "text" }, prose)));
-    if (table) answer.append(h("section", { class: "table" }, renderTable(table)));
-    for (const [i, cfg] of (sc.charts || []).entries()) answer.append(renderChart(cfg, i));
-    if (Array.isArray(sc.sources) && sc.sources.length) {
-      answer.append(h("section", { class: "sources" }, h("h3", {}, "Sources"),
-        h("ul", {}, sc.sources.map((u) => h("li", {}, /^https?:\/\//i.test(String(u))
-          ? h("a", { href: String(u), target: "_blank", rel: "noopener noreferrer" }, String(u)) : String(u))))));
-    }
   }
+  const frame = h("iframe", { class: "app-frame", sandbox: "allow-scripts", title: `${tool.name}: the answer as the host shows it`,
+    src: "/app/" + encodeURIComponent(tool.name) });
+  answer.append(h("section", { class: "app" },
+    h("h3", {}, resourceUri ? `What the person sees (MCP App ${resourceUri})`
+      : "What the person sees in a gateway (this tool has app: false, so MCP Apps hosts show no app)"),
+    frame));
   const charts = (sc.charts || []).length;
   answer.append(h("p", { class: "stats" },
     h("span", { class: "elapsed" }, `${out.elapsed_ms} ms`), " · ",
@@ -369,38 +368,62 @@ function renderResult(box, out) {
     `${charts} chart${charts === 1 ? "" : "s"}`, " · arguments ", h("code", {}, JSON.stringify(out.arguments))));
   answer.append(h("details", { class: "raw" }, h("summary", {}, "Raw result JSON"), h("pre", {}, JSON.stringify(r, null, 2))));
   box.replaceChildren(answer);
-  // Draw after the canvases are in the page, so Chart.js can size them.
-  for (const c of answer.querySelectorAll("canvas")) drawChart(c, sc.charts[Number(c.dataset.index)]);
+  openApp(frame, tool, out.arguments, r);
 }
 
-function renderTable(table) {
-  const [header, ...rows] = table;
-  const cell = (tag, v) => h(tag, {
-    class: v === null ? "null" : typeof v === "number" ? "num" : null,
-  }, v === null || v === undefined ? "" : show(v));
-  return h("table", {},
-    h("thead", {}, h("tr", {}, (header || []).map((v) => cell("th", v)))),
-    h("tbody", {}, rows.map((row) => h("tr", {}, (Array.isArray(row) ? row : [row]).map((v) => cell("td", v))))));
+// ---- the MCP App host: the preview wires the app's iframe as an MCP Apps host does ---------------
+// ui/initialize -> host context; ui/notifications/initialized -> tool-input, tool-result; the app
+// reports its size and asks the host to open links. Messages count only from that iframe.
+
+let appHost = null;
+
+function closeApp() {
+  if (appHost) window.removeEventListener("message", appHost);
+  appHost = null;
 }
 
-function renderChart(cfg, i) {
-  return h("section", { class: "chart" }, h("div", { class: "canvas-box" }, h("canvas", { "data-index": i })));
-}
-
-function drawChart(canvas, cfg) {
-  if (typeof window.Chart === "undefined") {
-    canvas.parentElement.replaceWith(h("p", { class: "warn" },
-      `Chart.js did not load from ${document.body.dataset.chartjs}; start the preview with --chartjs PATH_OR_URL ` +
-      "to draw charts offline. The chart's config is in the raw result JSON."));
-    return;
-  }
-  try {
-    const config = structuredClone(cfg);
-    config.options = { responsive: true, maintainAspectRatio: false, ...(config.options || {}) };
-    new Chart(canvas, config);
-  } catch (e) {
-    canvas.parentElement.replaceWith(h("p", { class: "warn" }, "Chart.js could not draw this chart: " + String(e.message || e)));
-  }
+function openApp(frame, tool, args, result) {
+  const post = (msg) => frame.contentWindow && frame.contentWindow.postMessage({ jsonrpc: "2.0", ...msg }, "*");
+  const dark = window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches;
+  const context = {
+    theme: dark ? "dark" : "light", displayMode: "inline", availableDisplayModes: ["inline"],
+    locale: navigator.language, platform: "web", containerDimensions: { maxHeight: 6000 },
+    toolInfo: { tool: { name: tool.name, title: tool.title, description: tool.description, inputSchema: tool.inputSchema } },
+  };
+  const answers = {
+    "ui/initialize": () => ({ protocolVersion: "2026-01-26", hostInfo: { name: "mcpgen preview", version: "1" },
+      hostCapabilities: { openLinks: {} }, hostContext: context }),
+    "ui/open-link": (params) => {
+      const url = String(params && params.url);
+      if (!/^https?:\/\//i.test(url)) throw new Error("only http(s) links open");
+      window.open(url, "_blank", "noopener,noreferrer");
+      return {};
+    },
+    "ui/request-display-mode": () => ({ mode: "inline" }),
+    ping: () => ({}),
+  };
+  appHost = (event) => {
+    if (event.source !== frame.contentWindow) return;
+    const msg = event.data;
+    if (!msg || msg.jsonrpc !== "2.0" || typeof msg.method !== "string") return;
+    if (msg.id !== undefined) {
+      const answer = answers[msg.method];
+      try {
+        if (!answer) throw Object.assign(new Error("Method not found: " + msg.method), { code: -32601 });
+        post({ id: msg.id, result: answer(msg.params) });
+      } catch (e) {
+        post({ id: msg.id, error: { code: e.code || -32000, message: String(e.message || e) } });
+      }
+    } else if (msg.method === "ui/notifications/initialized") {
+      post({ method: "ui/notifications/tool-input", params: { arguments: args || {} } });
+      post({ method: "ui/notifications/tool-result", params: result });
+      frame.dataset.state = "sent";
+    } else if (msg.method === "ui/notifications/size-changed") {
+      const height = Number(msg.params && msg.params.height);
+      if (height > 0) frame.style.height = `${Math.min(height, 6000)}px`;
+    }
+  };
+  window.addEventListener("message", appHost);
 }
 
 loadTools().catch((e) => { $("#status").textContent = "could not load the tools: " + e.message; });

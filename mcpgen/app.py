@@ -1,0 +1,296 @@
+"""The MCP App: one `ui://` HTML document that draws a tool's answer inside Apps-capable hosts.
+
+MCP Apps (extension `io.modelcontextprotocol/ui`, specification 2026-01-26): a tool's
+`_meta.ui.resourceUri` names a `ui://` resource; the host reads it once with
+`resources/read`, renders it in a sandboxed iframe and pushes each tool result into it
+over postMessage. Every mcpgen result has the same shape (sources, table, charts, force),
+so one app draws them all: tools share `ui://mcpgen/answer`, and only a spec whose `app:`
+settings differ from the project's gets its own copy (`ui://mcpgen/answer/<tool>`).
+
+Chart.js is inlined, so the app needs no network under a host's default CSP. It is never
+in the repository: `mcpgen build-app` fetches the pinned release with npm, checks it and
+puts it in `mcpgen/vendor/`; a `node_modules/chart.js` in the project or the file named by
+`MCPGEN_CHARTJS` also serve. Each candidate is held to the pinned SHA-256. Without one,
+the app loads Chart.js from the CDN (with Subresource Integrity) and declares that origin
+in `_meta.ui.csp`, and `mcpgen validate` says so.
+
+>>> app = App(APP_URI, AppSettings(chart_height=400))
+>>> app.resource().uri, app.resource().mime_type
+('ui://mcpgen/answer', 'text/html;profile=mcp-app')
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import logging
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from mcp.server.apps import APP_MIME_TYPE
+from mcp.types import Resource, TextResourceContents
+
+from . import __version__
+from .errors import MCPGenError
+from .spec import AppSettings
+
+logger = logging.getLogger("mcpgen")
+
+APP_URI = "ui://mcpgen/answer"
+STATIC = Path(__file__).parent / "static"
+VENDOR = Path(__file__).parent / "vendor"  # filled by `mcpgen build-app`; ignored by git
+
+
+@dataclass(frozen=True)
+class Vendored:
+    """A pinned npm release of one file we inline, with the checksums it must match."""
+
+    package: str
+    version: str
+    file: str  # inside the package
+    sha256: str  # of `file`
+    sri: str  # of `file` again, as a <script integrity> for the CDN fallback
+    integrity: str  # of the npm tarball (SRI, as the registry publishes it)
+    license_file: str
+
+    @property
+    def spec(self) -> str:
+        return f"{self.package}@{self.version}"
+
+    @property
+    def name(self) -> str:
+        return Path(self.file).name
+
+    @property
+    def cdn(self) -> str:
+        return f"{CDN_ORIGIN}/npm/{self.spec}/{self.file}"
+
+
+CDN_ORIGIN = "https://cdn.jsdelivr.net"
+CHARTJS = Vendored(
+    package="chart.js",
+    version="4.6.1",
+    file="dist/chart.umd.min.js",
+    sha256="87364cc2b2a76a6684929e7d6b80b18a897794db38400caff1fcf1791c6925d2",
+    sri="sha384-Emf5ZVIUiarAdhkgtqK+5/Z5qIvM6QoVrS+qAVtfyZVuD5lIHrac0me485+Antp0",
+    integrity="sha512-hJyniucsFmq//EvXYvJ6c6mahPoI3kaxdjVH8awTaJ/fDNWeSqqqArixMJWkWNN6fcYvPU3HneSANFNYtRi61g==",
+    license_file="LICENSE.md",
+)
+
+
+class AppBuildError(MCPGenError):
+    """`mcpgen build-app` could not fetch or check the pinned Chart.js."""
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def chartjs_candidates(root: Path | None = None) -> list[Path]:
+    """Where Chart.js is looked for, in order: $MCPGEN_CHARTJS, mcpgen/vendor/, the project's node_modules."""
+    paths = []
+    if os.environ.get("MCPGEN_CHARTJS"):
+        paths.append(Path(os.environ["MCPGEN_CHARTJS"]).expanduser())
+    paths.append(VENDOR / CHARTJS.name)
+    if root is not None:
+        paths.append(root / "node_modules" / CHARTJS.package / CHARTJS.file)
+    return paths
+
+
+def find_chartjs(root: Path | None = None) -> tuple[Path | None, str]:
+    """The first candidate whose SHA-256 is the pinned one, and a sentence saying what was found."""
+    for path in chartjs_candidates(root):
+        try:
+            return check_chartjs(path), f"Chart.js {CHARTJS.version} is inlined from {path}"
+        except ValueError as exc:
+            if path.is_file():
+                logger.warning("not inlined: %s", exc)
+    return None, (
+        f"Chart.js {CHARTJS.version} is not installed here, so the app loads it from {CDN_ORIGIN} "
+        "(declared in its _meta.ui.csp; hosts that refuse it draw no charts). "
+        "Run `mcpgen build-app` to inline it"
+    )
+
+
+@dataclass
+class App:
+    """One app resource: the HTML with these settings, built on first read (not at start-up)."""
+
+    uri: str
+    settings: AppSettings
+    root: Path | None = None  # the project folder, where node_modules/ may hold Chart.js
+    tools: list[str] = field(default_factory=list)
+
+    def resource(self) -> Resource:
+        return Resource(
+            uri=self.uri,
+            name="mcpgen-answer",
+            title="Answer with table and charts",
+            description="Draws a tool's answer: force text, a sortable table, Chart.js charts and the source links.",
+            mime_type=APP_MIME_TYPE,
+        )
+
+    @cached_property
+    def _built(self) -> tuple[str, dict]:
+        chartjs, _ = find_chartjs(self.root)
+        return build_html(self.settings, chartjs)
+
+    @property
+    def html(self) -> str:
+        return self._built[0]
+
+    def contents(self) -> TextResourceContents:
+        html, ui = self._built
+        return TextResourceContents(uri=self.uri, mime_type=APP_MIME_TYPE, text=html, _meta={"ui": ui})
+
+
+def build_html(settings: AppSettings, chartjs: Path | None) -> tuple[str, dict]:
+    """The app document and its resource `_meta.ui`. Chart.js is inlined when `chartjs` is given."""
+    script = (STATIC / "mcp-app.js").read_text(encoding="utf-8")
+    values = json.dumps({"chartHeight": settings.chart_height, "theme": settings.theme, "version": __version__})
+    hashes = [_csp_hash(script)]
+    ui: dict = {"prefersBorder": True}
+    if chartjs is not None:
+        code = chartjs.read_text(encoding="utf-8")
+        if re.search(r"</script|<!--", code, re.IGNORECASE):  # cannot end the <script> element early
+            raise AppBuildError(f"{chartjs} cannot be inlined: it contains </script or <!--")
+        hashes.append(_csp_hash(code))
+        chart_tag, extra = f"<script>{code}</script>", ""
+    else:
+        chart_tag = f'<script src="{CHARTJS.cdn}" integrity="{CHARTJS.sri}" crossorigin="anonymous"></script>'
+        extra = " " + CDN_ORIGIN
+        ui["csp"] = {"resourceDomains": [CDN_ORIGIN]}
+    csp = (
+        "default-src 'none'; "
+        f"script-src {' '.join(hashes)}{extra}; style-src 'unsafe-inline'; img-src data:; font-src data:; "
+        "connect-src 'none'; frame-src 'none'; object-src 'none'; base-uri 'none'; form-action 'none'"
+    )
+    parts = {
+        "CSP": csp,
+        "CSS": (STATIC / "mcp-app.css").read_text(encoding="utf-8"),
+        "SETTINGS": values.replace("<", "\\u003c"),
+        "CHARTJS": chart_tag,
+        "SCRIPT": script,
+    }
+    template = (STATIC / "mcp-app.html").read_text(encoding="utf-8")
+    return re.sub(r"\{\{([A-Z]+)\}\}", lambda m: parts[m[1]], template), ui
+
+
+def host_csp(csp: dict | None) -> str:
+    """The Content-Security-Policy a host builds for an app from its `_meta.ui.csp` (MCP Apps spec).
+
+    >>> host_csp(None).split("; ")[:2]
+    ["default-src 'none'", "script-src 'self' 'unsafe-inline'"]
+    """
+    csp = csp or {}
+    res = " ".join(csp.get("resourceDomains", []))
+    directives = [
+        "default-src 'none'",
+        f"script-src 'self' 'unsafe-inline' {res}",
+        f"style-src 'self' 'unsafe-inline' {res}",
+        f"connect-src 'self' {' '.join(csp.get('connectDomains', []))}",
+        f"img-src 'self' data: {res}",
+        f"font-src 'self' {res}",
+        f"media-src 'self' data: {res}",
+        "frame-src " + (" ".join(csp.get("frameDomains", [])) or "'none'"),
+        "object-src 'none'",
+        "base-uri " + (" ".join(csp.get("baseUriDomains", [])) or "'self'"),
+    ]
+    return "; ".join(" ".join(d.split()) for d in directives)
+
+
+def check_chartjs(path: Path) -> Path:
+    """`path` if it is the pinned Chart.js file, else a ValueError saying why not."""
+    if not path.is_file():
+        raise ValueError(f"no such file: {path}")
+    if _sha256(path.read_bytes()) != CHARTJS.sha256:
+        raise ValueError(
+            f"{path} is not {CHARTJS.file} of Chart.js {CHARTJS.version} (its SHA-256 differs); "
+            "`mcpgen build-app` fetches that file"
+        )
+    return path
+
+
+def _csp_hash(code: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(code.encode("utf-8")).digest()).decode() + "'"
+
+
+def project_apps(
+    project_setting: bool | AppSettings, specs: dict[str, bool | AppSettings], root: Path | None = None
+) -> tuple[dict[str, App], dict[str, str]]:
+    """The apps of a project: {uri: App}, and {tool name: uri} for the tools that get one.
+
+    `specs` maps each tool to its spec's `app:` (hand-written tools: True). Settings a spec sets
+    override the project's; a tool whose settings differ from the project's gets its own app."""
+    if project_setting is False:
+        return {}, {}
+    base = project_setting if isinstance(project_setting, AppSettings) else AppSettings()
+    apps: dict[str, App] = {}
+    chosen: dict[str, str] = {}
+    for tool, setting in specs.items():
+        if setting is False:
+            continue
+        settings = base
+        if isinstance(setting, AppSettings):
+            settings = base.model_copy(update={k: getattr(setting, k) for k in setting.model_fields_set})
+        uri = APP_URI if settings == base else f"{APP_URI}/{tool}"
+        apps.setdefault(uri, App(uri, settings, root)).tools.append(tool)
+        chosen[tool] = uri
+    return apps, chosen
+
+
+def build_vendor(out: Path = VENDOR, npm: str = "npm") -> Path:
+    """Fetch the pinned Chart.js with `npm pack`, check both checksums, and copy the file and its
+    license into `out`. Returns the path of the inlined file."""
+    if shutil.which(npm) is None:
+        raise AppBuildError(f"npm is not installed; it fetches {CHARTJS.spec}")
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            done = subprocess.run(
+                [npm, "pack", CHARTJS.spec, "--json", "--pack-destination", tmp],
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=True,
+                cwd=tmp,
+            )
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+            detail = (getattr(exc, "stderr", "") or "").strip().splitlines()[-1:] or [type(exc).__name__]
+            raise AppBuildError(f"npm pack {CHARTJS.spec} failed: {detail[0]}") from None
+        packed = json.loads(done.stdout)[0]
+        tarball = Path(tmp) / packed["filename"]
+        if packed.get("integrity") != CHARTJS.integrity or _sri512(tarball.read_bytes()) != CHARTJS.integrity:
+            raise AppBuildError(f"the {CHARTJS.spec} tarball does not match its pinned checksum; nothing was written")
+        with tarfile.open(tarball) as tar:
+            code = _member(tar, CHARTJS.file)
+            license_text = _member(tar, CHARTJS.license_file)
+    if _sha256(code) != CHARTJS.sha256:
+        raise AppBuildError(f"{CHARTJS.file} in {CHARTJS.spec} does not match its pinned SHA-256; nothing was written")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / CHARTJS.name).write_bytes(code)
+        (out / "chart.js-LICENSE.md").write_bytes(license_text)
+    except OSError as exc:
+        raise AppBuildError(
+            f"cannot write to {out} ({exc.strerror or exc}); pass --out DIR and point MCPGEN_CHARTJS at the file"
+        ) from None
+    return out / CHARTJS.name
+
+
+def _member(tar: tarfile.TarFile, name: str) -> bytes:
+    found = tar.extractfile(f"package/{name}")
+    if found is None:
+        raise AppBuildError(f"{CHARTJS.spec} has no {name}")
+    return found.read()
+
+
+def _sri512(data: bytes) -> str:
+    return "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode()
