@@ -345,7 +345,8 @@ def _type_label(schema: dict) -> str:
 @click.option(
     "--timeout", type=float, default=10.0, show_default=True, help="Seconds per connection and query description."
 )
-def validate(specs_dir: Path, live: bool, static: bool, fmt: str, strict: bool, timeout: float) -> None:
+@click.option("--show-sql", is_flag=True, help="Print the statement each spec runs on its connection (translated).")
+def validate(specs_dir: Path, live: bool, static: bool, fmt: str, strict: bool, timeout: float, show_sql: bool) -> None:
     """Check every spec in SPECS_DIR. Exit 0 clean, 1 problems found, 2 could not run.
 
     Queries on DuckDB connections are described (not run) so that every column a chart, table or
@@ -353,12 +354,16 @@ def validate(specs_dir: Path, live: bool, static: bool, fmt: str, strict: bool, 
     """
     from .app import find_chartjs
     from .errors import SpecError
-    from .reports import FORMATS
+    from .reports import FORMATS, format_statements
     from .validate import run_validate
 
     if live and static:
         raise click.UsageError("--live and --static contradict each other; give one")
     try:
+        if show_sql:
+            from .loading import load_project
+
+            click.echo(format_statements(load_project(specs_dir)))
         report = run_validate(specs_dir, live=live, timeout=timeout, columns=not static)
     except SpecError as exc:
         for problem in exc.problems:

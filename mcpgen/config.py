@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import Discriminator, Field, StrictInt, Tag
 
-from .spec import AppChoice, Duration, Strict
+from .spec import AppChoice, Duration, SQLDialect, Strict
 
 CONFIG_NAME = "mcpgen.yaml"
 DEFAULT_MAX_ROWS = 1000
@@ -67,10 +67,36 @@ class URLConnection(Strict):
     connect_args: dict[str, Any] = Field(default={}, description="Passed to the database driver.")
 
 
+class SparkConnection(Strict):
+    """An Apache Spark cluster through Spark Connect (see docs/databases.md)."""
+
+    spark: str = Field(
+        description="Spark Connect URL, sc://host:15002; ${VAR} and ${VAR:-default} read the environment."
+    )
+    database: str | None = Field(
+        default=None, description="The database (schema) unqualified table names are read from; default: the server's."
+    )
+    max_concurrent: StrictInt = Field(
+        default=4, ge=1, description="Queries at once on this connection; more wait up to queue_timeout."
+    )
+    queue_timeout: Duration = Field(
+        default=10.0, description="How long a call waits for a free slot before a clear error, e.g. 10s."
+    )
+    conf: dict[str, str] = Field(default={}, description="Spark SQL settings for mcpgen's session.")
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return next((f"<{key}>" for key in ("url", "spark") if key in value), "<duckdb>")
+    return "<duckdb>"
+
+
 # The model is chosen by key, so that errors name the fields of the right kind.
 Connection = Annotated[
-    Annotated[DuckDBConnection, Tag("<duckdb>")] | Annotated[URLConnection, Tag("<url>")],
-    Discriminator(lambda v: "<url>" if isinstance(v, dict) and "url" in v else "<duckdb>"),
+    Annotated[DuckDBConnection, Tag("<duckdb>")]
+    | Annotated[URLConnection, Tag("<url>")]
+    | Annotated[SparkConnection, Tag("<spark>")],
+    Discriminator(_kind),
 ]
 
 
@@ -94,6 +120,9 @@ class HTTPSettings(Strict):
 
 
 class ProjectConfig(Strict):
+    dialect: SQLDialect = Field(
+        default="duckdb", description="The SQL dialect specs are written in, unless a spec says otherwise."
+    )
     connections: dict[str, Connection] = Field(
         default={"default": DuckDBConnection()},
         description="Named connections: an embedded DuckDB, or any database by SQLAlchemy URL.",

@@ -25,6 +25,7 @@ from .render import Template
 from .spec import NAME_RE, TEMPLATE_VARIABLES, EmptyAnswer, Spec, is_union_tag
 from .sql import DIALECTS, check_read_only, find_placeholders
 from .text import closest, did_you_mean, line_col
+from .transpile import transpile
 from .yamlload import Located, load_yaml
 
 
@@ -38,6 +39,7 @@ class LoadedSpec:
     sql: str
     data: Located  # the raw mapping, for line numbers
     templates: dict[str, Template] = field(default_factory=dict)
+    dialect: str | None = None  # the dialect of `sql` (None: a database sqlglot does not know)
 
     def where(self, key: str) -> tuple[int | None, int | None]:
         return self.data.where(key)
@@ -267,19 +269,24 @@ def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem
     """One read-only statement, placeholders against parameters, no file outside the project."""
     spec = loaded.spec
     key = "sql" if spec.sql is not None else "sql_file"
-    dialect = _dialect(config.connections[spec.connection])
+    target = _dialect(config.connections[spec.connection])
+    source = spec.dialect or config.dialect
     try:
-        check_read_only(loaded.sql, dialect)
-        used = {p.name: p for p in find_placeholders(loaded.sql, dialect)}
+        check_read_only(loaded.sql, source)
+        used = {p.name: p for p in find_placeholders(loaded.sql, source)}
+        if target is not None and target != source:
+            loaded.sql = transpile(loaded.sql, source, target)  # once, here: a call runs the translation
+        loaded.dialect = target or source
     except UnsafeSQL as exc:
         inline = loaded.data.where(("value", key))[0] == loaded.data.where(key)[0]  # `sql: SELECT ...` on one line
         line, col = (exc.line, exc.col) if exc.line else _locate(loaded.sql, str(exc)) if not inline else (None, None)
         offset = (line, col or 1) if line and key == "sql" else None
         problems.append(_problem(loaded, key, f"{exc}", offset=offset))
         return
-    if dialect == "duckdb":
+    if target == "duckdb":
         for line, col, reason in outside_paths(loaded.sql):
-            problems.append(_problem(loaded, key, f"the SQL {reason}", offset=(line, col) if key == "sql" else None))
+            at = (line, col) if key == "sql" and source == target else None
+            problems.append(_problem(loaded, key, f"the SQL {reason}", offset=at))
     for name, p in used.items():
         if name not in spec.parameters:
             problems.append(
@@ -327,6 +334,9 @@ def _locate(sql: str, message: str) -> tuple[int | None, int | None]:
 
 
 def _dialect(connection: Any) -> str | None:
+    """The sqlglot dialect a connection speaks (None: one sqlglot does not know)."""
+    if hasattr(connection, "spark"):
+        return "spark"
     if not hasattr(connection, "url"):
         return "duckdb"
     backend = connection.url.split(":", 1)[0].split("+", 1)[0].lower()

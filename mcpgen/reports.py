@@ -12,6 +12,7 @@ from .errors import Problem
 from .text import plural
 
 if TYPE_CHECKING:
+    from .loading import LoadedProject
     from .validate import Report
 
 
@@ -134,6 +135,19 @@ def _mode(report: Report) -> str:
     if not checked:
         return "static; columns not checked: run --live"
     return f"static and columns; columns not checked on {', '.join(unchecked)}: run --live"
+
+
+def format_statements(project: LoadedProject) -> str:
+    """`validate --show-sql`: per spec, its connection, the dialect and the statement sent there."""
+    out = []
+    for loaded in project.specs:
+        written = loaded.spec.dialect or project.config.dialect
+        translated = f", translated from {written}" if loaded.dialect != written else ""
+        out.append(
+            f"-- {loaded.name} ({loaded.path.name}): connection '{loaded.spec.connection}', {loaded.dialect}{translated}"
+        )
+        out.append(loaded.sql.strip() + "\n")
+    return "\n".join(out)
 
 
 FORMATS = {"text": format_text, "grouped": format_grouped, "json": format_json, "github": format_github}

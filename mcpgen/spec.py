@@ -12,6 +12,7 @@ import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -80,6 +81,24 @@ def parse_duration(value: Any) -> float:
         raise ValueError("a duration must be greater than zero")
     return seconds
 
+
+def known_dialect(name: str) -> str:
+    """`name` if sqlglot knows the SQL dialect, else ValueError naming some it knows.
+
+    >>> known_dialect("postgres")
+    'postgres'
+    """
+    from sqlglot import Dialect
+
+    try:
+        Dialect.get_or_raise(name)
+    except ValueError:
+        raise ValueError(f"unknown SQL dialect {name!r}; write e.g. duckdb, postgres, mysql, sqlite or spark") from None
+    return name
+
+
+SQLDialect = Annotated[str, AfterValidator(known_dialect)]
+"""A sqlglot dialect name: duckdb, postgres, mysql, sqlite, spark, snowflake, bigquery, trino, ..."""
 
 DURATION_RE = r"^\s*\d+(\.\d+)?\s*(ms|s|m|h)?\s*$"
 Duration = Annotated[
@@ -310,6 +329,11 @@ class Spec(Strict):
     title: str | None = Field(default=None, description="Human title of the tool (MCP tool title).")
     description: str = Field(min_length=1, description="What the model reads to choose the tool.")
     connection: str = Field(default="default", description="A connection name from mcpgen.yaml; default: default.")
+    dialect: SQLDialect | None = Field(
+        default=None,
+        description="The SQL dialect the query is written in; default: the project's (mcpgen.yaml), else duckdb. "
+        "mcpgen translates it once at load when the connection speaks another.",
+    )
     parameters: dict[str, Parameter] = Field(
         default={}, description="The tool's parameters, in order; they become its JSON Schema inputSchema."
     )

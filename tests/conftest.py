@@ -157,3 +157,31 @@ def mariadb_cities(mariadb_url, city_rows):
     table = _cities_table("mariadb", city_rows)
     yield table
     services.drop_table("mariadb", table)
+
+
+# --- a local Spark cluster (mcpgen.spark_cluster): two executor JVMs behind a Spark Connect server ---
+
+
+@pytest.fixture(scope="session")
+def spark_cluster(tmp_path_factory):
+    """A running LocalSparkCluster, stopped at the end of the session; skips (or fails under
+    MCPGEN_REQUIRE_SERVICES=1) without pyspark or Java."""
+    import shutil
+
+    reason = None
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        reason = "Spark tests need pyspark: pip install -e '.[spark]'"
+    if reason is None and shutil.which("java") is None:
+        reason = "Spark tests need Java 17 (java is not on PATH)"
+    if reason:
+        if services.services_required():
+            pytest.fail(f"MCPGEN_REQUIRE_SERVICES=1 but {reason}", pytrace=False)
+        pytest.skip(reason)
+    from mcpgen.spark_cluster import LocalSparkCluster
+
+    cluster = LocalSparkCluster(workers=2, executor_memory="512m", folder=tmp_path_factory.mktemp("spark"))
+    cluster.start()
+    yield cluster
+    cluster.stop()

@@ -1,18 +1,23 @@
-"""The shipped specs whose SQL is portable give the same tables on DuckDB, SQLite, PostgreSQL and MariaDB.
+"""The shipped specs, written once in DuckDB SQL, give the same tables on DuckDB, SQLite, PostgreSQL,
+MariaDB and Spark (a local two-executor cluster, tests/conftest.py; more Spark tests in
+tests/engines/test_spark.py).
 
 Per engine a project of its own in a temporary folder: an mcpgen.yaml with one `default`
-connection and a copy of the portable specs. Every engine holds the same data: cities,
+connection and a copy of every shipped spec, which mcpgen translates to the engine's dialect
+when it loads them. Every engine holds the same data: cities,
 countries, gapminder, airlines and airports from examples/data, and the flights of days 1-3
 of every month (33,055 rows, a deterministic sample that keeps loading fast). The rows come
 out of DuckDB once and go into every other engine as they are, with column types mapped from
-DuckDB's DESCRIBE; the DuckDB project reads the same sample from a Parquet file.
+DuckDB's DESCRIBE; the DuckDB project reads the same sample from a Parquet file, and Spark
+reads Parquet files DuckDB wrote.
 
 Each spec is called through `project.registry.call_sync` with no arguments (when it has no
 required parameter) and with the arguments of each of its `tests:` entries that does not
 expect an error; `structuredContent["table"]` and `sources` must equal DuckDB's.
 
-PostgreSQL gets a schema of this session's own (reached through `search_path`), MariaDB a
-database of its own; both are dropped at the end. They skip when the service is absent
+PostgreSQL gets a schema of this session's own (reached through `search_path`), MariaDB and
+Spark a database of their own; PostgreSQL's and MariaDB's are dropped at the end (Spark's goes
+with the cluster). They skip when the service is absent
 (fail under MCPGEN_REQUIRE_SERVICES=1).
 """
 
@@ -36,14 +41,6 @@ from mcpgen.project import open_project
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "examples" / "data"
 pytestmark = pytest.mark.slow
-
-# Specs whose SQL uses functions only DuckDB has (each says so in its leading comment).
-DUCKDB_ONLY = {
-    "carrier_performance": "make_date() (MariaDB and SQLite have none)",
-    "late_departures": "make_timestamp() and strftime(timestamp, format)",
-}
-# Shipped specs that claim to be portable but are not, with the reason (none so far).
-NOT_PORTABLE: dict[str, str] = {}
 
 TABLES = {  # name -> how DuckDB reads it
     "cities": f"read_csv('{DATA / 'cities.csv'}')",
@@ -184,10 +181,8 @@ def load_mariadb(data: Data, database: str) -> None:
             )
 
 
-def portable_spec_files() -> list[Path]:
-    return [
-        p for p in sorted((REPO / "specs").glob("*.yaml")) if p.stem not in DUCKDB_ONLY and p.stem not in NOT_PORTABLE
-    ]
+def shipped_spec_files() -> list[Path]:
+    return sorted((REPO / "specs").glob("*.yaml"))
 
 
 def write_project(folder: Path, connection: dict) -> Path:
@@ -197,7 +192,7 @@ def write_project(folder: Path, connection: dict) -> Path:
     (folder / "mcpgen.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     specs = folder / "specs"
     specs.mkdir()
-    for path in portable_spec_files():
+    for path in shipped_spec_files():
         shutil.copyfile(path, specs / path.name)
     return specs
 
@@ -259,14 +254,31 @@ def mariadb_project(data, mariadb_url, tmp_path_factory):
             con.cursor().execute(f"DROP DATABASE IF EXISTS {database}")
 
 
+@pytest.fixture(scope="session")
+def spark_project(data, spark_cluster, tmp_path_factory):
+    """The same rows as Parquet tables of a database of this session's own on the local Spark cluster."""
+    folder = tmp_path_factory.mktemp("portable_spark")
+    con = duckdb.connect()
+    tables = {"flights": data.flights_parquet}
+    for name, reader in TABLES.items():
+        tables[name] = folder / f"{name}.parquet"
+        con.execute(f"COPY (SELECT * FROM {reader}) TO '{tables[name]}' (FORMAT parquet)")
+    con.close()
+    database = f"mcpgen_portable_{secrets.token_hex(4)}"
+    spark_cluster.load_tables(tables, database)
+    project = _open(write_project(folder, {"spark": spark_cluster.remote, "database": database}))
+    yield project
+    project.close()
+
+
 # -- the calls -------------------------------------------------------------------------------
 
 
 def calls() -> list[tuple[str, dict, str]]:
-    """(spec, args, label) for every portable spec: {} when nothing is required, then each
+    """(spec, args, label) for every shipped spec: {} when nothing is required, then each
     `tests:` entry that does not expect an error."""
     out = []
-    for path in portable_spec_files():
+    for path in shipped_spec_files():
         spec = yaml.safe_load(path.read_text())
         name = spec.get("name", path.stem)
         params = spec.get("parameters") or {}
@@ -325,22 +337,30 @@ def assert_same_table(got: list, want: list, where: str) -> None:
         )
 
 
-def test_every_shipped_spec_is_covered():
-    """Every shipped spec is either compared here or excluded with a reason."""
-    shipped = {p.stem for p in (REPO / "specs").glob("*.yaml")}
-    compared = {p.stem for p in portable_spec_files()}
-    assert shipped == compared | set(DUCKDB_ONLY) | set(NOT_PORTABLE)
-    assert compared, "no portable spec found"
-    for stem in DUCKDB_ONLY:
-        head = (REPO / "specs" / f"{stem}.yaml").read_text().splitlines()[0]
-        assert head.startswith("# DuckDB-only"), f"{stem}.yaml no longer says it is DuckDB-only: {head}"
-    for stem in compared:
-        head = (REPO / "specs" / f"{stem}.yaml").read_text().splitlines()[0]
-        assert head.startswith("# Portable SQL"), f"{stem}.yaml does not say its SQL is portable: {head}"
+def test_every_shipped_spec_is_written_in_duckdb_sql():
+    """The shipped specs take the project's default dialect (DuckDB) and say so in their leading comment."""
+    for path in shipped_spec_files():
+        spec = yaml.safe_load(path.read_text())
+        assert "dialect" not in spec, f"{path.name} names a dialect"
+        head = path.read_text().splitlines()[0]
+        assert head.startswith("# DuckDB SQL; mcpgen translates it"), f"{path.name}: {head}"
 
 
-@pytest.mark.parametrize("engine", ["sqlite", "postgresql", "mariadb"])
-def test_portable_specs_give_duckdbs_tables(engine, request, duckdb_project):
+def test_translated_on_load(sqlite_project, duckdb_project):
+    """SQLite runs its own spelling of make_date(), made once when the project loads."""
+    sql = {s.name: s.sql for s in sqlite_project.loaded.specs}
+    assert "DATE(PRINTF('%04d-%02d-%02d', f.year, f.month, f.day))" in sql["carrier_performance"]
+    assert (
+        "make_date(f.year, f.month, f.day)"
+        in {s.name: s.sql for s in duckdb_project.loaded.specs}["carrier_performance"]
+    )
+
+
+@pytest.mark.parametrize(
+    "engine",
+    ["sqlite", "postgresql", "mariadb", pytest.param("spark", marks=[pytest.mark.spark, pytest.mark.timeout(900)])],
+)
+def test_shipped_specs_give_duckdbs_tables(engine, request, duckdb_project):
     project = request.getfixturevalue(f"{engine}_project")
     assert sorted(project.registry.names()) == sorted(duckdb_project.registry.names())
     failures = []
@@ -367,7 +387,9 @@ def test_portable_specs_give_duckdbs_tables(engine, request, duckdb_project):
     assert not failures, "\n".join(failures)
 
 
-@pytest.mark.parametrize("engine", ["postgresql", "mariadb"])
+@pytest.mark.parametrize(
+    "engine", ["postgresql", "mariadb", pytest.param("spark", marks=[pytest.mark.spark, pytest.mark.timeout(900)])]
+)
 def test_integer_cells_stay_integers(engine, request, duckdb_project):
     """A cell that is a JSON integer on DuckDB is a JSON integer on every engine."""
     project = request.getfixturevalue(f"{engine}_project")

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..config import DuckDBConnection, URLConnection
+from ..config import DuckDBConnection, SparkConnection, URLConnection, expand_env
 
 
 @dataclass
@@ -65,12 +65,25 @@ class Engine(Protocol):
         ...
 
 
-def create_engine(name: str, connection: DuckDBConnection | URLConnection, root: str | os.PathLike) -> Engine:
+def create_engine(
+    name: str, connection: DuckDBConnection | URLConnection | SparkConnection, root: str | os.PathLike
+) -> Engine:
     """The engine for one `connections:` entry of mcpgen.yaml."""
     if isinstance(connection, URLConnection):
         from .sqlalchemy import SQLAlchemyEngine  # SQLAlchemy is imported only when a project uses it
 
         return SQLAlchemyEngine(name, connection)
+    if isinstance(connection, SparkConnection):
+        from .spark import SparkEngine  # pyspark is imported only when a project uses it
+
+        return SparkEngine(
+            name,
+            expand_env(connection.spark),
+            connection.max_concurrent,
+            float(connection.queue_timeout),
+            connection.conf,
+            connection.database,
+        )
     from .duckdb import DuckDBEngine
 
     return DuckDBEngine(

@@ -1,0 +1,266 @@
+"""Apache Spark over Spark Connect: a spec's query runs as a Spark SQL job on a cluster.
+
+A connection names the Spark Connect endpoint (`spark: sc://host:15002`). The SQL, translated
+to Spark SQL when the project loads, is sent with `spark.sql(text, args=...)`: values are bound
+as named parameters by Spark itself, never spliced. Each call carries a tag of its own, so the
+time limit cancels exactly its job (`interruptTag`). The client is `pyspark[connect]`
+(`pip install "mcpgen[spark]"`), imported only when a project has a Spark connection.
+
+Read-only: the statement must pass `check_read_only` (Spark dialect), and it is only ever sent
+inside `SELECT * FROM (...)`, which Spark's own parser accepts around a query and nothing else.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.util
+import itertools
+import logging
+import os
+import threading
+import time
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import QueryError, QueryTimeout
+from ..sql import check_read_only, find_placeholders
+from ..text import first_line
+from .base import Prepared, QueryResult
+from .deadlines import DEADLINES
+from .duckdb import FairSlots
+
+DIALECT = "spark"
+RETRIES = 2  # per RPC when the server cannot be reached; a call to a stopped cluster fails within ~1 s
+DOWN_FOR = 2.0  # after the cluster was unreachable, calls fail at once for this many seconds
+_ids = itertools.count()
+# Declared parameter types -> Spark SQL types.
+SPARK_TYPES = {
+    "string": "STRING",
+    "integer": "BIGINT",
+    "number": "DOUBLE",
+    "boolean": "BOOLEAN",
+    "date": "DATE",
+    "datetime": "TIMESTAMP_NTZ",
+}
+
+
+# A value that stands in for each type when `describe` binds parameters (Spark then analyzes the
+# query and runs nothing); an integer 0 also makes a `LIMIT :n` a LIMIT 0.
+SAMPLES = {
+    "string": "",
+    "integer": 0,
+    "number": 0.0,
+    "boolean": False,
+    "date": dt.date(2000, 1, 1),
+    "datetime": dt.datetime(2000, 1, 1),
+}
+
+
+@dataclass(frozen=True)
+class _Statement:
+    """The query cut at its placeholders, to bind a NULL or an empty list with its type."""
+
+    parts: tuple[str, ...]  # text, name, text, name, ..., text
+    types: Mapping[str, str]  # parameter name -> declared type (`date[]` for arrays)
+
+    def text(self, values: Mapping[str, Any]) -> str:
+        """The statement, with `CAST(:name AS type)` where a value is NULL or an empty list
+        (Spark gives an untyped NULL the type VOID, which LIMIT, CASE WHEN and explode() refuse)."""
+        out = list(self.parts)
+        for i in range(1, len(out), 2):
+            name = out[i]
+            empty = values.get(name) is None or values.get(name) == []
+            out[i] = f"CAST(:{name} AS {_spark_type(self.types[name])})" if empty and name in self.types else f":{name}"
+        return "".join(out)
+
+
+class SparkUnavailable(QueryError):
+    """The Spark Connect server cannot be reached."""
+
+
+class SparkEngine:
+    """One Spark Connect session shared by all calls (its gRPC channel is thread-safe).
+
+    >>> statement = SparkEngine("lake", "sc://127.0.0.1:1").prepare("SELECT n FROM t WHERE k IN :ks", {"ks": "string[]"}).sql
+    >>> statement.text({"ks": ["a"]})
+    'SELECT * FROM (\\nSELECT n FROM t WHERE k IN (SELECT explode(:ks))\\n) AS mcpgen_q'
+    >>> statement.text({"ks": []})
+    'SELECT * FROM (\\nSELECT n FROM t WHERE k IN (SELECT explode(CAST(:ks AS ARRAY<STRING>)))\\n) AS mcpgen_q'
+    """
+
+    dialect: str | None = DIALECT
+
+    def __init__(
+        self,
+        name: str,
+        remote: str,
+        max_concurrent: int = 4,
+        queue_timeout: float = 10.0,
+        conf: Mapping[str, str] | None = None,
+        database: str | None = None,
+    ):
+        if importlib.util.find_spec("pyspark") is None:
+            raise QueryError(f"connection '{name}' needs the Spark Connect client: pip install \"mcpgen[spark]\"")
+        self.name, self.remote, self.database = name, remote, database
+        self.max_concurrent, self.queue_timeout = max_concurrent, queue_timeout
+        self._slots = FairSlots(max_concurrent)
+        self._conf = {"spark.sql.timestampType": "TIMESTAMP_NTZ", **(conf or {})}
+        self._lock = threading.Lock()
+        self._session: Any = None
+        self._down_since: float | None = None
+        self._down_reason = ""
+
+    # -- the session ---------------------------------------------------------------------------
+
+    def _spark(self) -> Any:
+        """The session, opened on first use and again after the cluster was unreachable."""
+        with self._lock:
+            if self._down_since is not None and time.monotonic() - self._down_since < DOWN_FOR:
+                raise SparkUnavailable(f"connection '{self.name}' is unavailable: {self._down_reason}")
+            if self._session is None:
+                self._session = _open_session(self.remote, self._conf, self.database)
+            return self._session
+
+    def _open(self) -> Any:
+        try:
+            return self._spark()
+        except QueryError:
+            raise
+        except Exception as exc:  # pyspark's own errors: the server did not answer the session's first RPCs
+            raise self._lost(_message(exc)) from None
+
+    def _lost(self, reason: str) -> SparkUnavailable:
+        with self._lock:
+            self._down_since, self._down_reason = time.monotonic(), reason
+            session, self._session = self._session, None
+        if session is not None:
+            try:
+                session.client.close()
+            except Exception:
+                pass
+        return SparkUnavailable(f"connection '{self.name}' is unavailable: {reason}")
+
+    # -- the Engine interface ------------------------------------------------------------------
+
+    def prepare(self, sql: str, types: Mapping[str, str] | None = None) -> Prepared:
+        check_read_only(sql, DIALECT)
+        sql = sql.strip().rstrip(";")
+        parts, last = ["SELECT * FROM (\n"], 0
+        placeholders = find_placeholders(sql, DIALECT)
+        for p in placeholders:
+            # IN :codes -> IN (SELECT explode(:codes)): the list binds as one array value.
+            parts[-1] += sql[last : p.start] + ("(SELECT explode(" if p.after_in else "")
+            parts += [p.name, "))" if p.after_in else ""]
+            last = p.end
+        parts[-1] += sql[last:] + "\n) AS mcpgen_q"
+        declared = {n: t for n, t in (types or {}).items() if t.rstrip("[]") in SPARK_TYPES}
+        return Prepared(_Statement(tuple(parts), declared), frozenset(p.name for p in placeholders))
+
+    def run(self, query: Prepared, params: dict[str, Any], max_rows: int, timeout: float) -> QueryResult:
+        started = time.perf_counter()
+        if not self._slots.acquire(timeout=self.queue_timeout):
+            raise QueryError(
+                f"connection '{self.name}' is busy: {self.max_concurrent} queries are already "
+                f"running and none finished within {self.queue_timeout:g} s; try again shortly"
+            )
+        try:
+            table = self._execute(query, params, timeout, lambda df: df.limit(max_rows + 1))
+        finally:
+            self._slots.release()
+        columns = list(table.column_names)
+        rows = list(zip(*(column.to_pylist() for column in table.columns))) if columns else []
+        return QueryResult(columns, rows[:max_rows], len(rows) > max_rows, time.perf_counter() - started)
+
+    def describe(self, query: Prepared, timeout: float) -> list[tuple[str, str]]:
+        """Column names and Spark types; Spark analyzes the query and runs no job."""
+        types = query.sql.types
+        samples = {n: _sample(types[n]) if n in types else None for n in query.names}
+        schema = self._execute(query, samples, timeout, None)
+        return [(f.name, f.dataType.simpleString()) for f in schema.fields]
+
+    def close(self) -> None:
+        with self._lock:
+            session, self._session = self._session, None
+        if session is not None:
+            try:
+                session.stop()
+            except Exception:  # already gone with the cluster
+                pass
+
+    # -- one call ------------------------------------------------------------------------------
+
+    def _execute(self, query: Prepared, params: dict[str, Any], timeout: float, shape) -> Any:
+        """The Arrow table of the query (`shape` limits it), or its schema when `shape` is None."""
+        spark = self._open()
+        from pyspark.errors import PySparkException
+
+        tag = f"mcpgen-{os.getpid()}-{next(_ids)}"
+        fired = threading.Event()
+
+        def cancel() -> None:
+            fired.set()
+            spark.interruptTag(tag)
+
+        args = {k: params[k] for k in query.names}
+        spark.addTag(tag)
+        alarm = DEADLINES.watch(timeout, cancel)
+        try:
+            df = spark.sql(query.sql.text(args), args=args)
+            return df.schema if shape is None else shape(df).toArrow()
+        except PySparkException as exc:
+            if fired.is_set():
+                raise QueryTimeout(f"the query ran longer than {timeout:g} s and was cancelled") from None
+            if _unreachable(exc):
+                raise self._lost(_message(exc)) from None
+            raise QueryError(f"the query failed: {_message(exc)}") from None
+        finally:
+            DEADLINES.cancel(alarm)
+            spark.removeTag(tag)
+
+
+def _spark_type(declared: str) -> str:
+    """`date[]` -> `ARRAY<DATE>`."""
+    if declared.endswith("[]"):
+        return f"ARRAY<{SPARK_TYPES[declared[:-2]]}>"
+    return SPARK_TYPES[declared]
+
+
+def _sample(declared: str) -> Any:
+    return [SAMPLES[declared[:-2]]] if declared.endswith("[]") else SAMPLES[declared]
+
+
+def _open_session(remote: str, conf: Mapping[str, str], database: str | None) -> Any:
+    # pyspark warns on stderr about pandas versions (mcpgen does not use pandas) and about each
+    # exhausted retry (mcpgen reports the unreachable cluster itself, in one sentence).
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+    warnings.filterwarnings("ignore", message=r"\[RETRIES_EXCEEDED\]", category=UserWarning)
+    from pyspark.logger import PySparkLogger
+    from pyspark.sql.connect.client.retries import DefaultPolicy
+    from pyspark.sql.connect.session import SparkSession
+
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        # pyspark logs every failed query with its plan on stderr; mcpgen reports it in one line instead.
+        PySparkLogger.getLogger(name).setLevel(logging.CRITICAL + 1)
+    session = SparkSession.builder.remote(remote).create()
+    # The default policy retries an unreachable server for about 10 minutes; a tool call should not.
+    session.client.set_retry_policies([DefaultPolicy(max_retries=RETRIES, initial_backoff=100, max_backoff=500)])
+    for key, value in conf.items():
+        session.conf.set(key, value)
+    if database:
+        session.catalog.setCurrentDatabase(database)
+    return session
+
+
+def _unreachable(exc: Exception) -> bool:
+    text = str(exc)
+    return any(s in text for s in ("UNAVAILABLE", "Connection refused", "failed to connect", "SESSION_NOT_FOUND"))
+
+
+def _message(exc: Exception) -> str:
+    """Spark's message without the JVM stack trace, the plan or the server's address."""
+    text = str(exc)
+    if text.startswith("<_MultiThreadedRendezvous") or "StatusCode.UNAVAILABLE" in text:
+        return "the Spark Connect server does not answer (is the cluster running?)"
+    return first_line(exc)[:300]

@@ -1,0 +1,164 @@
+"""Translating a spec's SQL from the dialect it is written in to the one its connection speaks.
+
+Done once, when the project loads; a call runs the translated text. `:name` placeholders stay
+placeholders (bound values, never text) in every dialect.
+
+>>> print(transpile("SELECT make_date(y, 1, 1) AS d FROM t WHERE c IN :codes", "duckdb", "sqlite"))
+SELECT
+  DATE(PRINTF('%04d-%02d-%02d', y, 1, 1)) AS d
+FROM t
+WHERE
+  c IN :codes
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ErrorLevel, SqlglotError
+from sqlglot.generator import Generator
+
+from .errors import UnsafeSQL
+from .sql import find_placeholders
+from .text import first_line
+
+
+class Untranslatable(UnsafeSQL):
+    """The SQL uses something the connection's dialect cannot express (line and column in the SQL)."""
+
+
+def _sqlite_parts(fmt: str, names: tuple[str, ...], wrap: str):
+    """SQLite builds dates from text: DATE(PRINTF('%04d-%02d-%02d', y, m, d))."""
+
+    def sql(self: Generator, e: exp.Expression) -> str:
+        return self.func(wrap, self.func("PRINTF", exp.Literal.string(fmt), *(e.args.get(n) for n in names)))
+
+    return sql
+
+
+def _mysql_parts(names: tuple[str, ...], fmt: str):
+    """MariaDB and MySQL parse them: STR_TO_DATE(CONCAT_WS('-', y, m, d), '%Y-%c-%e')."""
+
+    def sql(self: Generator, e: exp.Expression) -> str:
+        date = self.func("CONCAT_WS", exp.Literal.string("-"), *(e.args.get(n) for n in names[:3]))
+        if len(names) > 3:
+            time = self.func("CONCAT_WS", exp.Literal.string(":"), *(e.args.get(n) for n in names[3:]))
+            date = f"CONCAT_WS(' ', {date}, {time})"
+        return f"STR_TO_DATE({date}, '{fmt}')"
+
+    return sql
+
+
+_DATE = ("year", "month", "day")
+_TIMESTAMP = (*_DATE, "hour", "min", "sec")
+
+
+def _postgres_parts(name: str, names: tuple[str, ...]):
+    """PostgreSQL's make_date/make_timestamp take INT parts (and DOUBLE seconds), not BIGINT columns."""
+
+    def sql(self: Generator, e: exp.Expression) -> str:
+        parts = [exp.cast(e.args[n], "INT" if n != "sec" else "DOUBLE") for n in names]
+        return self.func(name, *parts)
+
+    return sql
+
+
+def _postgres_round(self: Generator, e: exp.Round) -> str:
+    """ROUND(x, n) exists for NUMERIC only in PostgreSQL; DuckDB's division and AVG give DOUBLE."""
+    if e.args.get("decimals") is None:
+        return self.func("ROUND", e.this)
+    return self.func("ROUND", exp.cast(e.this, "DECIMAL"), e.args["decimals"])
+
+
+# Spellings sqlglot lacks for a target dialect: expression type -> how to write it there.
+FIXES: dict[str, dict[type, Callable[..., str]]] = {
+    "postgres": {
+        exp.DateFromParts: _postgres_parts("MAKE_DATE", _DATE),
+        exp.TimestampFromParts: _postgres_parts("MAKE_TIMESTAMP", _TIMESTAMP),
+        exp.Round: _postgres_round,
+    },
+    "sqlite": {
+        exp.DateFromParts: _sqlite_parts("%04d-%02d-%02d", _DATE, "DATE"),
+        exp.TimestampFromParts: _sqlite_parts("%04d-%02d-%02d %02d:%02d:%02d", _TIMESTAMP, "DATETIME"),
+    },
+    "mysql": {
+        exp.DateFromParts: _mysql_parts(_DATE, "%Y-%c-%e"),
+        exp.TimestampFromParts: _mysql_parts(_TIMESTAMP, "%Y-%c-%e %k:%i:%s"),
+    },
+}
+
+
+@cache
+def _generator(target: str) -> type[Generator]:
+    """The target dialect's generator, with FIXES and placeholders always written `:name`."""
+    base = sqlglot.Dialect.get_or_raise(target).generator_class
+
+    class Generator(base):  # type: ignore[valid-type, misc]
+        TRANSFORMS: dict[type, Callable[..., str]] = {**base.TRANSFORMS, **FIXES.get(target, {})}
+
+        def placeholder_sql(self, expression: exp.Placeholder) -> str:
+            return f":{expression.name}" if expression.name else "?"
+
+    return Generator
+
+
+def _spells(generator: type[Generator], node: exp.Func) -> bool:
+    """Whether `generator` has its own way to write this kind of function."""
+    return type(node) in generator.TRANSFORMS or hasattr(generator, f"{node.key}_sql")
+
+
+def _renamed(source: str, node: exp.Func) -> bool:
+    """Whether `source` writes this function under a name other than sqlglot's generic one."""
+    return node.sql(source).split("(")[0].upper() != node.sql_name().upper()
+
+
+def transpile(sql: str, source: str, target: str) -> str:
+    """`sql`, written in the `source` dialect, rewritten for `target` (sqlglot dialect names).
+
+    Raises Untranslatable, with the line and column in `sql`, for a function sqlglot does not
+    know (it would be sent as written) or one that `source` spells its own way and `target` has no
+    spelling for (it would be sent under a name `target` may not have)."""
+    if source == target:
+        return sql
+    try:
+        tree = sqlglot.parse_one(sql, read=source)
+    except SqlglotError as exc:
+        raise Untranslatable(f"the SQL cannot be read as {source}: {first_line(exc)}") from None
+    reader, writer = _generator(source), _generator(target)
+    for node in tree.find_all(exp.Func):
+        if isinstance(node, exp.Anonymous):
+            problem = (
+                f"{node.name}() is not a function sqlglot knows in {source}, so it cannot be translated to {target}"
+            )
+        elif _spells(reader, node) and _renamed(source, node) and not _spells(writer, node):
+            problem = f"{node.sql(source).split('(')[0]}() has no translation to {target}"
+        else:
+            continue
+        raise Untranslatable(problem, *_where(sql, node))
+    try:
+        out = writer(dialect=target, unsupported_level=ErrorLevel.RAISE, pretty=True).generate(tree)
+    except SqlglotError as exc:
+        raise Untranslatable(f"the SQL cannot be written in {target}: {first_line(exc)}") from None
+    if _bound(out, target) != _bound(sql, source):  # a value must never turn into text
+        raise Untranslatable(f"the parameters would not stay bound values in {target}")
+    return out
+
+
+def _bound(sql: str, dialect: str) -> list[tuple[str, bool]]:
+    return sorted((p.name, p.after_in) for p in find_placeholders(sql, dialect))
+
+
+def _where(sql: str, node: exp.Func) -> tuple[int | None, int | None]:
+    """Line and column of a function node in `sql` (sqlglot keeps them on the name's token)."""
+    meta = node.meta or {}
+    line, col = meta.get("line"), meta.get("col")
+    if line is None or col is None:
+        return None, None
+    text = sql.splitlines()[line - 1] if line <= len(sql.splitlines()) else ""
+    start = col  # col is where the name ends: walk back to where it starts
+    while start > 1 and (text[start - 2].isalnum() or text[start - 2] == "_"):
+        start -= 1
+    return line, start
