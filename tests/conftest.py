@@ -21,6 +21,18 @@ from mcpgen.results import to_cell
 REPO = Path(__file__).resolve().parent.parent
 
 
+# --- slow tests (browsers, the Spark cluster, load, server processes) run in CI and on request -------
+def pytest_collection_modifyitems(config, items):
+    """Skip `slow` tests, saying how to run them, unless MCPGEN_SLOW=1, MCPGEN_REQUIRE_SERVICES=1 (CI)
+    or a -m expression chooses tests by marker."""
+    if os.environ.get("MCPGEN_SLOW") == "1" or services.services_required() or config.getoption("markexpr"):
+        return
+    skip = pytest.mark.skip(reason="slow test: run with MCPGEN_SLOW=1 (CI runs every test)")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
 # --- the shipped specs, and their queries run straight on DuckDB -----------------------------------
 def shipped_specs():
     out = {}
