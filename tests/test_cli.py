@@ -120,6 +120,7 @@ def test_serve_refuses_an_invalid_spec_and_names_it(tmp_path):
     assert proc.stdout == ""
 
 
+@pytest.mark.slow
 def test_serve_refuses_a_column_the_query_does_not_return(tmp_path):
     specs = tmp_path / "specs"
     specs.mkdir()
@@ -155,6 +156,7 @@ def _serve_first_line(specs: Path, stdin) -> str:
         proc.wait(timeout=10)
 
 
+@pytest.mark.slow
 def test_serve_on_a_terminal_says_it_waits_for_a_client_and_counts_in_words(tmp_path):
     import os
     import pty

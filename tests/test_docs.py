@@ -115,6 +115,7 @@ def test_the_readme_python_examples(tmp_path):
     assert Path(server["args"][1]).is_absolute()
 
 
+@pytest.mark.slow
 def test_the_readme_validate_line_is_what_validate_prints(tmp_path):
     [line] = [b.strip() for b in blocks("README.md", "text") if "populaton" in b]
     shutil.copytree(REPO / "specs", tmp_path / "specs")
@@ -128,6 +129,7 @@ def test_the_readme_validate_line_is_what_validate_prints(tmp_path):
     assert out.returncode == 1 and out.stdout.splitlines()[0] == line
 
 
+@pytest.mark.slow
 def test_the_readme_quick_start_shows_what_serve_prints_on_a_terminal():
     import os
     import pty
