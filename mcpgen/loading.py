@@ -219,6 +219,12 @@ def _problem(
     return Problem(str(loaded.path), line, col, message, severity)
 
 
+def _culprit(what: str) -> str | None:
+    """The word of the template a hazard message names: `__class__`, `attr`, `format`, `include`, `range`."""
+    match = re.search(r"'(\w+)'|\{% (\w+)|\.(\w+)\(\)|the (\w+) filter|calls (\w+)\(\)", what)
+    return next((g for g in match.groups() if g), None) if match else None
+
+
 def column_of(source: str, line: int, word: str) -> int:
     """The 1-based column of `word` on line `line` of `source`, else 1.
 
@@ -419,7 +425,9 @@ def _checked_template(
         return None
     hazards = template_hazards(template.ast)
     for line, what in hazards:
-        problems.append(_problem(loaded, field_key, f"{key}: the template {what}", offset=(line, 1)))
+        word = _culprit(what)
+        offset = (line, column_of(source, line, word) if word else 1)
+        problems.append(_problem(loaded, field_key, f"{key}: the template {what}", offset=offset))
     if url:
         reason = source_problem(source)
         if reason:

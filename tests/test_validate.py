@@ -295,7 +295,7 @@ def test_text_format_is_one_line_per_problem_and_plain_when_not_a_tty():
     assert "\x1b[" not in result.output
     lines = result.output.splitlines()
     assert lines[0] == (
-        f"{folder / 'spec.yaml'}:12:3: error: content: the template reads the internal attribute '__mro__', "
+        f"{folder / 'spec.yaml'}:12:9: error: content: the template reads the internal attribute '__mro__', "
         "which the sandbox refuses"
     )
     assert all(
@@ -308,7 +308,7 @@ def test_grouped_format_keeps_a_header_per_file():
     folder = BROKEN / "template_class_mro"
     lines = CliRunner().invoke(main, ["validate", "--format", "grouped", str(folder)]).output.splitlines()
     assert lines[0] == str(folder / "spec.yaml")
-    assert re.match(r"^\s+12:3\s+error\s+content: the template reads the internal attribute", lines[1])
+    assert re.match(r"^\s+12:9\s+error\s+content: the template reads the internal attribute", lines[1])
 
 
 def test_text_format_is_coloured_on_a_terminal():
