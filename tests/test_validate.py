@@ -295,7 +295,7 @@ def test_text_format_is_one_line_per_problem_and_plain_when_not_a_tty():
     assert "\x1b[" not in result.output
     lines = result.output.splitlines()
     assert lines[0] == (
-        f"{folder / 'spec.yaml'}:12:9: error: content: the template reads the internal attribute '__mro__', "
+        f"{folder / 'spec.yaml'}:12:9: error: content: the template reads the internal attribute '__class__', "
         "which the sandbox refuses"
     )
     assert all(
