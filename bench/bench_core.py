@@ -56,7 +56,9 @@ def run_once(label: str, cmd: list[str], n: int, tool_args: dict) -> dict:
 
 def serve_from(tree: Path) -> list[str]:
     """`mcpgen serve` of the bench project, importing mcpgen from `tree`."""
-    return ["env", f"PYTHONPATH={tree}", sys.executable, "-m", "mcpgen.cli", "serve", str(HERE / "project/specs")]
+    # -P: `python -m` would otherwise import mcpgen from the working folder (this tree) before PYTHONPATH
+    serve = ["-P", "-m", "mcpgen.cli", "serve", str(HERE / "project/specs")]
+    return ["env", f"PYTHONPATH={tree}", sys.executable, *serve]
 
 
 @contextlib.contextmanager

@@ -37,11 +37,15 @@ def _open(specs_dir: Path):
     from .project import open_project
 
     try:
-        return open_project(specs_dir)
+        project = open_project(specs_dir)
     except SpecError as exc:
         for problem in exc.problems:
             click.echo(str(problem), err=True)
         raise click.exceptions.Exit(1) from None
+    if project.loaded.python_files:  # Python runs with mcpgen's rights: say which files ran
+        names = ", ".join(p.name for p in project.loaded.python_files)
+        click.echo(f"mcpgen: imported Python tools from {names}", err=True)
+    return project
 
 
 @click.group()
@@ -92,7 +96,22 @@ def main() -> None:
     type=int,
     help="HTTP: largest request body accepted (413 above it).",
 )
+@click.option(
+    "--header-timeout", default=10.0, show_default=True, type=float, help="HTTP: seconds to send a request's headers."
+)
+@click.option(
+    "--body-timeout", default=30.0, show_default=True, type=float, help="HTTP: seconds to send a request's body."
+)
+@click.option(
+    "--max-connections",
+    default=1000,
+    show_default=True,
+    type=int,
+    help="HTTP: open connections; past it, the oldest one still sending its request is closed.",
+)
 @click.option("--insecure-no-auth", is_flag=True, help="HTTP: allow a non-loopback bind without a token.")
+@click.option("--tags", "tags", metavar="A,B", help="Serve only the tools tagged with one of these tags.")
+@click.option("--toolset", metavar="NAME", help="Serve only the tools of this toolset of mcpgen.yaml's toolsets:.")
 def serve(
     specs_dir: Path,
     verbose: bool,
@@ -105,12 +124,18 @@ def serve(
     allow_hosts: tuple[str, ...],
     allow_origins: tuple[str, ...],
     max_body_bytes: int,
+    header_timeout: float,
+    body_timeout: float,
+    max_connections: int,
     insecure_no_auth: bool,
+    tags: str | None,
+    toolset: str | None,
 ) -> None:
     """Serve the tools in SPECS_DIR over stdio (stdout carries only the protocol), or HTTP with --http.
 
-    Refuses to start on an invalid spec and names it (file:line:col: message). Also imports
-    SPECS_DIR/*.py files that register tools with @registry.tool().
+    Refuses to start on an invalid spec and names it (file:line:col: message). Also imports the
+    visible SPECS_DIR/*.py files (not _x.py or .x.py) that register tools with @registry.tool(),
+    and names them on stderr.
     """
     import gc
 
@@ -126,13 +151,16 @@ def serve(
     specs_dir = specs_dir.resolve()  # opening the project changes the working directory
     options = None
     if http_:
+        from .http_limits import ConnectionLimits
+
+        limits = ConnectionLimits(header_timeout, body_timeout, max_connections)
         options = _http_options(
-            specs_dir, host, port, token_envs, allow_hosts, allow_origins, max_body_bytes, insecure_no_auth
+            specs_dir, host, port, token_envs, allow_hosts, allow_origins, max_body_bytes, insecure_no_auth, limits
         )
     project = _open(specs_dir)
     gc.freeze()
     gc.enable()
-    server = ToolServer(project.registry)
+    server = ToolServer(project.registry, tags=_start_serving(project, tags, toolset))
     reloader = None
     if reload_:
         from .reload import Reloader
@@ -148,12 +176,18 @@ def serve(
                 click.echo(f"mcpgen: error: {exc}", err=True)
                 raise click.exceptions.Exit(2) from None
         else:
-            click.echo(_serving_line(len(project.registry), specs_dir, sys.stdin.isatty()), err=True)
-            anyio.run(server.run_stdio, reloader)
+            from .identity import local_user
+
+            click.echo(_serving_line(server.served_count(), specs_dir, sys.stdin.isatty()), err=True)
+            with local_user(project.loaded.config.stdio_claims):  # the one local user
+                anyio.run(server.run_stdio, reloader)
     except KeyboardInterrupt:
         pass
     finally:
         (reloader or project).close()
+        from . import telemetry
+
+        telemetry.shutdown()
 
 
 def _serving_line(tools: int, specs_dir: Path, terminal: bool) -> str:
@@ -166,7 +200,40 @@ def _serving_line(tools: int, specs_dir: Path, terminal: bool) -> str:
     return line + "; waiting for an MCP client on stdin (Ctrl-C to stop)" if terminal else line
 
 
-def _http_options(specs_dir, host, port, token_envs, allow_hosts, allow_origins, max_body, insecure):
+def _served_tags(config, tags: str | None, toolset: str | None) -> frozenset[str] | None:
+    """The tags `--tags` / `--toolset` select; None serves every tool."""
+    if toolset is not None:
+        if toolset not in config.toolsets:
+            known = ", ".join(config.toolsets) or "none are defined"
+            raise click.BadParameter(f"no toolset named '{toolset}' in mcpgen.yaml ({known})", param_hint="--toolset")
+        return frozenset(config.toolsets[toolset]) | frozenset(_split(tags))
+    return frozenset(_split(tags)) if tags else None
+
+
+def _split(text: str | None) -> list[str]:
+    return [t.strip() for t in (text or "").split(",") if t.strip()]
+
+
+def _start_serving(project, tags: str | None, toolset: str | None) -> frozenset[str] | None:
+    """The tags to serve; the audit log and telemetry started per mcpgen.yaml. Exit 2 on bad settings."""
+    from . import audit, telemetry
+    from .errors import MCPGenError
+
+    config = project.loaded.config
+    try:
+        served = _served_tags(config, tags, toolset)
+        audit.setup(config.audit)
+        telemetry.setup(config.telemetry)
+    except (MCPGenError, click.BadParameter) as exc:
+        project.close()
+        if isinstance(exc, click.BadParameter):
+            raise
+        click.echo(f"mcpgen: error: {exc}", err=True)
+        raise click.exceptions.Exit(2) from None
+    return served
+
+
+def _http_options(specs_dir, host, port, token_envs, allow_hosts, allow_origins, max_body, insecure, limits):
     """HTTP options from the flags plus mcpgen.yaml's `http:` section; exit 2 when unsafe."""
     from .config import HTTPSettings
     from .errors import MCPGenError, SpecError
@@ -174,9 +241,10 @@ def _http_options(specs_dir, host, port, token_envs, allow_hosts, allow_origins,
     from .loading import load_project
 
     try:
-        settings = load_project(specs_dir).config.http
+        loaded = load_project(specs_dir)
+        settings, auth, root = loaded.config.http, loaded.config.auth, str(loaded.root)
     except SpecError:
-        settings = HTTPSettings()  # opening the project reports the problems
+        settings, auth, root = HTTPSettings(), None, "."  # opening the project reports the problems
     try:
         options = HTTPOptions(
             host=host,
@@ -186,6 +254,9 @@ def _http_options(specs_dir, host, port, token_envs, allow_hosts, allow_origins,
             allow_origins=[*allow_origins, *settings.allowed_origins],
             insecure_no_auth=insecure,
             max_body=max_body,
+            limits=limits,
+            auth=auth,
+            root=root,
         )
         check_options(options)
     except MCPGenError as exc:
@@ -219,13 +290,19 @@ def call(tool: str, args: tuple[str, ...], specs_dir: Path, as_json: bool) -> No
                 f"no tool named '{tool}' in {specs_dir} (tools: {', '.join(project.registry.names())})"
             )
         arguments = _parse_args(args, project.registry.get(tool).input_schema)
-        result = project.registry.call_sync(tool, arguments)
+        from .identity import local_user
+
+        with local_user(project.loaded.config.stdio_claims):  # the one local user, as over stdio
+            result = project.registry.call_sync(tool, arguments)
     finally:
         project.close()
     if as_json:
-        click.echo(
-            json.dumps(result.model_dump(mode="json", by_alias=True, exclude_none=True), indent=2, ensure_ascii=False)
+        from .terminal import json_text
+
+        dumped = json.dumps(
+            result.model_dump(mode="json", by_alias=True, exclude_none=True), indent=2, ensure_ascii=False
         )
+        click.echo(json_text(dumped))
     else:
         _print_result(result)
     if result.is_error:
@@ -270,31 +347,37 @@ def _read_value(text: str, schema: dict):
 
 
 def _print_result(result) -> None:
+    """Prose, table, charts and sources as plain text: values are data, never markup or escapes."""
     from rich.console import Console
     from rich.table import Table
 
-    console = Console()
-    text = "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+    from .terminal import plain
+    from .terminal import text as plain_text
+
+    console = Console(highlight=False)
+    prose = "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
     if result.is_error:
-        Console(stderr=True).print(f"[bold red]error:[/] {text}", markup=True, highlight=False)
+        Console(stderr=True, highlight=False).print(plain_text("error: ", "bold red") + plain_text(prose))
         return
     data = result.structured_content or {}
-    # The prose exactly as the model reads it: no wrapping, markup or emoji codes.
+    # The prose exactly as the model reads it (no wrapping, markup or emoji codes), control characters dropped.
     if data.get("force"):
-        click.echo(data["force"])
+        click.echo(plain(data["force"]))
         click.echo()
-    click.echo(text)
+    click.echo(plain(prose))
     if data.get("table"):
         header, *rows = data["table"]
-        table = Table(*[str(h) for h in header])
+        table = Table()
+        for h in header:
+            table.add_column(plain_text(h))
         for row in rows:
-            table.add_row(*["" if v is None else str(v) for v in row])
+            table.add_row(*[plain_text(v) for v in row])
         console.print(table)
     for chart in data.get("charts") or []:
         sets = ", ".join(str(d.get("label")) for d in chart["data"]["datasets"])
-        console.print(f"chart: {chart['type']} ({sets})", markup=False, highlight=False)
+        console.print(plain_text(f"chart: {chart['type']} ({sets})"))
     for url in data.get("sources", []):
-        console.print(f"source: {url}", markup=False, highlight=False)
+        console.print(plain_text(f"source: {url}"))
 
 
 @main.command(name="list")
@@ -304,6 +387,8 @@ def list_tools(specs_dir: Path) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from .terminal import text as plain_text
+
     _setup_logging()
     project = _open(specs_dir)
     table = Table("tool", "title", "parameters", "from")
@@ -311,7 +396,7 @@ def list_tools(specs_dir: Path) -> None:
         props = tool.input_schema.get("properties", {})
         required = set(tool.input_schema.get("required", []))
         params = ", ".join(f"{n}{'' if n in required else '?'}: {_type_label(p)}" for n, p in props.items())
-        table.add_row(tool.name, tool.title or "", params, Path(tool.source or "").name)
+        table.add_row(*map(plain_text, (tool.name, tool.title, params, Path(tool.source or "").name)))
     project.close()
     Console().print(table)
 
@@ -392,8 +477,10 @@ def test_specs(specs_dir: Path, select: str | None) -> None:
         for problem in exc.problems:
             click.echo(str(problem), err=True)
         raise click.exceptions.Exit(2) from None
+    from .terminal import plain
+
     for result in results:
-        click.echo(result.line())
+        click.echo(plain(result.line()))  # a reason may quote a database error or a value
     click.echo(summary(results))
     if any(not r.passed for r in results):
         raise click.exceptions.Exit(1)

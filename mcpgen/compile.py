@@ -126,4 +126,7 @@ def compile_spec(loaded: LoadedSpec, engine: Engine, max_rows: int, timeout: flo
         title=spec.title,
         annotations=annotations,
         source=str(loaded.path),
+        scopes=spec.scope_rule,
+        tags=frozenset(spec.tags),
+        sensitive=frozenset(name for name, p in spec.parameters.items() if p.sensitive),
     )

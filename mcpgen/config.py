@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, StrictInt, Tag
+from pydantic import Discriminator, Field, StrictBool, StrictInt, Tag, field_validator, model_validator
 
 from .spec import AppChoice, Duration, SQLDialect, Strict
 
@@ -65,6 +65,18 @@ class URLConnection(Strict):
     max_overflow: StrictInt = Field(default=5, ge=0, description="Extra connections opened when the pool is busy.")
     pool_timeout: Duration = Field(default=10.0, description="How long a call waits for a pooled connection, e.g. 10s.")
     connect_args: dict[str, Any] = Field(default={}, description="Passed to the database driver.")
+    claim_settings: dict[str, str] = Field(
+        default={},
+        description="PostgreSQL row-level security: {setting: claim}, set per call with set_config(setting, claim, true).",
+    )
+
+    @field_validator("claim_settings")
+    @classmethod
+    def _setting_names(cls, value):
+        for name in value:
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*", name):
+                raise ValueError(f"claim setting {name!r} must be a custom setting name with a prefix, e.g. app.email")
+        return value
 
 
 class SparkConnection(Strict):
@@ -119,6 +131,62 @@ class HTTPSettings(Strict):
     allowed_origins: list[str] = Field(default=[], description="Extra browser Origin values accepted over HTTP.")
 
 
+class AuthConfig(Strict):
+    """`serve --http` as an OAuth 2.1 resource server: JWT access tokens from `issuer` (see docs/auth.md)."""
+
+    issuer: str = Field(pattern=r"^https?://", description="The token issuer: exactly the tokens' iss claim.")
+    audience: str = Field(
+        pattern=r"^https?://", description="This server's resource URL, e.g. https://mcp.example.com/mcp: the aud."
+    )
+    jwks_url: str | None = Field(default=None, pattern=r"^https?://", description="Where the issuer's JWKS is.")
+    jwks_file: str | None = Field(default=None, description="A JWKS file instead, relative to mcpgen.yaml.")
+    scopes: list[str] = Field(default=[], description="Scopes every request needs (403 insufficient_scope).")
+    algorithms: list[Literal["RS256", "ES256", "EdDSA"]] = Field(
+        default=["RS256", "ES256", "EdDSA"], min_length=1, description="Signature algorithms accepted."
+    )
+    leeway: StrictInt | float = Field(
+        default=30, ge=0, le=300, description="Seconds of clock skew allowed on exp and nbf."
+    )
+    jwks_max_age: Duration = Field(default=300.0, description="Fetch the JWKS again after this long, e.g. 5m.")
+    jwks_min_refresh: Duration = Field(
+        default=10.0, description="Tokens with unknown key ids fetch the JWKS at most this often."
+    )
+
+    @model_validator(mode="after")
+    def _one_key_source(self):
+        if (self.jwks_url is None) == (self.jwks_file is None):
+            raise ValueError("give exactly one of jwks_url and jwks_file")
+        return self
+
+
+class AuditConfig(Strict):
+    """One JSON line per tool call: on stderr, or in a file rotated at `max_bytes`."""
+
+    sink: Literal["stderr", "file"] = Field(default="stderr", description="stderr, or file (with path).")
+    path: str | None = Field(default=None, description="The audit file, for sink: file.")
+    max_bytes: StrictInt = Field(default=10 * 1024 * 1024, ge=1024, description="Rotate the file at this size.")
+    backups: StrictInt = Field(default=5, ge=0, description="Rotated files kept.")
+    hash_key_env: str | None = Field(
+        default=None, description="Environment variable with a key: sensitive arguments are HMAC-SHA256, else SHA-256."
+    )
+
+    @model_validator(mode="after")
+    def _file_has_path(self):
+        if (self.sink == "file") != (self.path is not None):
+            raise ValueError("sink: file takes a path (and only it does)")
+        return self
+
+
+class TelemetryConfig(Strict):
+    """OpenTelemetry traces and metrics (pip install 'mcpgen[otel]'), exported over OTLP/HTTP."""
+
+    otlp_endpoint: str | None = Field(
+        default=None, pattern=r"^https?://", description="OTLP/HTTP endpoint; else OTEL_EXPORTER_OTLP_ENDPOINT."
+    )
+    service_name: str = Field(default="mcpgen", description="The service.name resource attribute.")
+    enabled: StrictBool = Field(default=True, description="false: configured but off.")
+
+
 class ProjectConfig(Strict):
     dialect: SQLDialect = Field(
         default="duckdb", description="The SQL dialect specs are written in, unless a spec says otherwise."
@@ -129,6 +197,17 @@ class ProjectConfig(Strict):
     )
     defaults: Defaults = Field(default=Defaults(), description="Defaults for every spec.")
     http: HTTPSettings = Field(default=HTTPSettings(), description="serve --http settings.")
+    auth: AuthConfig | None = Field(
+        default=None, description="serve --http as an OAuth resource server: JWT access tokens from your IdP."
+    )
+    stdio_claims: dict[str, Any] = Field(
+        default={}, description="The local user's claims over stdio, for from_claim parameters."
+    )
+    toolsets: dict[str, list[str]] = Field(default={}, description="Named sets of tags, for serve --toolset NAME.")
+    audit: AuditConfig | None = Field(default=None, description="One JSON line per call: stderr or a rotating file.")
+    telemetry: TelemetryConfig | None = Field(
+        default=None, description="OpenTelemetry traces and metrics over OTLP (pip install 'mcpgen[otel]')."
+    )
     app: AppChoice = Field(
         default=True, description="The MCP App for every tool: true, false, or {chart_height, theme}."
     )

@@ -3,10 +3,12 @@
 Stateless with JSON responses, so any number of processes can sit behind one load
 balancer: no session lives in a process. Every request to /mcp passes, in order:
 
-1. the body cap (413), 2. the bearer token when tokens are configured (401),
+1. the body cap (413), 2. the bearer token when tokens or `auth:` are configured (401, or 403
+`insufficient_scope`; with `auth:` the token is a JWT from the issuer, see mcpgen.auth),
 3. the Host and Origin checks against DNS rebinding (421, 403), 4. JSON-RPC parsing
 (400 with a JSON-RPC error). Only then can a tool run. `GET /healthz` answers load
-balancers with `{"status": "ok", "tools": N}` and needs no token.
+balancers with `{"status": "ok", "tools": N}` and needs no token; `GET /mcp` is 405 (no event
+stream). Slow, half-sent and surplus connections are handled in http_limits.py.
 
 A bind to anything but a loopback address refuses to start without a token,
 unless the user passes `--insecure-no-auth`.
@@ -24,22 +26,26 @@ import ipaddress
 import logging
 import os
 import socket
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import AnyHttpUrl
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from .config import AuthConfig
 from .errors import MCPGenError
+from .http_limits import BACKLOG, ConnectionLimits, NoEventStream, protocol_class, quiet_floods, usable_connections
 from .limits import MAX_BODY_BYTES
 from .text import plural
 
 logger = logging.getLogger("mcpgen")
 
 MIN_TOKEN_LENGTH = 16
+ROOT_METADATA = "/.well-known/oauth-protected-resource"
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 
@@ -57,6 +63,9 @@ class HTTPOptions:
     insecure_no_auth: bool = False
     max_body: int = MAX_BODY_BYTES
     path: str = "/mcp"
+    limits: ConnectionLimits = field(default_factory=ConnectionLimits)
+    auth: AuthConfig | None = None  # OAuth: JWT access tokens (mcpgen.yaml's `auth:`)
+    root: str = "."  # the project root, for auth.jwks_file
 
 
 def is_loopback(host: str) -> bool:
@@ -128,7 +137,9 @@ def check_options(options: HTTPOptions) -> None:
         raise HTTPSetupError(f"port {options.port} is not between 1 and 65535")
     if options.max_body <= 0:
         raise HTTPSetupError("the request body cap must be a positive number of bytes")
-    if not is_loopback(options.host) and not options.tokens and not options.insecure_no_auth:
+    if min(options.limits.header_timeout, options.limits.body_timeout) <= 0 or options.limits.max_connections < 1:
+        raise HTTPSetupError("the header and body timeouts and the connection limit must be positive")
+    if not is_loopback(options.host) and not options.tokens and not options.auth and not options.insecure_no_auth:
         raise HTTPSetupError(
             f"refusing to serve on {options.host} (not a loopback address) without a bearer token: "
             "set --auth-token-env VAR (or http.tokens_env in mcpgen.yaml), or pass --insecure-no-auth "
@@ -137,10 +148,11 @@ def check_options(options: HTTPOptions) -> None:
 
 
 class StaticTokenVerifier:
-    """Accepts exactly the configured tokens, compared in constant time."""
+    """Accepts exactly the configured tokens, compared in constant time; they carry `scopes`."""
 
-    def __init__(self, tokens: list[str]):
+    def __init__(self, tokens: list[str], scopes: list[str] | None = None):
         self._tokens = [t.encode() for t in tokens]
+        self._scopes = list(scopes or [])
 
     async def verify_token(self, token: str) -> AccessToken | None:
         given = token.encode()
@@ -150,7 +162,7 @@ class StaticTokenVerifier:
                 match = index
         if match is None:
             return None
-        return AccessToken(token="", client_id=f"token-{match + 1}", scopes=[])
+        return AccessToken(token="", client_id=f"token-{match + 1}", scopes=self._scopes)
 
 
 def build_app(tool_server, options: HTTPOptions):
@@ -163,13 +175,26 @@ def build_app(tool_server, options: HTTPOptions):
     )
 
     async def healthz(request: Request) -> JSONResponse:
-        return JSONResponse({"status": "ok", "tools": len(tool_server.registry)}, headers={"Cache-Control": "no-store"})
+        return JSONResponse(
+            {"status": "ok", "tools": tool_server.served_count()}, headers={"Cache-Control": "no-store"}
+        )
 
+    routes = [Route("/healthz", healthz, methods=["GET", "HEAD"])]
     auth = verifier = None
     if options.tokens:
-        verifier = StaticTokenVerifier(options.tokens)
+        # Next to OAuth, a shared token passes the server-wide scopes, and no tool's own.
+        verifier = StaticTokenVerifier(options.tokens, options.auth.scopes if options.auth else None)
         auth = AuthSettings(issuer_url="http://localhost", resource_server_url=None)
-    return tool_server.server.streamable_http_app(
+    if options.auth is not None:
+        verifier = oauth_verifier(options.auth, options.root, verifier)
+        auth = AuthSettings(
+            issuer_url=AnyHttpUrl(options.auth.issuer),
+            resource_server_url=AnyHttpUrl(options.auth.audience),
+            required_scopes=options.auth.scopes or None,
+            validate_token_resource=False,  # the verifier checks `aud` itself
+        )
+        routes += root_metadata_route(options.auth)
+    app = tool_server.server.streamable_http_app(
         streamable_http_path=options.path,
         stateless_http=True,
         json_response=True,
@@ -178,8 +203,31 @@ def build_app(tool_server, options: HTTPOptions):
         host=options.host,
         auth=auth,
         token_verifier=verifier,
-        custom_starlette_routes=[Route("/healthz", healthz, methods=["GET", "HEAD"])],
+        custom_starlette_routes=routes,
     )
+    app.add_middleware(NoEventStream, path=options.path)
+    return app
+
+
+def oauth_verifier(settings: AuthConfig, root: str, static: StaticTokenVerifier | None):
+    """JWTs from the issuer; static tokens, when configured too, are tried first."""
+    from .auth import FirstOf, jwt_verifier
+
+    verifier = jwt_verifier(settings, root)
+    return verifier if static is None else FirstOf(static, verifier)
+
+
+def root_metadata_route(settings: AuthConfig) -> list[Route]:
+    """RFC 9728 metadata also at the root, `/.well-known/oauth-protected-resource`, for clients that
+    look there (the SDK serves it under the resource's path, e.g. `.../oauth-protected-resource/mcp`)."""
+    from mcp.server.auth.routes import create_protected_resource_routes
+
+    route = create_protected_resource_routes(
+        AnyHttpUrl(settings.audience), [AnyHttpUrl(settings.issuer)], settings.scopes or None
+    )[0]
+    if route.path == ROOT_METADATA:
+        return []
+    return [Route(ROOT_METADATA, endpoint=route.endpoint, methods=["GET", "OPTIONS"])]
 
 
 async def serve_http(tool_server, options: HTTPOptions, reloader=None) -> None:
@@ -189,10 +237,14 @@ async def serve_http(tool_server, options: HTTPOptions, reloader=None) -> None:
 
     app = build_app(tool_server, options)
     sock = _listen(options.host, options.port)
+    limits = replace(options.limits, max_connections=usable_connections(options.limits.max_connections))
+    quiet_floods()
     config = uvicorn.Config(
         app,
         host=options.host,
         port=options.port,
+        http=protocol_class(limits),
+        backlog=BACKLOG,
         log_config=None,
         access_log=False,
         server_header=False,
@@ -204,11 +256,11 @@ async def serve_http(tool_server, options: HTTPOptions, reloader=None) -> None:
     shown = _host_header(options.host)
     logger.info(
         "serving %s on http://%s:%d%s (%s)",
-        plural(len(tool_server.registry), "tool"),
+        plural(tool_server.served_count(), "tool"),
         shown,
         options.port,
         options.path,
-        "bearer token required" if options.tokens else "no token",
+        "OAuth access token required" if options.auth else "bearer token required" if options.tokens else "no token",
     )
     async with anyio.create_task_group() as tg:
         if reloader is not None:
@@ -226,6 +278,11 @@ def _listen(host: str, port: int) -> socket.socket:
     bare = host.strip("[]")
     family = socket.AF_INET6 if ":" in bare else socket.AF_INET
     try:
-        return socket.create_server((bare, port), family=family, backlog=2048)
+        sock = socket.create_server((bare, port), family=family, backlog=BACKLOG)
     except OSError as exc:
         raise HTTPSetupError(f"cannot listen on {_host_header(host)}:{port}: {exc.strerror or exc}") from None
+    # asyncio sets TCP_NODELAY only on sockets made with proto=IPPROTO_TCP, and create_server's is 0.
+    # Accepted connections inherit it from here; without it, every response after the first on a
+    # kept-alive connection waits ~40 ms for the client's delayed ACK (headers and body are two writes).
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock

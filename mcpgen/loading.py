@@ -73,7 +73,17 @@ def spec_paths(specs_dir: str | Path) -> list[Path]:
     specs_dir = Path(specs_dir)
     if not specs_dir.is_dir():
         raise SpecError([Problem(str(specs_dir), None, None, "no such folder")])
-    return [p for p in sorted(specs_dir.glob("*.y*ml")) if p.name != CONFIG_NAME and p.suffix in (".yaml", ".yml")]
+    return [p for p in _visible(specs_dir, (".yaml", ".yml")) if p.name != CONFIG_NAME]
+
+
+def python_paths(specs_dir: Path) -> list[Path]:
+    """The Python files `serve` imports: visible `*.py` files, not `_private.py` nor `.scratch.py`."""
+    return [p.resolve() for p in _visible(specs_dir, (".py",)) if not p.name.startswith("_")]
+
+
+def _visible(folder: Path, suffixes: tuple[str, ...]) -> list[Path]:
+    """Files of `folder` (not its subfolders) ending in one of `suffixes`, hidden ones left out, in name order."""
+    return sorted(p for p in folder.iterdir() if p.suffix in suffixes and not p.name.startswith("."))
 
 
 def load_project(specs_dir: str | Path, paths: list[Path] | None = None, unique_names: bool = True) -> LoadedProject:
@@ -94,7 +104,7 @@ def load_project(specs_dir: str | Path, paths: list[Path] | None = None, unique_
             specs.append(loaded)
     if unique_names:
         check_unique_names(specs, problems)
-    python_files = sorted(p.resolve() for p in specs_dir.glob("*.py") if not p.name.startswith("_"))
+    python_files = python_paths(specs_dir)
     if not paths and not python_files:
         problems.append(Problem(str(specs_dir), None, None, f"no spec files (*.yaml, *.yml) in {specs_dir}"))
     return LoadedProject(specs_dir, root, config, config_path, specs, python_files, problems)

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import re
-from functools import lru_cache
 from typing import Any
 
 from .errors import ArgumentError
+from .identity import current
+from .patterns import matches
 from .spec import Constraints, Items, Parameter
 from .text import as_json, closest
 
@@ -95,9 +95,14 @@ def parameter_schema(param: Parameter) -> dict[str, Any]:
 
 
 class Arguments:
-    """The input schema of a tool, and the check that turns JSON arguments into bound values."""
+    """The input schema of a tool, and the check that turns JSON arguments into bound values.
 
-    def __init__(self, parameters: dict[str, Parameter]):
+    Parameters with `from_claim` are not arguments: they are left out of the schema and
+    take the caller's claim (see mcpgen.identity), which no argument can override."""
+
+    def __init__(self, all_parameters: dict[str, Parameter]):
+        self.bound = {name: p for name, p in all_parameters.items() if p.from_claim is not None}
+        parameters = {name: p for name, p in all_parameters.items() if p.from_claim is None}
         self.parameters = parameters
         self.schema: dict[str, Any] = {
             "type": "object",
@@ -114,6 +119,8 @@ class Arguments:
         if not isinstance(arguments, dict):
             raise ArgumentError("Arguments must be a JSON object.")
         for name in arguments:
+            if name in self.bound:
+                raise ArgumentError(f"Argument '{name}' is set from the caller's identity and cannot be passed.")
             if name not in self.parameters:
                 known = ", ".join(self.parameters) or "no arguments"
                 near = closest(name, self.parameters)
@@ -134,6 +141,22 @@ class Arguments:
                 values[name] = None if param.default is None else _convert(name, param.type, param.default, param)
             else:
                 values[name] = None
+        if self.bound:
+            values.update(self._claimed())
+        return values
+
+    def _claimed(self) -> dict[str, Any]:
+        caller, values = current(), {}
+        for name, param in self.bound.items():
+            claim = str(param.from_claim)
+            value = caller.claim(claim)
+            try:
+                _check(name, parameter_schema(param), value)
+            except ArgumentError:
+                raise ArgumentError(
+                    f"The caller's '{claim}' claim is not a valid {param.type} for parameter '{name}'."
+                ) from None
+            values[name] = _convert(name, param.type, value, param)
         return values
 
 
@@ -183,7 +206,7 @@ def _parse_date(name: str, type_: str, value: str):
     try:
         if type_ == "date":
             return dt.date.fromisoformat(value)
-        if not re.match(r"^\d{4}-\d{2}-\d{2}[Tt ]\d", value):  # a plain date is not a date-time
+        if value[10:11] not in ("T", "t", " ") or not value[11:12].isdigit():  # a plain date is not a date-time
             raise ValueError(value)
         return dt.datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
     except ValueError:
@@ -218,7 +241,7 @@ def _check(name: str, schema: dict[str, Any], value: Any) -> None:
         _fail(name, f"{shown} is shorter than the minimum length of {schema['minLength']}")
     if "maxLength" in schema and size > schema["maxLength"]:
         _fail(name, f"a string of {size} characters is longer than the maximum length of {schema['maxLength']}")
-    if "pattern" in schema and not _pattern(schema["pattern"]).search(value):
+    if "pattern" in schema and isinstance(value, str) and not matches(schema["pattern"], value):
         _fail(name, f"{shown} does not match the pattern {schema['pattern']}")
     if "minItems" in schema and size < schema["minItems"]:
         _fail(name, f"{size} items are fewer than the minimum of {schema['minItems']}")
@@ -237,11 +260,6 @@ def _name(name: str, limit: int = 60) -> str:
 
 def _fail(name: str, what: str) -> None:
     raise ArgumentError(f"Invalid argument '{name}': {what}.")
-
-
-@lru_cache(maxsize=1024)
-def _pattern(pattern: str) -> re.Pattern:
-    return re.compile(pattern)
 
 
 def _type_name(value: Any) -> str:

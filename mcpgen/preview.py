@@ -43,6 +43,7 @@ from starlette.staticfiles import StaticFiles
 
 from .app import APP_URI, App, build_html, check_chartjs, find_chartjs, host_csp
 from .errors import MCPGenError, Problem, SpecError
+from .identity import local_user
 from .limits import MAX_BODY_BYTES
 from .project import Project, open_project
 from .reload import LiveProject, watch_project
@@ -266,7 +267,8 @@ def create_app(
             if project is None or name not in project.registry:
                 return JSONResponse({"error": f"no tool named '{name}'"}, status_code=404)
             started = time.perf_counter()
-            result = await project.registry.call(name, arguments)
+            with local_user(project.loaded.config.stdio_claims):  # the person previewing, as over stdio
+                result = await project.registry.call(name, arguments)
             elapsed = (time.perf_counter() - started) * 1000
         return JSONResponse(
             {

@@ -1,9 +1,9 @@
 """Sandboxed Jinja2 for prose, force text and source URLs.
 
 Templates come from analysts and values from the database, so: an immutable
-sandbox, StrictUndefined, `*` and `**` bounded, output size and render time
-bounded (every loop checks the clock), and values never evaluated. Markdown image links in values are broken
-up so that a row cannot put a live image in front of the user.
+sandbox, StrictUndefined, everything a template builds bounded in size and time
+(template_limits.py), and values never evaluated. Markdown images and raw HTML tags
+in the rendered prose are broken up so that a row cannot put a live image in front of the user.
 
 >>> t = Template("{{ n | thousands }} people in {{ names | join_names }}")
 >>> t.render({"n": 1234567, "names": ["Oslo", "Bergen", "Bodø"]})
@@ -14,20 +14,17 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import threading
-import time
 from decimal import Decimal
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import jinja2
 from jinja2 import StrictUndefined, TemplateError, UndefinedError, nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
+from . import template_limits as limits
 from .errors import RenderError
-from .limits import MAX_OUTPUT, MAX_POWER, MAX_SEQUENCE
-
-RENDER_SECONDS = 1.0
+from .limits import MAX_OUTPUT
 
 
 def thousands(value: Any, sep: str = ",") -> str:
@@ -70,125 +67,8 @@ def join_names(values: Any, sep: str = ", ", last: str = " and ") -> str:
     return items[0] if len(items) == 1 else sep.join(items[:-1]) + last + items[-1] if items else ""
 
 
-def _bounded_mul(a, b):
-    for seq, n in ((a, b), (b, a)):
-        if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * n > MAX_SEQUENCE:
-            raise SecurityError(f"a template may not build a sequence longer than {MAX_SEQUENCE:,}")
-    if isinstance(a, int) and isinstance(b, int) and a.bit_length() + b.bit_length() > MAX_INT_BITS:
-        raise SecurityError(f"a template may not build an integer of more than {MAX_INT_BITS:,} bits")
-    return a * b
-
-
-def _bounded_pow(a, b):
-    if isinstance(b, (int, float)) and abs(b) > MAX_POWER:
-        raise SecurityError(f"a template may not raise to a power above {MAX_POWER:,}")
-    if isinstance(a, int) and isinstance(b, int) and b > 0 and a.bit_length() * b > MAX_INT_BITS:
-        raise SecurityError(f"a template may not build an integer of more than {MAX_INT_BITS:,} bits")
-    return a**b
-
-
-# One operation must not build a huge string either: widths, padding, replace and join are checked first.
-MAX_INT_BITS = 100_000
-_PRINTF_SPEC = re.compile(r"%(?:\([^)]*\))?[#0 +-]*(\d*|\*)(?:\.(\d*|\*))?")
-_FORMAT_SPEC = re.compile(r"\{[^{}]*?:([^{}]*)\}")
-
-
-def _too_big(what: str):
-    return SecurityError(f"a template may not build a string longer than {MAX_OUTPUT:,} characters ({what})")
-
-
-def _check_format(fmt: Any, *args: Any) -> None:
-    """Refuse %-style or {}-style widths and precisions that would build a huge string."""
-    if not isinstance(fmt, str):
-        return
-    numbers = [n for m in _PRINTF_SPEC.findall(fmt) for n in m if n.isdigit()]
-    numbers += [n for spec in _FORMAT_SPEC.findall(fmt) for n in re.findall(r"\d+", spec)]
-    if any(int(n) > MAX_SEQUENCE for n in numbers):
-        raise _too_big("a format width")
-    _check_ints(args)
-
-
-def _check_ints(values) -> None:
-    for value in values:
-        items = value if isinstance(value, (tuple, list)) else value.values() if isinstance(value, dict) else [value]
-        if any(isinstance(v, int) and not isinstance(v, bool) and abs(v) > MAX_SEQUENCE for v in items):
-            raise _too_big("a width or count")
-
-
-def _check_replace(text: Any, old: Any, new: Any, count: Any = -1) -> None:
-    if isinstance(text, str) and isinstance(old, str) and isinstance(new, str):
-        hits = len(text) + 1 if old == "" else text.count(old)
-        if isinstance(count, int) and count >= 0:
-            hits = min(hits, count)
-        if len(text) + hits * (len(new) - len(old)) > MAX_OUTPUT:
-            raise _too_big("replace")
-
-
-def _check_join(items: list, sep: Any) -> None:
-    if isinstance(sep, str) and sum(len(str(i)) for i in items) + len(sep) * max(len(items) - 1, 0) > MAX_OUTPUT:
-        raise _too_big("join")
-
-
-def _guarded_filters(filters: dict) -> dict:
-    """Builtin filters that can make a string far bigger than their input, checked before they run."""
-    center, indent, fmt, replace, join, wordwrap = (
-        filters[n] for n in ("center", "indent", "format", "replace", "join", "wordwrap")
-    )
-
-    def center_(value, width=80):
-        _check_ints([width])
-        return center(value, width)
-
-    def indent_(value, width=4, *args, **kwargs):
-        if isinstance(width, str) and len(width) * (str(value).count("\n") + 1) > MAX_OUTPUT:
-            raise _too_big("indent")
-        _check_ints([width])
-        return indent(value, width, *args, **kwargs)
-
-    def format_(value, *args, **kwargs):
-        _check_format(value, args, kwargs)
-        return fmt(value, *args, **kwargs)
-
-    def replace_(eval_ctx, value, old, new, count=None):
-        _check_replace(str(value), str(old), str(new), -1 if count is None else count)
-        return replace(eval_ctx, value, old, new, count)
-
-    def join_(eval_ctx, value, d="", attribute=None):
-        items = list(value)
-        _check_join(items, d)
-        return join(eval_ctx, items, d, attribute)
-
-    def wordwrap_(environment, s, width=79, break_long_words=True, wrapstring=None, *args, **kwargs):
-        if wrapstring and len(str(wrapstring)) * (len(str(s)) // max(int(width), 1) + 1) > MAX_OUTPUT:
-            raise _too_big("wordwrap")
-        return wordwrap(environment, s, width, break_long_words, wrapstring, *args, **kwargs)
-
-    wrapped: list[tuple[Any, Any]] = [(replace_, replace), (join_, join), (wordwrap_, wordwrap)]
-    for wrapper, original in wrapped:
-        wrapper.jinja_pass_arg = original.jinja_pass_arg  # eval context / environment, as the originals take
-    return dict(center=center_, indent=indent_, format=format_, replace=replace_, join=join_, wordwrap=wordwrap_)
-
-
-_deadline = threading.local()
-
-
-def _bounded(iterable):
-    """Every `{% for %}` iterates through this, so no loop outlives the render's deadline."""
-    deadline = _deadline.value
-    for item in iterable:
-        if time.monotonic() > deadline:
-            raise _Overtime
-        yield item
-
-
-def _bound_loops(ast: nodes.Template) -> nodes.Template:
-    for loop in ast.find_all(nodes.For):
-        loop.iter = nodes.Filter(loop.iter, "_bounded", [], [], None, None, lineno=loop.lineno)
-    return ast
-
-
 class _Environment(ImmutableSandboxedEnvironment):
-    intercepted_binops = frozenset({"*", "**", "%"})
+    intercepted_binops = frozenset({"*", "**", "%", "+"})
 
     def getattr(self, obj, attribute):
         # `r.city` on a row is its column: a dict item is data, so no attribute check is needed,
@@ -198,31 +78,44 @@ class _Environment(ImmutableSandboxedEnvironment):
         return super().getattr(obj, attribute)
 
     def call_binop(self, context, operator_, left, right):
+        limits.tick()
         if operator_ == "*":
-            return _bounded_mul(left, right)
+            return limits.bounded_mul(left, right)
         if operator_ == "**":
-            return _bounded_pow(left, right)
+            return limits.bounded_pow(left, right)
+        if operator_ == "+":
+            return limits.bounded_add(left, right)
         if operator_ == "%" and isinstance(left, str):
-            _check_format(left, right)
-        return super().call_binop(context, operator_, left, right)
+            limits.check_format(left, right)
+        return limits.spend(super().call_binop(context, operator_, left, right))
 
     def call(__self, __context, __obj, *args, **kwargs):
+        limits.tick()
         owner = getattr(getattr(__obj, "__wrapped__", __obj), "__self__", None)  # the sandbox wraps str.format
         if isinstance(owner, str):  # str methods: ljust, center, zfill, format, replace, join, ...
-            name = getattr(__obj, "__name__", "")
-            _check_ints([args, kwargs])
-            if name in ("format", "format_map"):
-                _check_format(owner)
-            elif name == "replace" and len(args) >= 2:
-                _check_replace(owner, *args[:3])
-            elif name == "join" and args:
-                args = (list(args[0]), *args[1:])
-                _check_join(args[0], owner)
-        return super().call(__context, __obj, *args, **kwargs)
+            args = limits.check_str_call(owner, getattr(__obj, "__name__", ""), args, kwargs)
+        return limits.spend(super().call(__context, __obj, *args, **kwargs))
+
+    def compile(self, *args, **kwargs):
+        limits.start()  # constant folding runs filters at compile time: a fresh clock for them
+        return super().compile(*args, **kwargs)
 
 
-def _finalize(value: Any) -> Any:
-    return value.replace("![", "! [") if isinstance(value, str) else value
+_LIVE = re.compile(r"!\[|<(?=[A-Za-z/!?])")
+
+
+def neutralise(text: str) -> str:
+    """Prose with nothing a markdown viewer would fetch or run: images and raw HTML tags are broken up.
+
+    Applied to the whole rendered prose, so values that only form an image together (`!` then
+    `[y](...)`, or a list printed as a whole) are caught as well as the template's own text.
+
+    >>> neutralise('see ![logo](https://evil.example/x.png) and <img src=x onerror=alert(1)>, 1 < 2')
+    'see ! [logo](https://evil.example/x.png) and < img src=x onerror=alert(1)>, 1 < 2'
+    """
+    if "![" not in text and "<" not in text:
+        return text
+    return _LIVE.sub(lambda m: "! [" if m[0] == "![" else "< ", text)
 
 
 def _make_env(url: bool) -> _Environment:
@@ -230,12 +123,11 @@ def _make_env(url: bool) -> _Environment:
         undefined=StrictUndefined,
         autoescape=False,
         keep_trailing_newline=False,
-        finalize=(lambda v: quote(str(v), safe="")) if url else _finalize,
+        finalize=(lambda v: quote(limits.emit(v), safe="")) if url else limits.emit,
     )
-    env.filters.update(
-        thousands=thousands, round=round_, percent=percent, date=date, join_names=join_names, _bounded=_bounded
-    )
-    env.filters.update(_guarded_filters(env.filters))
+    env.filters.update(thousands=thousands, round=round_, percent=percent, date=date, join_names=join_names)
+    env.filters = {**limits.guard_filters(env.filters), **limits.INTERNAL_FILTERS}
+    env.globals["lipsum"] = limits.bounded_lipsum(env.globals["lipsum"])
     return env
 
 
@@ -253,12 +145,12 @@ class Template:
             self.ast = nodes.Template([nodes.Output([nodes.TemplateData(source)])])
         else:
             self.ast = self.env.parse(source)  # raises TemplateSyntaxError
-        self._compiled: jinja2.Template | None = (
-            None  # compiled on first render: `validate` never pays for code generation
-        )
+        self._compiled: jinja2.Template | None = None  # compiled on first render: `validate` never pays for it
+        # A source URL keeps the host its literal text names, whatever the values (checked after rendering).
+        self.host = _netloc(re.split(r"\{[{%#]", source, maxsplit=1)[0]) if url else None
         # Plain text needs no rendering: it is its own output.
         self.constant = (
-            source
+            (source.strip() if url else neutralise(source.strip()))
             if len(self.ast.body) == 1
             and isinstance(self.ast.body[0], nodes.Output)
             and all(isinstance(n, nodes.TemplateData) for n in self.ast.body[0].nodes)
@@ -268,7 +160,7 @@ class Template:
     @property
     def _template(self):
         if self._compiled is None:
-            self._compiled = self.env.from_string(_bound_loops(self.env.parse(self.source)))
+            self._compiled = self.env.from_string(limits.bound_ast(self.env.parse(self.source)))
         return self._compiled
 
     def names(self) -> set[str]:
@@ -281,22 +173,23 @@ class Template:
                 stored.add(n.name)
         return loaded - stored
 
-    def render(self, context: dict[str, Any], seconds: float = RENDER_SECONDS, limit: int = MAX_OUTPUT) -> str:
+    def render(self, context: dict[str, Any], seconds: float = limits.RENDER_SECONDS, limit: int = MAX_OUTPUT) -> str:
         """Render within a time and size budget; raise RenderError with one sentence."""
         if self.constant is not None:
-            return self.constant.strip()
-        _deadline.value = time.monotonic() + seconds
+            return self.constant
         out: list[str] = []
         size = 0
         try:
-            for chunk in self._template.generate(context):
+            template = self._template  # compiled on first use (an unknown filter is found here)
+            limits.start(seconds)
+            for chunk in template.root_render_func(template.new_context(context)):
                 size += len(chunk)
                 if size > limit:
                     raise RenderError(f"the template produced more than {limit:,} characters")
                 out.append(chunk)
         except RecursionError:
             raise RenderError("the template recursed too deeply") from None
-        except _Overtime:
+        except limits.Overtime:
             raise RenderError(f"the template took longer than {seconds:g} s to render") from None
         except UndefinedError as exc:
             raise RenderError(f"the template uses an undefined value: {exc.message}") from None
@@ -306,8 +199,16 @@ class Template:
             raise RenderError(f"the template failed: {exc}") from None
         except (ArithmeticError, TypeError, ValueError, LookupError) as exc:
             raise RenderError(f"the template failed: {type(exc).__name__}: {exc}") from None
-        return "".join(out).strip()
+        text = "".join(out).strip()
+        if self.host is None:
+            return neutralise(text)
+        if _netloc(text) != self.host:
+            raise RenderError(f"the source URL's host became {_netloc(text)!r}, not {self.host!r} as the spec says")
+        return text
 
 
-class _Overtime(BaseException):
-    """Raised when a loop runs past the deadline; a BaseException so nothing in between swallows it."""
+def _netloc(url: str) -> str:
+    try:
+        return urlsplit(url).netloc.lower()
+    except ValueError:  # e.g. an unbalanced '[' in the host
+        return "(not a URL)"

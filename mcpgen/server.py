@@ -30,8 +30,8 @@ from mcp.types import (
     ReadResourceResult,
 )
 
-from . import __version__
-from .tools import Registry
+from . import __version__, audit, identity, logs
+from .tools import Registry, Tool
 
 logger = logging.getLogger("mcpgen")
 
@@ -46,8 +46,15 @@ RESOURCE_NOT_FOUND = -32002  # the MCP specification's error code for resources/
 class ToolServer:
     """Serves whatever `self.registry` holds; swapping it changes the tool set (reload)."""
 
-    def __init__(self, registry: Registry, name: str = "mcpgen", instructions: str | None = None):
+    def __init__(
+        self,
+        registry: Registry,
+        name: str = "mcpgen",
+        instructions: str | None = None,
+        tags: frozenset[str] | None = None,
+    ):
         self.registry = registry
+        self.tags = tags  # serve only tools with one of these tags (None: all)
         # tools/list_changed: 2026-07-28 clients get it on a subscriptions/listen stream (the bus);
         # handshake-era sessions get a plain notification (the sessions seen so far).
         self.bus = InMemorySubscriptionBus()
@@ -78,28 +85,56 @@ class ToolServer:
         registry, listing = self._listing
         if registry is not self.registry or listing is None:  # built once per tool set
             registry = self.registry
-            listing = ListToolsResult(tools=[tool.to_mcp() for tool in registry])
+            listing = ListToolsResult(tools=[tool.to_mcp() for tool in registry if self._served(tool)])
             self._listing = (registry, listing)
-        return listing
+        if not any(tool.scopes for tool in registry):
+            return listing
+        caller = identity.current()
+        allowed = {tool.name for tool in registry if caller.may_use(tool.scopes)}
+        return ListToolsResult(tools=[t for t in listing.tools if t.name in allowed])
+
+    def served_count(self) -> int:
+        """How many tools this server offers (all, or those with a served tag)."""
+        return sum(1 for tool in self.registry if self._served(tool))
+
+    def _served(self, tool: Tool) -> bool:
+        return self.tags is None or not self.tags.isdisjoint(tool.tags)
+
+    def _visible(self, registry: Registry, name: str) -> bool:
+        """Whether this caller may see the tool: served here and allowed by its scopes."""
+        if name not in registry:
+            return False
+        tool = registry.get(name)
+        return self._served(tool) and (tool.scopes is None or identity.current().may_use(tool.scopes))
 
     async def _list_resources(self, ctx, params) -> ListResourcesResult:
-        return ListResourcesResult(resources=[app.resource() for app in self.registry.apps.values()])
+        registry = self.registry
+        apps = [app for app in registry.apps.values() if self._app_visible(registry, app)]
+        return ListResourcesResult(resources=[app.resource() for app in apps])
+
+    def _app_visible(self, registry: Registry, app) -> bool:
+        """An app is shown to a caller who may see one of its tools (a tool's own app is named after it)."""
+        return any(self._visible(registry, name) for name in app.tools)
 
     async def _read_resource(self, ctx, params: ReadResourceRequestParams) -> ReadResourceResult:
-        app = self.registry.apps.get(str(params.uri))
-        if app is None:
+        registry = self.registry
+        app = registry.apps.get(str(params.uri))
+        if app is None or not self._app_visible(registry, app):
             raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Unknown resource: {params.uri}")
         contents = await anyio.to_thread.run_sync(app.contents)  # built on the first read: file I/O
         return ReadResourceResult(contents=[contents])
 
     def _input_schema(self, name: str):
         registry = self.registry
-        return registry.get(name).input_schema if name in registry else None
+        return registry.get(name).input_schema if self._visible(registry, name) else None
 
     async def _call_tool(self, ctx, params: CallToolRequestParams) -> CallToolResult:
         self._remember(ctx)
         registry = self.registry  # one registry per call, even if a reload swaps it meanwhile
-        if params.name not in registry:
+        if not self._visible(registry, params.name):  # a hidden tool is answered like an unknown one
+            if audit.enabled():  # a refused attempt is recorded too, every argument hashed
+                arguments = params.arguments or {}
+                audit.record(params.name, arguments, logs.CallStats(error="UnknownTool"), frozenset(arguments))
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         return await registry.call(params.name, params.arguments)
 

@@ -26,6 +26,8 @@ from pydantic import (
     model_validator,
 )
 
+from .patterns import compile_pattern
+
 NAME_RE = r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$"
 PARAM_NAME_RE = r"^[A-Za-z][A-Za-z0-9_]{0,63}$"
 TEMPLATE_VARIABLES = ("rows", "columns", "row_count", "truncated", "max_rows")
@@ -127,10 +129,7 @@ class Constraints(Strict):
     @classmethod
     def _pattern_compiles(cls, value):
         if value is not None:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"pattern is not a valid regular expression: {exc}") from None
+            compile_pattern(value)  # PatternError is a ValueError: pydantic reports it with the line
         return value
 
     def _check_constraints(self, type_: str) -> None:
@@ -182,10 +181,18 @@ class Parameter(Constraints):
     examples: list[Any] | None = Field(
         default=None, description="Example values, shown to the model in the input schema."
     )
+    from_claim: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Take the value from this claim of the caller's verified token (not an argument).",
+    )
+    sensitive: StrictBool = Field(default=False, description="Write only a hash of this argument to the audit log.")
 
     @model_validator(mode="after")
     def _fits_type(self):
         self._check_constraints(self.type)
+        if self.from_claim is not None and ("default" in self.model_fields_set or self.required is not None):
+            raise ValueError("a from_claim parameter takes no default and no required: the claim must be there")
         if self.type == "array" and self.items is None:
             raise ValueError("an array parameter needs items: {type: ...}")
         if self.type != "array" and (self.items or self.min_items is not None or self.max_items is not None):
@@ -315,6 +322,27 @@ class SpecTest(Strict):
     expect: Expect = Field(description="What the answer must be.")
 
 
+class ScopeRule(Strict):
+    """Which OAuth scopes a caller needs to see and call a tool: all of `all`, and one of `any`."""
+
+    all: list[str] = Field(default=[], description="Scopes the caller must all have.")
+    any: list[str] = Field(default=[], description="Scopes of which the caller needs at least one.")
+
+    def allows(self, granted: set[str] | frozenset[str]) -> bool:
+        """
+        >>> ScopeRule(any=["a", "b"]).allows({"b"}), ScopeRule(all=["a", "b"]).allows({"b"})
+        (True, False)
+        """
+        return all(s in granted for s in self.all) and (not self.any or any(s in granted for s in self.any))
+
+
+# A plain list (all of them) or {any: [...], all: [...]}.
+Scopes = Annotated[
+    Annotated[list[str], Tag("<list>")] | Annotated[ScopeRule, Tag("<map>")],
+    _by_shape("a list of scopes or {any: [...], all: [...]}"),
+]
+
+
 class Annotations(Strict):
     readOnlyHint: StrictBool = Field(default=True, description="MCP annotation: the tool changes nothing.")
     idempotentHint: StrictBool = Field(
@@ -375,6 +403,11 @@ class Spec(Strict):
         default=[], description="Examples that `mcpgen test` runs against the real connection."
     )
     annotations: Annotations = Field(default=Annotations(), description="MCP tool annotations.")
+    scopes: Scopes | None = Field(
+        default=None,
+        description="OAuth scopes a caller needs to see and call the tool: a list (all of them) or {any, all}.",
+    )
+    tags: list[str] = Field(default=[], description="Tags for `serve --tags` and mcpgen.yaml's toolsets.")
     app: AppChoice = Field(
         default=True,
         description="The MCP App: true (default), false, or {chart_height, theme}; default from mcpgen.yaml.",
@@ -395,6 +428,10 @@ class Spec(Strict):
         if (self.sql is None) == (self.sql_file is None):
             raise ValueError("give exactly one of sql and sql_file")
         return self
+
+    @property
+    def scope_rule(self) -> ScopeRule | None:
+        return ScopeRule(all=self.scopes) if isinstance(self.scopes, list) else self.scopes
 
     @property
     def charts(self) -> list[Chart]:

@@ -75,6 +75,7 @@ def run_tests(specs_dir: str | Path, select: str | None = None) -> list[TestResu
     """Run every spec test whose tool name or test name contains `select` (all when None).
 
     Raises SpecError when the project does not load."""
+    from .identity import local_user
     from .project import open_project
 
     cwd = os.getcwd()
@@ -87,7 +88,8 @@ def run_tests(specs_dir: str | Path, select: str | None = None) -> list[TestResu
                 if select and select not in loaded.name and select not in (test.name or ""):
                     continue
                 tool = project.registry.get(loaded.name)
-                outcome = _call(project.registry, tool, test.args)
+                with local_user(project.loaded.config.stdio_claims):  # claims for from_claim parameters
+                    outcome = _call(project.registry, tool, test.args)
                 results.append(TestResult(loaded.name, label, check_expectations(test.expect, outcome)))
     finally:
         project.close()

@@ -26,10 +26,11 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from mcp.types import Tool as MCPTool
 from pydantic import ConfigDict, ValidationError, create_model
 
-from . import logs
+from . import audit, logs, telemetry
 from .engines.base import QueryResult
 from .errors import ArgumentError
 from .results import OUTPUT_SCHEMA, DataToolOutput, DataToolPayload
+from .spec import ScopeRule
 from .text import as_json
 
 logger = logging.getLogger("mcpgen")
@@ -68,6 +69,9 @@ class Tool:
     annotations: ToolAnnotations | None = None
     source: str | None = None  # the file that defined it
     is_async: bool = field(default=False)
+    scopes: ScopeRule | None = None  # who may see and call it (see mcpgen.identity)
+    tags: frozenset[str] = frozenset()  # for `serve --tags` / toolsets
+    sensitive: frozenset[str] = frozenset()  # arguments the audit log records only as hashes
     wants_app: bool = True  # False: no MCP App (`@registry.tool(app=False)`; specs say `app: false`)
     app: str | None = None  # the ui:// resource of its MCP App (mcpgen.app), if it has one
 
@@ -125,10 +129,13 @@ class Registry:
         description: str | None = None,
         annotations: ToolAnnotations | None = None,
         app: bool = True,
+        scopes: list[str] | ScopeRule | None = None,
+        tags: list[str] | None = None,
     ) -> Callable:
         """Decorator: register `fn` if it is annotated `-> DataToolOutput`; otherwise warn and leave it out.
 
-        `app=False`: no MCP App for this tool (see docs/apps.md)."""
+        `app=False`: no MCP App for this tool (see docs/apps.md). `scopes` (a list: all of them) and
+        `tags` work as in a spec; inside, `mcpgen.identity.current()` is the caller."""
 
         def decorator(fn: Callable) -> Callable:
             returns = inspect.signature(fn, eval_str=True).return_annotation
@@ -139,7 +146,10 @@ class Registry:
                     fn.__qualname__,
                 )
                 return fn
-            self.add(_function_tool(fn, name, title, description, annotations, app))
+            tool = _function_tool(fn, name, title, description, annotations, app)
+            tool.scopes = ScopeRule(all=scopes) if isinstance(scopes, list) else scopes
+            tool.tags = frozenset(tags or ())
+            self.add(tool)
             return fn
 
         return decorator
@@ -148,7 +158,7 @@ class Registry:
         """Run a tool. Every failure comes back as an `isError` result with one sentence.
 
         Each call is logged as one line on stderr (see mcpgen.logs)."""
-        with logs.call_stats() as stats:
+        with logs.call_stats() as stats, telemetry.span(name) as span:
             self.active += 1
             try:
                 result, query = await self._call(name, arguments)
@@ -162,6 +172,10 @@ class Registry:
                 table = result.structured_content.get("table")
                 stats.rows = len(table) - 1 if isinstance(table, list) and table else None
             logs.log_call(name, stats)
+            if audit.enabled():
+                tool = self._tools.get(name)
+                audit.record(name, arguments, stats, tool.sensitive if tool else frozenset())
+            telemetry.record(span, name, stats)
         return result
 
     async def _call(self, name: str, arguments: dict[str, Any] | None) -> tuple[CallToolResult, QueryResult | None]:

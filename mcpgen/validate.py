@@ -115,7 +115,7 @@ def _static_parallel(
     for the column checks); names are checked for uniqueness here."""
     import multiprocessing
 
-    from .loading import check_unique_names
+    from .loading import check_unique_names, python_paths
 
     # Warm up here (lazy imports: the SQL dialect, ...), not once per worker.
     _static_chunk(specs_dir, paths[:1], False, timeout)
@@ -134,7 +134,7 @@ def _static_parallel(
             connections[name] = state if connections.get(name) in (None, "ok") else connections[name]
     named.sort(key=lambda n: str(n.path))
     check_unique_names(named, problems)
-    python_files = sorted(p.resolve() for p in specs_dir.glob("*.py") if not p.name.startswith("_"))
+    python_files = python_paths(specs_dir)
     return problems + _python_syntax(python_files, specs_dir), connections
 
 

@@ -171,6 +171,25 @@ def mariadb_cities(mariadb_url, city_rows):
     services.drop_table("mariadb", table)
 
 
+@pytest.fixture(scope="session")
+def rls_table(postgres_url):
+    """A PostgreSQL table of services.ORDERS with one row-level security policy (rows whose email is the
+    setting app.email), and a login role subject to it; both dropped at the end."""
+    table, role = services.unique_name("orders"), services.unique_name("reader")
+    with services.connect("postgresql") as con:
+        con.execute(f"CREATE TABLE {table} (email text, id int, amount float8)")
+        with con.cursor() as cur:
+            cur.executemany(f"INSERT INTO {table} VALUES (%s, %s, %s)", services.ORDERS)
+        con.execute(f"CREATE ROLE {role} LOGIN")
+        con.execute(f"GRANT SELECT ON {table} TO {role}")
+        con.execute(f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY")
+        con.execute(f"CREATE POLICY own_rows ON {table} USING (email = current_setting('app.email', true))")
+    yield table, role
+    with services.connect("postgresql") as con:
+        con.execute(f"DROP TABLE {table}")
+        con.execute(f"DROP ROLE {role}")
+
+
 # --- a local Spark cluster (mcpgen.spark_cluster): two executor JVMs behind a Spark Connect server ---
 
 

@@ -31,6 +31,10 @@ _CITY_TYPES = {
 }
 
 
+# (email, id, amount): the orders of two users, for the row-level security and claim tests
+ORDERS = [("alice@example.com", 1, 10.0), ("alice@example.com", 2, 20.0), ("bob@example.com", 3, 5.0)]
+
+
 def services_required() -> bool:
     return os.environ.get("MCPGEN_REQUIRE_SERVICES") == "1"
 

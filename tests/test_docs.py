@@ -217,3 +217,21 @@ def test_the_readme_command_table_is_the_clis_own_help():
     from cogapp import Cog
 
     assert Cog().main(["cog", "--check", str(REPO / "README.md")]) == 0
+
+
+def test_the_auth_guides_files_are_accepted():
+    """Each mcpgen.yaml and spec block in docs/auth.md passes the models (blocks say which file they are)."""
+    from mcpgen.spec import Spec
+
+    checked = 0
+    for block in blocks("docs/auth.md", "yaml"):
+        first = block.splitlines()[0]
+        data = yaml.safe_load(block)
+        if first == "# mcpgen.yaml":
+            ProjectConfig.model_validate(data)
+        elif first.startswith("# specs/"):
+            Spec.model_validate(data)
+        else:
+            raise AssertionError(f"a yaml block in docs/auth.md does not name its file: {first}")
+        checked += 1
+    assert checked >= 6

@@ -249,3 +249,17 @@ def test_a_taken_port_is_one_clear_sentence():
         proc = start([str(SPECS), "--http", "--port", str(taken.getsockname()[1])])
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == 2 and b"cannot listen on 127.0.0.1:" in err and b"Traceback" not in err
+
+
+def test_accepted_connections_have_tcp_nodelay():
+    """Without it, kept-alive responses wait for the client's delayed ACK (see docs/benchmarks.md)."""
+    from mcpgen.http import _listen
+
+    listener = _listen("127.0.0.1", free_port())
+    try:
+        with socket.create_connection(listener.getsockname()):
+            accepted, _ = listener.accept()
+            with accepted:
+                assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+    finally:
+        listener.close()

@@ -58,3 +58,8 @@ def test_row_attributes_are_columns_even_when_named_like_dict_methods():
     assert out == "Oslo 3 k"
     with pytest.raises(RenderError, match="unsafe"):
         Template("{{ rows[0].__class__ }}").render({"rows": rows})
+
+
+def test_an_unknown_filter_is_a_render_error():
+    with pytest.raises(RenderError, match="No filter named 'nosuchfilter'"):
+        Template("{{ x | nosuchfilter }}").render({"x": 1})

@@ -16,9 +16,10 @@ def source_problem(source: str) -> str | None:
     if not re.match(r"^https?://", source):
         return "is not an absolute http(s) URL (write it with https:// or http://)"
     head = re.split(r"\{[{%#]", source, maxsplit=1)[0]
-    if not _URL_HOST.match(head) and not (head == source and _URL_HOST.match(source)):
-        if head != source:
-            return "must spell out its host: a template may fill in the path or the query, not the host"
+    if head != source and not re.match(r"^https?://[^\s/?#{}@]+[/?#]", head):
+        # `https://data.example.org{{ p }}` with p = `.evil.example` is another host
+        return "must spell out its host and end it with '/', '?' or '#' before the first template expression"
+    if not _URL_HOST.match(head):
         return "is not a valid URL: it needs a host name and no spaces"
     if re.search(r"\s", head):
         return "is not a valid URL: it contains spaces"

@@ -207,9 +207,14 @@ def _ms(seconds: float) -> int:
 
 
 def _pg_timeout(conn, timeout: float) -> None:
-    """Set the session's statement_timeout, only when it differs from the last call's."""
+    """Set the session's statement_timeout, only when it differs from the last call's. Inside a
+    transaction (row-level security, see mcpgen.rls) it is set for that transaction alone:
+    its ROLLBACK would undo a session SET that this cache still counted as done."""
     info = conn.connection.info
     ms = _ms(timeout)
+    if getattr(getattr(conn.connection.dbapi_connection, "info", None), "transaction_status", 0):
+        conn.exec_driver_sql(f"SET LOCAL statement_timeout = {ms}")
+        return
     if info.get("mcpgen_statement_timeout") != ms:
         info.pop("mcpgen_statement_timeout", None)
         conn.exec_driver_sql(f"SET statement_timeout = {ms}")

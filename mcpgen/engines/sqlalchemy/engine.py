@@ -27,6 +27,7 @@ from sqlalchemy.engine import make_url
 from ...config import URLConnection, expand_env
 from ...errors import QueryError, QueryTimeout, UnsafeSQL
 from ...redaction import redact
+from ...rls import claim_settings, with_claim_settings
 from ...sql import DIALECTS, check_read_only, find_placeholders
 from ...text import first_line
 from ..base import Prepared, QueryResult
@@ -104,6 +105,9 @@ class SQLAlchemyEngine:
         event.listen(self._engine, "connect", self.backend.on_connect)
         self._clauses: dict[tuple, Any] = {}
         self._lock = threading.Lock()
+        self.claim_settings = dict(connection.claim_settings)
+        if self.claim_settings and self.backend.name != "postgresql":
+            raise QueryError(f"connection '{name}': claim_settings needs PostgreSQL (row-level security)")
 
     # -- preparing ---------------------------------------------------------------------------
 
@@ -141,12 +145,18 @@ class SQLAlchemyEngine:
             if values[name] is None:
                 values[name] = []  # a NULL list matches nothing, as on DuckDB
         fetch = max_rows + 1
+        settings = claim_settings(self.claim_settings) if self.claim_settings else []  # before any connection
         conn = self._connect()
         deadline = time.monotonic() + timeout
         try:
             with conn:
                 clause = functools.partial(self._clause, statement)
-                columns, rows = self.backend.fetch(conn, clause, values, fetch, timeout)
+                if settings:  # PostgreSQL row-level security: the caller's claims for this transaction
+                    columns, rows = with_claim_settings(
+                        conn, settings, lambda: self.backend.fetch(conn, clause, values, fetch, timeout)
+                    )
+                else:
+                    columns, rows = self.backend.fetch(conn, clause, values, fetch, timeout)
                 conn.rollback()
         except sa_exc.DBAPIError as exc:
             raise self._error(exc, timeout, deadline) from None

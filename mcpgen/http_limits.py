@@ -1,0 +1,194 @@
+"""Keeping `serve --http` answering when clients are slow, many, or hostile.
+
+uvicorn closes idle keep-alive connections, but a connection that sends half a header (or
+half a body) and waits stays open for good, and each one holds a file descriptor: a thousand
+of them used to take the server down, with asyncio logging "Too many open files" hundreds of
+thousands of times. So:
+
+- every request must arrive whole in time: its headers within `header_timeout` seconds of
+  the connection opening (or of its first byte, on a kept-alive connection), its body within
+  `body_timeout` seconds of the headers; otherwise the connection is closed;
+- past `max_connections` open connections, a new one closes the oldest connection whose
+  request is still arriving (so half-sent requests cannot lock clients out), or, when every
+  connection is busy with a whole request, gets a short 503 and is closed at once;
+  `max_connections` stays below the process's file limit (raised to its hard limit) by
+  enough for two rounds of accepting (BACKLOG each), so accepting never runs out of descriptors;
+- the same warning from uvicorn or asyncio is logged at most once per `LOG_EVERY` seconds,
+  then with the count of lines held back.
+
+`GET` (and `HEAD`) on the MCP path answer 405: responses are plain JSON, there is no event
+stream to open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import resource
+import time
+from dataclasses import dataclass
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+logger = logging.getLogger("mcpgen.http")
+
+LOG_EVERY = 10.0  # seconds between two log lines with the same message
+FD_RESERVE = 128  # descriptors kept for database connections, spec files and logs
+BACKLOG = 256  # the listen queue, and how many connections asyncio accepts in one go
+_BUSY = b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\nretry-after: 1\r\n\r\n"
+
+
+@dataclass(frozen=True)
+class ConnectionLimits:
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
+    max_connections: int = 1000
+
+
+def usable_connections(wanted: int) -> int:
+    """`wanted`, or fewer if the file limit (raised to its hard limit first) is too small for it.
+
+    >>> 0 < usable_connections(100) <= 100
+    True
+    """
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or hard > soft:
+        target = 65536 if hard == resource.RLIM_INFINITY else hard
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):
+            pass
+    room = max(soft - FD_RESERVE - 2 * BACKLOG, 16)  # surplus connections hold a descriptor until closed
+    if wanted > room:
+        logger.warning("the file limit (%d) allows %d connections, not %d", soft, room, wanted)
+    return min(wanted, room)
+
+
+def protocol_class(limits: ConnectionLimits) -> type[H11Protocol]:
+    """uvicorn's h11 protocol with `limits` applied; pass it as `uvicorn.Config(http=...)`."""
+    return type("LimitedH11Protocol", (_LimitedH11Protocol,), {"limits": limits, "arriving": {}})
+
+
+class _LimitedH11Protocol(H11Protocol):
+    limits: ConnectionLimits
+    # Connections whose request is still arriving, oldest first: at the limit, the oldest of
+    # them makes room for a new one, so a flood of half-sent requests cannot lock clients out.
+    arriving: dict[_LimitedH11Protocol, None]
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._deadline: asyncio.TimerHandle | None = None
+        self._reading: object = None  # the h11 state the deadline was set for
+        if len(self.connections) > self.limits.max_connections:
+            oldest = next(iter(self.arriving), None)
+            if oldest is None:  # every connection is busy with a whole request: this one waits its turn
+                logger.warning("connection refused: %d connections are busy", self.limits.max_connections)
+                transport.write(_BUSY)
+                transport.close()
+                return
+            logger.warning(
+                "at %d connections: closing the oldest still sending its request", self.limits.max_connections
+            )
+            oldest._too_slow()
+        self._watch(arrived=False)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        self._watch(arrived=True)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop()
+        super().connection_lost(exc)
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._watch(arrived=False)
+
+    def _watch(self, arrived: bool) -> None:
+        """Keep one deadline running while a request is being read: headers, then body."""
+        if self.transport.is_closing():
+            return self._stop()
+        state: object = self.conn.their_state
+        if state is h11.IDLE and self.cycle is not None and not self.cycle.response_complete:
+            state = None  # between a request and its response: nothing to read
+        if state is h11.IDLE and self.cycle is not None and not arrived:
+            state = None  # kept alive and idle: uvicorn's keep-alive timeout closes it
+        if state is self._reading:
+            return
+        self._stop()
+        if state in (h11.IDLE, h11.SEND_BODY):
+            seconds = self.limits.header_timeout if state is h11.IDLE else self.limits.body_timeout
+            self._deadline = self.loop.call_later(seconds, self._too_slow)
+            self._reading = state
+            self.arriving[self] = None
+
+    def _stop(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+        self._deadline, self._reading = None, None
+        self.arriving.pop(self, None)
+
+    def _too_slow(self) -> None:
+        self._stop()
+        if not self.transport.is_closing():
+            if self.cycle is None or self.cycle.response_complete:
+                self.transport.write(b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+            self.transport.close()
+
+
+class RateLimitedLog(logging.Filter):
+    """Lets the same message through once per `every` seconds, then says how many were held back.
+
+    >>> f = RateLimitedLog(every=60)
+    >>> r = lambda: logging.LogRecord("asyncio", logging.ERROR, "", 0, "socket.accept() out of system resource", (), None)
+    >>> [f.filter(r()) for _ in range(3)]
+    [True, False, False]
+    """
+
+    def __init__(self, every: float = LOG_EVERY):
+        super().__init__()
+        self.every = every
+        self._seen: dict[str, tuple[float, int]] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        key = f"{record.name}:{str(record.msg).partition(chr(10))[0]}"  # asyncio adds a line per socket
+        now = time.monotonic()
+        last, held = self._seen.get(key, (-self.every, 0))
+        if now - last < self.every:
+            self._seen[key] = (last, held + 1)
+            return False
+        self._seen[key] = (now, 0)
+        if held:
+            record.msg = f"{record.msg} ({held} more like this in the last {self.every:g} s)"
+        return True
+
+
+def quiet_floods(every: float = LOG_EVERY) -> None:
+    """Rate-limit the loggers a flood of bad connections writes to: asyncio's, uvicorn's, ours."""
+    for name in ("asyncio", "uvicorn.error", "mcpgen.http"):
+        log = logging.getLogger(name)
+        if not any(isinstance(f, RateLimitedLog) for f in log.filters):
+            log.addFilter(RateLimitedLog(every))
+
+
+class NoEventStream:
+    """ASGI middleware: `GET path` (the SSE stream of streamable HTTP) is 405, as JSON responses need none."""
+
+    def __init__(self, app, path: str):
+        self.app = app
+        self.path = path
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http" and scope["method"] in ("GET", "HEAD") and scope["path"].rstrip("/") == self.path:
+            body = b'{"error": "this server answers POST with JSON; it opens no event stream"}'
+            headers = [
+                (b"allow", b"POST"),
+                (b"content-type", b"application/json"),
+                (b"content-length", b"%d" % len(body)),
+            ]
+            await send({"type": "http.response.start", "status": 405, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self.app(scope, receive, send)

@@ -1,0 +1,85 @@
+"""Who is calling: the verified claims and scopes behind one tool call.
+
+Over HTTP the caller is the access token the SDK's bearer middleware verified (see
+mcpgen.auth); over stdio it is the one local user, whose claims come from mcpgen.yaml's
+`stdio_claims`. Claim-bound parameters, per-tool scopes, the audit log and PostgreSQL
+row-level security (mcpgen.rls) all read `current()`.
+
+>>> alice = Caller(subject="alice", claims={"email": "alice@example.com", "org": {"id": 7}})
+>>> alice.claim("email"), alice.claim("org.id")
+('alice@example.com', 7)
+>>> alice.claim("team")
+Traceback (most recent call last):
+...
+mcpgen.identity.MissingClaim: This tool needs the caller's 'team' claim, and the access token does not carry it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp.server.auth.middleware.auth_context import get_access_token
+
+from .errors import ArgumentError
+from .spec import ScopeRule
+
+
+class MissingClaim(ArgumentError):
+    """The call needs a claim the caller does not have."""
+
+
+@dataclass(frozen=True)
+class Caller:
+    subject: str | None = None
+    client_id: str | None = None
+    scopes: frozenset[str] = frozenset()
+    claims: Mapping[str, Any] = field(default_factory=dict)
+    local: bool = False  # the one local user over stdio: may call every tool
+
+    def may_use(self, rule: ScopeRule | None) -> bool:
+        """Whether a tool with this scope rule is shown to, and callable by, this caller."""
+        return rule is None or self.local or rule.allows(self.scopes)
+
+    def claim(self, name: str) -> Any:
+        """A claim's value (`a.b` reaches into an object claim); MissingClaim if it is absent or null."""
+        value: Any = self.claims.get(name)
+        if value is None and "." in name:
+            value = self.claims
+            for part in name.split("."):
+                value = value.get(part) if isinstance(value, Mapping) else None
+        if value is None:
+            where = "mcpgen.yaml's stdio_claims does not set it" if self.local else "the access token does not carry it"
+            raise MissingClaim(f"This tool needs the caller's '{name}' claim, and {where}.")
+        return value
+
+
+ANONYMOUS = Caller()
+_local: contextvars.ContextVar[Caller | None] = contextvars.ContextVar("mcpgen_local_caller", default=None)
+
+
+@contextlib.contextmanager
+def local_user(claims: Mapping[str, Any]):
+    """Within the block, the caller is the local user (stdio, `mcpgen call`, `mcpgen test`) with `claims`."""
+    caller = Caller(subject=str(claims.get("sub", "local")), client_id="local", claims=dict(claims), local=True)
+    token = _local.set(caller)
+    try:
+        yield caller
+    finally:
+        _local.reset(token)
+
+
+def current() -> Caller:
+    """The caller of the call in progress: the verified token's, else the local user, else anonymous."""
+    token = get_access_token()
+    if token is not None:
+        return Caller(
+            subject=token.subject,
+            client_id=token.client_id,
+            scopes=frozenset(token.scopes),
+            claims=token.claims or {},
+        )
+    return _local.get() or ANONYMOUS
