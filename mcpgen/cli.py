@@ -19,6 +19,7 @@ from pathlib import Path
 import click
 
 from .limits import MAX_BODY_BYTES
+from .text import plural
 
 SPECS_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 VERBOSE = click.option("-v", "--verbose", is_flag=True, help="Log debug detail on stderr.")
@@ -177,7 +178,7 @@ def serve(
         else:
             from .identity import local_user
 
-            click.echo(f"mcpgen: serving {server.served_count()} tools from {specs_dir} over stdio", err=True)
+            click.echo(_serving_line(server.served_count(), specs_dir, sys.stdin.isatty()), err=True)
             with local_user(project.loaded.config.stdio_claims):  # the one local user
                 anyio.run(server.run_stdio, reloader)
     except KeyboardInterrupt:
@@ -187,6 +188,16 @@ def serve(
         from . import telemetry
 
         telemetry.shutdown()
+
+
+def _serving_line(tools: int, specs_dir: Path, terminal: bool) -> str:
+    """What `serve` says on stderr; on a terminal, also that it waits for a client (it has not hung).
+
+    >>> _serving_line(1, Path("specs"), True)
+    'mcpgen: serving 1 tool from specs over stdio; waiting for an MCP client on stdin (Ctrl-C to stop)'
+    """
+    line = f"mcpgen: serving {plural(tools, 'tool')} from {specs_dir} over stdio"
+    return line + "; waiting for an MCP client on stdin (Ctrl-C to stop)" if terminal else line
 
 
 def _served_tags(config, tags: str | None, toolset: str | None) -> frozenset[str] | None:
@@ -256,7 +267,15 @@ def _http_options(specs_dir, host, port, token_envs, allow_hosts, allow_origins,
 
 @main.command()
 @click.argument("tool")
-@click.option("-a", "--arg", "args", multiple=True, metavar="KEY=VALUE", help="An argument; repeat for more.")
+@click.option(
+    "-a",
+    "--arg",
+    "args",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="An argument; repeat for more. Numbers, booleans and arrays are read as JSON (-a n=3, "
+    '-a ids=\'["a","b"]\'); repeating an array\'s KEY adds one item each time (-a ids=a -a ids=b).',
+)
 @click.option(
     "-s", "--specs", "specs_dir", type=SPECS_DIR, default="specs", show_default=True, help="The specs folder."
 )
@@ -291,21 +310,40 @@ def call(tool: str, args: tuple[str, ...], specs_dir: Path, as_json: bool) -> No
 
 
 def _parse_args(pairs: tuple[str, ...], schema: dict) -> dict:
-    """KEY=VALUE pairs; values of non-string parameters are read as JSON (3, true, ["a","b"])."""
-    out = {}
+    """KEY=VALUE pairs; values of non-string parameters are read as JSON (3, true, ["a","b"]); an
+    array parameter also takes one item per repeated KEY.
+
+    >>> schema = {"properties": {"ids": {"type": "array", "items": {"type": "integer"}}, "q": {"type": "string"}}}
+    >>> _parse_args(("ids=1", "ids=2", "q=a,b"), schema), _parse_args(('ids=[1, 2]',), schema)
+    ({'ids': [1, 2], 'q': 'a,b'}, {'ids': [1, 2]})
+    >>> _parse_args(('ids=["a,b", "c"]', "ids=d"), {"properties": {"ids": {"type": "array", "items": {"type": "string"}}}})
+    {'ids': ['a,b', 'c', 'd']}
+    """
+    out: dict = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep:
             raise click.BadParameter(f"'{pair}' is not KEY=VALUE", param_hint="-a")
-        kind = schema.get("properties", {}).get(key, {}).get("type")
-        if kind == "string":
-            out[key] = value
+        prop = schema.get("properties", {}).get(key, {})
+        if prop.get("type") == "array":
+            whole = _read_value(value, prop) if value.lstrip().startswith("[") else None
+            items = whole if isinstance(whole, list) else [_read_value(value, prop.get("items", {}))]
+            out[key] = [*out.get(key, []), *items]
             continue
-        try:
-            out[key] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key] = value
+        if key in out:
+            raise click.BadParameter(f"{key} is given twice (only an array parameter takes several)", param_hint="-a")
+        out[key] = _read_value(value, prop)
     return out
+
+
+def _read_value(text: str, schema: dict):
+    """The text itself for a string parameter, else the JSON it holds (else the text)."""
+    if schema.get("type") == "string":
+        return text
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
 
 
 def _print_result(result) -> None:
@@ -313,6 +351,7 @@ def _print_result(result) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from .terminal import plain
     from .terminal import text as plain_text
 
     console = Console(highlight=False)
@@ -321,10 +360,11 @@ def _print_result(result) -> None:
         Console(stderr=True, highlight=False).print(plain_text("error: ", "bold red") + plain_text(prose))
         return
     data = result.structured_content or {}
+    # The prose exactly as the model reads it (no wrapping, markup or emoji codes), control characters dropped.
     if data.get("force"):
-        console.print(plain_text(data["force"]))
-        console.print()
-    console.print(plain_text(prose))
+        click.echo(plain(data["force"]))
+        click.echo()
+    click.echo(plain(prose))
     if data.get("table"):
         header, *rows = data["table"]
         table = Table()
@@ -355,43 +395,61 @@ def list_tools(specs_dir: Path) -> None:
     for tool in project.registry:
         props = tool.input_schema.get("properties", {})
         required = set(tool.input_schema.get("required", []))
-        params = ", ".join(
-            f"{n}{'' if n in required else '?'}: {p.get('format') or p.get('type', 'any')}" for n, p in props.items()
-        )
+        params = ", ".join(f"{n}{'' if n in required else '?'}: {_type_label(p)}" for n, p in props.items())
         table.add_row(*map(plain_text, (tool.name, tool.title, params, Path(tool.source or "").name)))
     project.close()
     Console().print(table)
 
 
+def _type_label(schema: dict) -> str:
+    """`string`, `date-time`, `string[]` for a property's JSON Schema; `any` when it has no one type."""
+    if schema.get("type") == "array":
+        return f"{_type_label(schema.get('items') or {})}[]"
+    kind = schema.get("format") or schema.get("type", "any")
+    return kind if isinstance(kind, str) else " | ".join(kind)
+
+
 @main.command()
 @click.argument("specs_dir", type=SPECS_DIR)
-@click.option("--live", is_flag=True, help="Also connect and describe every query (nothing runs, nothing is written).")
+@click.option(
+    "--live",
+    is_flag=True,
+    help="Also describe the queries of SQLAlchemy connections (nothing runs, nothing is written).",
+)
+@click.option("--static", is_flag=True, help="Open no connection: skip describing DuckDB queries and their columns.")
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json", "github"]),
+    type=click.Choice(["text", "grouped", "json", "github"]),
     default="text",
     show_default=True,
-    help="text for people, json for programs, github for Actions annotations.",
+    help="text: one path:line:col: severity: message line per problem; grouped: by file; "
+    "json for programs; github for Actions annotations.",
 )
 @click.option("--strict", is_flag=True, help="Warnings fail too.")
 @click.option(
-    "--timeout", type=float, default=10.0, show_default=True, help="--live: seconds per connection and query."
+    "--timeout", type=float, default=10.0, show_default=True, help="Seconds per connection and query description."
 )
 @click.option("--show-sql", is_flag=True, help="Print the statement each spec runs on its connection (translated).")
-def validate(specs_dir: Path, live: bool, fmt: str, strict: bool, timeout: float, show_sql: bool) -> None:
-    """Check every spec in SPECS_DIR. Exit 0 clean, 1 problems found, 2 could not run."""
+def validate(specs_dir: Path, live: bool, static: bool, fmt: str, strict: bool, timeout: float, show_sql: bool) -> None:
+    """Check every spec in SPECS_DIR. Exit 0 clean, 1 problems found, 2 could not run.
+
+    Queries on DuckDB connections are described (not run) so that every column a chart, table or
+    template names is checked; --live does the same on SQLAlchemy connections.
+    """
     from .app import find_chartjs
     from .errors import SpecError
     from .reports import FORMATS, format_statements
     from .validate import run_validate
 
+    if live and static:
+        raise click.UsageError("--live and --static contradict each other; give one")
     try:
         if show_sql:
             from .loading import load_project
 
             click.echo(format_statements(load_project(specs_dir)))
-        report = run_validate(specs_dir, live=live, timeout=timeout)
+        report = run_validate(specs_dir, live=live, timeout=timeout, columns=not static)
     except SpecError as exc:
         for problem in exc.problems:
             click.echo(str(problem), err=True)
@@ -399,7 +457,7 @@ def validate(specs_dir: Path, live: bool, fmt: str, strict: bool, timeout: float
     found, sentence = find_chartjs(specs_dir.resolve().parent)
     if found is None:  # the MCP App falls back to the CDN: say so
         report.notes.append(sentence + ".")
-    kwargs = {"color": sys.stdout.isatty()} if fmt == "text" else {}
+    kwargs = {"color": sys.stdout.isatty()} if fmt in ("text", "grouped") else {}
     click.echo(FORMATS[fmt](report, strict, **kwargs), color=kwargs.get("color"))
     raise click.exceptions.Exit(report.exit_code(strict))
 

@@ -22,6 +22,7 @@ from .paging import CURSOR, LIMIT, NEXT_CURSOR_META, OFFSET, Cursors, binding, p
 from .params import Arguments, param_types
 from .render import Template
 from .results import TRUNCATED_META, build_table, json_size_bound
+from .spec import EmptyAnswer
 from .tools import Answer, Tool, error_result
 
 DEFAULT_EMPTY = Template("No rows matched.")
@@ -65,6 +66,13 @@ class SpecTool:
                 **self.input_schema,
                 "properties": {**self.input_schema["properties"], CURSOR: CURSOR_SCHEMA},
             }
+        # An empty answer cites what `empty` names, else the sources that are no template: a page
+        # made from the arguments (a country code the query did not find) may not exist.
+        chosen = spec.empty.sources if isinstance(spec.empty, EmptyAnswer) else None
+        if chosen:
+            self.empty_sources = [loaded.templates[f"empty.sources[{i}]"] for i in range(len(chosen))]
+        else:
+            self.empty_sources = [t for t in self.sources if t.constant is not None] or self.sources
 
     def __call__(self, arguments: dict[str, Any]) -> Answer:
         result = None
@@ -123,7 +131,9 @@ class SpecTool:
             "max_rows": self.max_rows,
         }
         prose = (self.content if rows else self.empty).render(context, cut=True)
-        payload: dict[str, Any] = {"sources": [t.render(values) for t in self.sources]}
+        payload: dict[str, Any] = {
+            "sources": [t.render(values) for t in (self.sources if rows else self.empty_sources)]
+        }
         if self.force is not None:
             payload["force"] = self.force.render(context)
         kept = self._fit(prose, payload, columns, rows) if rows else 0  # no rows: no table, no empty chart

@@ -40,6 +40,7 @@ from .config import AuthConfig
 from .errors import MCPGenError
 from .http_limits import BACKLOG, ConnectionLimits, NoEventStream, protocol_class, quiet_floods, usable_connections
 from .limits import MAX_BODY_BYTES
+from .text import plural
 
 logger = logging.getLogger("mcpgen")
 
@@ -254,8 +255,8 @@ async def serve_http(tool_server, options: HTTPOptions, reloader=None) -> None:
     tool_server.raise_thread_limit()
     shown = _host_header(options.host)
     logger.info(
-        "serving %d tools on http://%s:%d%s (%s)",
-        tool_server.served_count(),
+        "serving %s on http://%s:%d%s (%s)",
+        plural(tool_server.served_count(), "tool"),
         shown,
         options.port,
         options.path,

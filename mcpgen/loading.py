@@ -9,15 +9,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from jinja2 import TemplateSyntaxError, nodes
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from .checks import (
     caller_paths,
     chart_sense,
+    filter_problems,
     init_problem,
     literal_password,
     outside_paths,
@@ -31,9 +33,9 @@ from .limits import MAX_FILE_BYTES, MAX_OUTPUT
 from .paging import CURSOR, limits_rows, orders_rows, row_bound
 from .params import Arguments
 from .render import Template
-from .spec import NAME_RE, TEMPLATE_VARIABLES, Spec, is_union_tag
+from .spec import NAME_RE, TEMPLATE_VARIABLES, EmptyAnswer, Spec, is_union_tag
 from .sql import DIALECTS, check_read_only, find_placeholders
-from .text import line_col
+from .text import closest, did_you_mean, line_col
 from .transpile import transpile
 from .yamlload import Located, load_yaml
 
@@ -115,6 +117,8 @@ def load_project(specs_dir: str | Path, paths: list[Path] | None = None, unique_
     if unique_names:
         check_unique_names(specs, problems)
     python_files = python_paths(specs_dir)
+    if not paths and not python_files:
+        problems.append(Problem(str(specs_dir), None, None, f"no spec files (*.yaml, *.yml) in {specs_dir}"))
     return LoadedProject(specs_dir, root, config, config_path, specs, python_files, problems)
 
 
@@ -128,7 +132,7 @@ def _load_config(path: Path, problems: list[Problem]) -> ProjectConfig:
     except SpecError as exc:
         problems.extend(exc.problems)
     except ValidationError as exc:
-        problems.extend(_validation_problems(exc, data, path))
+        problems.extend(_validation_problems(exc, data, path, ProjectConfig))
     except UnicodeDecodeError as exc:
         problems.append(_not_utf8(path, exc))
     return ProjectConfig()
@@ -214,7 +218,7 @@ def load_spec(
         recovered = _without_broken_extras(exc, data)  # so the other checks still run and report too
         if recovered is None:
             return None
-        spec = recovered
+        spec, data = recovered
     loaded = LoadedSpec(path, spec, spec.name or path.stem, "", data)
     _check_name(loaded, problems)
     sql = _read_sql(loaded, config, problems)
@@ -247,14 +251,25 @@ _SEPARABLE = {
 }
 
 
-def _without_broken_extras(exc: ValidationError, data: Located) -> Spec | None:
-    """The spec without the optional fields (and unknown keys) that broke it, or None when a
-    field the other checks need (parameters, sql, sources, content) is itself broken."""
-    broken = {err["loc"][0] for err in exc.errors() if err["loc"]}
-    if not broken or any(key in Spec.model_fields and key not in _SEPARABLE for key in broken):
+def _without_broken_extras(exc: ValidationError, data: Located) -> tuple[Spec, Located] | None:
+    """The spec without the optional fields (and unknown keys) that broke it, with a typo'd key read
+    as the field it was meant to be, or None when a field the other checks need (parameters,
+    sql, sources, content) is itself broken."""
+    errors = exc.errors()
+    renamed = {loc[0]: meant[0] for loc, meant in _typos(errors, Spec).items() if len(loc) == 1}
+    broken = {err["loc"][0] for err in errors if err["loc"]} - set(renamed) - set(renamed.values())
+    if any(key in Spec.model_fields and key not in _SEPARABLE for key in broken):
         return None
+    kept = Located({renamed.get(k, k): v for k, v in data.items() if k not in broken})
+    kept.line, kept.col = data.line, data.col
+    kept.lines = {}
+    for key, where in data.lines.items():
+        if isinstance(key, tuple):
+            kept.lines[(key[0], renamed.get(key[1], key[1]))] = where
+        else:
+            kept.lines[renamed.get(key, key)] = where
     try:
-        return Spec.model_validate({k: v for k, v in data.items() if k not in broken})
+        return Spec.model_validate(kept), kept
     except ValidationError:
         return None
 
@@ -262,10 +277,26 @@ def _without_broken_extras(exc: ValidationError, data: Located) -> Spec | None:
 def _problem(
     loaded: LoadedSpec, key: str, message: str, severity: str = "error", offset: tuple[int, int] | None = None
 ) -> Problem:
-    line, col = loaded.data.where(("value", key)) if offset else loaded.data.where(key)
-    if offset and line is not None:
-        line, col = line + offset[0] - 1, (offset[1] if offset[0] > 1 else (col or 1) + offset[1] - 1)
+    """A problem at `key`, or at (line, col) `offset` inside its text."""
+    line, col = loaded.data.at(key, *offset) if offset else loaded.data.where(key)
     return Problem(str(loaded.path), line, col, message, severity)
+
+
+def _culprit(what: str) -> str | None:
+    """The word of the template a hazard message names: `__class__`, `attr`, `format`, `include`, `range`."""
+    match = re.search(r"'(\w+)'|\{% (\w+)|\.(\w+)\(\)|the (\w+) filter|calls (\w+)\(\)", what)
+    return next((g for g in match.groups() if g), None) if match else None
+
+
+def column_of(source: str, line: int, word: str) -> int:
+    """The 1-based column of `word` on line `line` of `source`, else 1.
+
+    >>> column_of("Hello\\n{{ r.city | thousand }}", 2, "thousand")
+    13
+    """
+    text = (source.splitlines()[line - 1 : line] or [""])[0]
+    match = re.search(rf"\b{re.escape(word)}\b", text)
+    return match.start() + 1 if match else 1
 
 
 def _check_name(loaded: LoadedSpec, problems: list[Problem]) -> None:
@@ -333,7 +364,8 @@ def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem
                 _problem(
                     loaded,
                     key,
-                    f"the SQL uses :{name}, which is not a declared parameter",
+                    f"the SQL uses :{name}, which is not a declared parameter"
+                    + did_you_mean(name, spec.parameters, prefix=":"),
                     offset=(p.line, p.col) if key == "sql" else None,
                 )
             )
@@ -452,23 +484,52 @@ def _check_parameters(loaded: LoadedSpec, problems: list[Problem]) -> None:
 def _check_templates(loaded: LoadedSpec, problems: list[Problem]) -> None:
     spec = loaded.spec
     allowed = set(spec.parameters) | set(TEMPLATE_VARIABLES)
-    fields = {"content": spec.content, "empty": spec.empty, "force": spec.force}
+    empty = spec.empty.content if isinstance(spec.empty, EmptyAnswer) else spec.empty
+    fields = {"content": spec.content, "empty": empty, "force": spec.force}
     for key, source in fields.items():
         if source is not None:
             template = _checked_template(loaded, key, source, False, allowed, problems)
             if template is not None:
                 loaded.templates[key] = template
-    for i, source in enumerate(spec.sources):
-        key = f"sources[{i}]"
-        template = _checked_template(loaded, key, source, True, set(spec.parameters), problems)
-        if template is not None:
-            loaded.templates[key] = template
+    empty_node = loaded.data.get("empty")
+    url_lists = [("sources", spec.sources, loaded.data)]
+    if isinstance(spec.empty, EmptyAnswer) and spec.empty.sources is not None and isinstance(empty_node, Located):
+        url_lists.append(("empty.sources", spec.empty.sources, empty_node))
+    for name, sources, node in url_lists:
+        for i, source in enumerate(sources):
+            key = f"{name}[{i}]"
+            where = node["sources"].lines[i]
+            template = _checked_template(loaded, key, source, True, set(spec.parameters), problems, where)
+            if template is not None:
+                loaded.templates[key] = template
+    if (
+        spec.sources
+        and all("{" in s for s in spec.sources)
+        and not (isinstance(spec.empty, EmptyAnswer) and spec.empty.sources)
+    ):
+        problems.append(
+            _problem(
+                loaded,
+                "sources",
+                "every source is a template, so an answer with no rows would cite pages made from the "
+                "arguments, which may not exist; add the dataset's own URL to sources, or give "
+                "empty: {content: ..., sources: [...]}",
+                "warning",
+            )
+        )
 
 
 def _checked_template(
-    loaded: LoadedSpec, key: str, source: str, url: bool, allowed: set[str], problems: list[Problem]
+    loaded: LoadedSpec,
+    key: str,
+    source: str,
+    url: bool,
+    allowed: set[str],
+    problems: list[Problem],
+    where: tuple[int | None, int | None] | None = None,
 ) -> Template | None:
-    """The compiled template of field `key`, or None when it has a problem (added to `problems`)."""
+    """The compiled template of field `key`, or None when it has a problem (added to `problems`);
+    `where`: the (line, col) of a source URL in its list."""
     field_key = key.split("[")[0]
     try:
         template = Template(source, url=url)
@@ -479,30 +540,35 @@ def _checked_template(
         return None
     hazards = template_hazards(template.ast)
     for line, what in hazards:
-        problems.append(_problem(loaded, field_key, f"{key}: the template {what}", offset=(line, 1)))
+        word = _culprit(what)
+        offset = (line, column_of(source, line, word) if word else 1)
+        problems.append(_problem(loaded, field_key, f"{key}: the template {what}", offset=offset))
     if url:
         reason = source_problem(source)
         if reason:
-            where: tuple[int | None, int | None] = loaded.data["sources"].lines[int(key[len("sources[") : -1])]
-            problems.append(Problem(str(loaded.path), *where, f"{key}: {source!r} {reason}"))
+            problems.append(Problem(str(loaded.path), *(where or (None, None)), f"{key}: {source!r} {reason}"))
             return None
     if hazards:
         return None
     unknown = sorted(template.names() - allowed - {"range", "loop", "lipsum", "cycler", "joiner", "namespace", "dict"})
     if unknown:
         first = min((n.lineno for n in template.ast.find_all(nodes.Name) if n.name in unknown), default=1)
+        hint = did_you_mean(unknown[0], allowed) if len(unknown) == 1 else ""
         problems.append(
             _problem(
                 loaded,
                 field_key,
                 f"{key}: the template uses {', '.join(unknown)}, which "
                 f"{'is' if len(unknown) == 1 else 'are'} neither a parameter nor one of "
-                f"{', '.join(sorted(allowed))}",
-                offset=(first, 1),
+                f"{', '.join(sorted(allowed))}{hint}",
+                offset=(first, column_of(source, first, unknown[0])),
             )
         )
-        return None
-    return template
+    filters = filter_problems(template.ast, template.env)
+    for line, name, what in filters:
+        offset = (line, column_of(source, line, name))
+        problems.append(_problem(loaded, field_key, f"{key}: the template {what}", offset=offset))
+    return None if unknown or filters else template
 
 
 def _check_charts(loaded: LoadedSpec, problems: list[Problem]) -> None:
@@ -532,13 +598,21 @@ def check_unique_names(specs: list, problems: list[Problem]) -> None:
             seen[loaded.name] = loaded
 
 
-def _validation_problems(exc: ValidationError, data: Any, path: Path) -> list[Problem]:
+def _validation_problems(exc: ValidationError, data: Any, path: Path, model: type[BaseModel] = Spec) -> list[Problem]:
+    """One problem per pydantic error; an unknown key that is a typo of a missing required field is
+    one problem ("unknown key 'descripton'; did you mean 'description'?"), not two."""
+    errors = exc.errors()
+    typos = _typos(errors, model)
     out = []
-    for err in exc.errors():
+    for err in errors:
         loc = [p for p in err["loc"] if not is_union_tag(p)]  # unions are tagged by shape or kind, not keys
+        if err["type"] == "missing" and tuple(loc) in typos.values():
+            continue  # reported as the unknown key that was meant to be it
         line, col, node, shown = None, None, data, []
+        parent = data
         for i, part in enumerate(loc):
             last = i == len(loc) - 1
+            parent = node
             if isinstance(node, Located) and part in node:
                 line, col = node.where(part)
                 node = node[part]
@@ -555,16 +629,76 @@ def _validation_problems(exc: ValidationError, data: Any, path: Path) -> list[Pr
         where = ".".join(shown).replace(".[", "[") or "spec"
         if line is None and isinstance(data, Located):
             line, col = data.line, data.col
-        out.append(Problem(str(path), line, col, _message(err, where)))
+        present = set(parent) if isinstance(parent, dict) else set()
+        out.append(Problem(str(path), line, col, _message(err, where, model, present)))
     return out
 
 
-def _message(err: ErrorDetails, where: str) -> str:
+def _typos(errors: list[ErrorDetails], model: type[BaseModel]) -> dict[tuple, tuple]:
+    """Unknown keys whose nearest field is missing: {location of the key: location of the field}."""
+    missing = {tuple(p for p in e["loc"] if not is_union_tag(p)) for e in errors if e["type"] == "missing"}
+    out = {}
+    for err in errors:
+        loc = tuple(p for p in err["loc"] if not is_union_tag(p))
+        if err["type"] == "extra_forbidden" and loc:
+            meant = closest(loc[-1], fields_at(model, loc[:-1]))
+            if meant is not None and (*loc[:-1], meant) in missing:
+                out[loc] = (*loc[:-1], meant)
+    return out
+
+
+def fields_at(model: Any, loc: tuple | list) -> list[str]:
+    """The keys a mapping at `loc` inside `model` may have: `fields_at(Spec, ("parameters", "n"))`
+    gives a Parameter's fields."""
+    kinds = [model]
+    for part in loc:
+        kinds = [step for kind in kinds for step in _step(kind, part)]
+    return list(dict.fromkeys(name for kind in kinds for name in _model_fields(kind)))
+
+
+def _unwrap(kind: Any) -> list[Any]:
+    """The concrete types behind Annotated, Optional and unions."""
+    origin = get_origin(kind)
+    if origin is Annotated:
+        return _unwrap(get_args(kind)[0])
+    if origin in (Union, UnionType):
+        return [t for arg in get_args(kind) for t in _unwrap(arg)]
+    return [kind]
+
+
+def _step(kind: Any, part: Any) -> list[Any]:
+    out = []
+    for t in _unwrap(kind):
+        origin, args = get_origin(t), get_args(t)
+        if isinstance(t, type) and issubclass(t, BaseModel) and isinstance(part, str) and part in t.model_fields:
+            out.append(t.model_fields[part].annotation)
+        elif origin is list and isinstance(part, int):
+            out.append(args[0])
+        elif origin is dict and isinstance(part, str):
+            out.append(args[1])
+    return out
+
+
+def _model_fields(kind: Any) -> list[str]:
+    return [n for t in _unwrap(kind) if isinstance(t, type) and issubclass(t, BaseModel) for n in t.model_fields]
+
+
+def _message(
+    err: ErrorDetails, where: str, model: type[BaseModel] = Spec, present: frozenset | set = frozenset()
+) -> str:
     kind, msg = err["type"], err["msg"]
+    loc = [p for p in err["loc"] if not is_union_tag(p)]
     if kind == "extra_forbidden":
-        return f"unknown key '{where.rsplit('.', 1)[-1]}'" + (f" in {where.rsplit('.', 1)[0]}" if "." in where else "")
+        key = where.rsplit(".", 1)[-1]
+        inside = f" in {where.rsplit('.', 1)[0]}" if "." in where else ""
+        fields = [f for f in fields_at(model, loc[:-1]) if f not in present]  # not one that is already there
+        return f"unknown key '{key}'{inside}" + did_you_mean(loc[-1], fields)
     if kind == "missing":
         return f"missing required field '{where}'"
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, ") :]
+    if kind == "literal_error":
+        expected = re.findall(r"'([^']*)'", msg)
+        shown = repr(err["input"]) if isinstance(err["input"], str) else err["input"]
+        msg = f"{shown} is not one of {', '.join(expected)}" + did_you_mean(err["input"], expected)
     return f"{where}: {msg}"

@@ -22,6 +22,7 @@ from .errors import ArgumentError
 from .identity import current
 from .patterns import matches
 from .spec import Constraints, Items, Parameter
+from .text import as_json, closest
 
 INT64 = (-(2**63), 2**63 - 1)
 MAX_STRING = 65536  # characters, for strings without max_length
@@ -54,28 +55,38 @@ def _value_schema(type_: str, c: Constraints) -> dict[str, Any]:
         schema["enum"] = list(c.enum)
     for key, keyword in _KEYWORDS.items():
         value = getattr(c, key, None)
-        if value is None:
-            continue
-        if type_ in _FORMATS and key in ("minimum", "maximum"):
-            # JSON Schema has no date bounds: shown to the model, checked by us.
-            schema["formatMinimum" if key == "minimum" else "formatMaximum"] = value
-        else:
-            schema[keyword] = value
+        if value is not None and not (type_ in _FORMATS and key in ("minimum", "maximum")):
+            schema[keyword] = value  # JSON Schema has no date bounds: they go into the description
     return schema
 
 
+def date_bounds(c: Constraints) -> str:
+    """The bounds of a date or datetime, in words for the description (mcpgen checks them itself).
+
+    >>> from mcpgen.spec import Parameter
+    >>> date_bounds(Parameter(type="date", description="d", minimum="2013-01-01"))
+    'on or after 2013-01-01'
+    """
+    if c.minimum is not None and c.maximum is not None:
+        return f"from {c.minimum} to {c.maximum}"
+    return f"on or after {c.minimum}" if c.minimum is not None else f"on or before {c.maximum}"
+
+
 def parameter_schema(param: Parameter) -> dict[str, Any]:
+    """The JSON Schema of one parameter: standard 2020-12 keywords only, so strict validators take it.
+
+    An optional parameter keeps its plain type (clients convert form input by `type`); mcpgen
+    still takes an explicit null for it, as if it were left out."""
     schema = _value_schema(param.type, param)
     schema["description"] = param.description
+    bounded: list[tuple[Parameter | Items, str]] = [(param, "")] + ([(param.items, "each ")] if param.items else [])
+    bounds = [f"{each}{date_bounds(c)}" for c, each in bounded if c.type in _FORMATS and (c.minimum or c.maximum)]
+    if bounds:
+        schema["description"] = f"{param.description.rstrip()} ({'; '.join(bounds)})"
     if param.type == "array" and param.items is not None:  # Parameter requires items for arrays
         schema["items"] = _value_schema(param.items.type, param.items)
-    if "default" in param.model_fields_set:
+    if "default" in param.model_fields_set and param.default is not None:
         schema["default"] = param.default
-    elif not param.is_required:
-        # Optional with no default: null is the same as leaving it out (NULL in SQL).
-        schema["type"] = [schema["type"], "null"]
-        if "enum" in schema:
-            schema["enum"] = [*schema["enum"], None]
     if param.examples:
         schema["examples"] = list(param.examples)
     # Keep the declaration's key order readable: type, format, description, then constraints.
@@ -112,16 +123,20 @@ class Arguments:
                 raise ArgumentError(f"Argument '{name}' is set from the caller's identity and cannot be passed.")
             if name not in self.parameters:
                 known = ", ".join(self.parameters) or "no arguments"
-                raise ArgumentError(f"Unknown argument {_short(name)}: this tool takes {known}.")
+                near = closest(name, self.parameters)
+                hint = f" (did you mean '{near}'?)" if near is not None else ""
+                raise ArgumentError(f"Unknown argument {_name(name)}: this tool takes {known}{hint}.")
+        # null for a parameter that is not required means "left out" (clients send it for empty fields)
+        given = {k: v for k, v in arguments.items() if v is not None or self.parameters[k].is_required}
         for name, param in self.parameters.items():
-            if name in arguments:
-                _check(name, self.schema["properties"][name], arguments[name])
+            if name in given:
+                _check(name, self.schema["properties"][name], given[name])
             elif param.is_required:
                 raise ArgumentError(f"Missing required argument '{name}'.")
         values = {}
         for name, param in self.parameters.items():
-            if name in arguments:
-                values[name] = _convert(name, param.type, arguments[name], param)
+            if name in given:
+                values[name] = _convert(name, param.type, given[name], param)
             elif "default" in param.model_fields_set:
                 values[name] = None if param.default is None else _convert(name, param.type, param.default, param)
             else:
@@ -156,7 +171,7 @@ def _convert(name: str, type_: str, value: Any, c: Parameter | Items) -> Any:
         if isinstance(value, float):
             value = int(value)
         if not INT64[0] <= value <= INT64[1]:
-            raise ArgumentError(f"Invalid argument '{name}': {_short(value)} is outside the 64-bit integer range.")
+            raise ArgumentError(f"Invalid argument '{name}': {as_json(value)} is outside the 64-bit integer range.")
     if type_ == "string":
         if len(value) > MAX_STRING and c.max_length is None:
             raise ArgumentError(
@@ -191,16 +206,12 @@ def _parse_date(name: str, type_: str, value: str):
     try:
         if type_ == "date":
             return dt.date.fromisoformat(value)
+        if value[10:11] not in ("T", "t", " ") or not value[11:12].isdigit():  # a plain date is not a date-time
+            raise ValueError(value)
         return dt.datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
     except ValueError:
         shape = "date (YYYY-MM-DD)" if type_ == "date" else "date-time (YYYY-MM-DDTHH:MM:SS, optional zone)"
-        raise ArgumentError(f"Invalid argument '{name}': {_short(value)} is not an ISO 8601 {shape}.") from None
-
-
-def _short(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+        raise ArgumentError(f"Invalid argument '{name}': {as_json(value)} is not an ISO 8601 {shape}.") from None
 
 
 _TYPES = {"string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,), "array": (list,)}
@@ -209,21 +220,19 @@ _TYPES = {"string": (str,), "integer": (int,), "number": (int, float), "boolean"
 def _check(name: str, schema: dict[str, Any], value: Any) -> None:
     """Hold one value to its JSON Schema (the keywords `parameter_schema` writes); raise one sentence."""
     kind = schema["type"]
-    if isinstance(kind, list):  # [type, "null"]: an optional parameter without a default
-        if value is None:
-            return
-        kind = kind[0]
     if (isinstance(value, bool) and kind != "boolean") or (
         not isinstance(value, _TYPES[kind])
         and not (kind == "integer" and isinstance(value, float) and value.is_integer())
     ):
         article = "an" if kind[0] in "aeiou" else "a"
-        raise ArgumentError(
-            f"Invalid argument '{name}': expected {article} {kind}, got {_type_name(value)} {_short(value)}."
-        )
-    shown, size = _short(value), len(value) if isinstance(value, (str, list)) else 0
+        got = as_json(value) if value is None or isinstance(value, bool) else f"{_type_name(value)} {as_json(value)}"
+        raise ArgumentError(f"Invalid argument '{name}': expected {article} {kind}, got {got}.")
+    shown, size = as_json(value), len(value) if isinstance(value, (str, list)) else 0
     if "enum" in schema and value not in schema["enum"]:
-        _fail(name, f"{shown} is not one of {', '.join(_short(v, 30) for v in schema['enum'] if v is not None)}")
+        choices = [as_json(v, 30) for v in schema["enum"]]
+        near = closest(value, schema["enum"]) if isinstance(value, str) else None
+        hint = f" (did you mean {as_json(near)}?)" if near is not None else ""
+        _fail(name, f"{shown} is not one of {', '.join(choices)}{hint}")
     if "minimum" in schema and value < schema["minimum"]:
         _fail(name, f"{shown} is less than the minimum of {schema['minimum']}")
     if "maximum" in schema and value > schema["maximum"]:
@@ -241,6 +250,12 @@ def _check(name: str, schema: dict[str, Any], value: Any) -> None:
     if kind == "array" and isinstance(value, list):
         for i, item in enumerate(value):
             _check(f"{name}[{i}]", schema["items"], item)
+
+
+def _name(name: str, limit: int = 60) -> str:
+    """An argument name as written, quoted and cut to `limit` (names come from the client)."""
+    text = name.encode("utf-8", "backslashreplace").decode("utf-8")
+    return f"'{text}'" if len(text) <= limit else f"'{text[: limit - 3]}...'"
 
 
 def _fail(name: str, what: str) -> None:

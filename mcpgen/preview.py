@@ -48,6 +48,7 @@ from .limits import MAX_BODY_BYTES
 from .project import Project, open_project
 from .reload import LiveProject, watch_project
 from .spec import AppSettings
+from .text import plural
 
 logger = logging.getLogger("mcpgen")
 
@@ -134,9 +135,11 @@ class PreviewState:
                 self.loaded_at = self.checked_at
             self.version += 1
         if errors:
-            logger.warning("the specs have %d error(s):\n%s", len(errors), "\n".join(self.shown(p) for p in errors))
+            logger.warning(
+                "the specs have %s:\n%s", plural(len(errors), "error"), "\n".join(self.shown(p) for p in errors)
+            )
         elif self.project is not None:
-            logger.info("loaded %d tools (version %d)", len(self.project.registry), self.version)
+            logger.info("loaded %s (version %d)", plural(len(self.project.registry), "tool"), self.version)
 
     @contextlib.asynccontextmanager
     async def using(self):
@@ -348,9 +351,9 @@ def run(
         if server.started:
             state: PreviewState = app.state.preview
             count = len(state.project.registry) if state.project else 0
-            broken = f" (the specs have {len(state.errors)} error(s): see the page)" if state.errors else ""
+            broken = f" (the specs have {plural(len(state.errors), 'error')}: see the page)" if state.errors else ""
             announce(
-                f"mcpgen: previewing {count} tools from {state.relative(str(state.specs_dir))}{broken} "
+                f"mcpgen: previewing {plural(count, 'tool')} from {state.relative(str(state.specs_dir))}{broken} "
                 f"at http://{HOST}:{sock.getsockname()[1]}/ (Ctrl-C to stop)"
             )
         await task

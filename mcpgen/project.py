@@ -19,13 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .app import project_apps
-from .compile import compile_spec
+from .compile import SpecTool, compile_spec
 from .engines import Engine, create_engine
 from .errors import MCPGenError, Problem, SpecError, UnsafeSQL
 from .loading import LoadedProject, load_project
 from .paging import Cursors
 from .spec import AppSettings
 from .tools import Registry, default_registry
+from .validate import check_spec_live, checked_by_default
 
 logger = logging.getLogger("mcpgen")
 
@@ -42,8 +43,12 @@ class Project:
             engine.close()
 
 
-def open_project(specs_dir: str | Path) -> Project:
-    """Load, check and compile every tool under `specs_dir`; raise SpecError if anything is wrong."""
+def open_project(specs_dir: str | Path, columns: bool = True) -> Project:
+    """Load, check and compile every tool under `specs_dir`; raise SpecError if anything is wrong.
+
+    Queries on DuckDB connections are described, as `mcpgen validate` does, so a column that a
+    chart, table or template names and the query does not return stops the start, not a call
+    (`columns=False` skips that: the same checks still stand at call time)."""
     loaded = load_project(specs_dir)
     loaded.raise_errors()
     os.chdir(loaded.root)  # DuckDB reads relative paths from the working directory
@@ -63,7 +68,10 @@ def open_project(specs_dir: str | Path) -> Project:
         if engine is None:
             continue
         try:
-            registry.add(compile_spec(spec, engine, defaults, cursors))
+            tool = registry.add(compile_spec(spec, engine, defaults, cursors))
+            if columns and checked_by_default(loaded.config.connections[spec.spec.connection]):
+                prepared = tool.handler.query if isinstance(tool.handler, SpecTool) else None
+                problems += [p for p in check_spec_live(spec, engine, prepared=prepared) if p.severity == "error"]
         except UnsafeSQL as exc:
             problems.append(Problem(str(spec.path), *spec.where("sql"), str(exc)))
         except ValueError as exc:

@@ -27,6 +27,7 @@ import anyio.to_thread
 from .config import CONFIG_NAME
 from .errors import SpecError
 from .project import Project, open_project
+from .text import plural
 
 logger = logging.getLogger("mcpgen")
 
@@ -129,17 +130,17 @@ class Reloader:
                 new = await anyio.to_thread.run_sync(open_project, self.specs_dir)
             except SpecError as exc:
                 logger.error(
-                    "reload failed; still serving the last good %d tools. Problems:\n%s",
-                    len(self.tool_server.registry),
+                    "reload failed; still serving the last good %s. Problems:\n%s",
+                    plural(len(self.tool_server.registry), "tool"),
                     "\n".join(str(p) for p in exc.problems),
                 )
                 return False
             except Exception as exc:  # e.g. a database that is down: same rule, keep serving
                 logger.error(
-                    "reload failed (%s: %s); still serving the last good %d tools",
+                    "reload failed (%s: %s); still serving the last good %s",
                     type(exc).__name__,
                     exc,
-                    len(self.tool_server.registry),
+                    plural(len(self.tool_server.registry), "tool"),
                 )
                 return False
             before = set(self.tool_server.registry.names())
@@ -148,8 +149,8 @@ class Reloader:
             after = set(new.registry.names())
         added, removed = sorted(after - before), sorted(before - after)
         logger.info(
-            "reloaded: %d tools%s%s",
-            len(after),
+            "reloaded: %s%s%s",
+            plural(len(after), "tool"),
             f"; added {', '.join(added)}" if added else "",
             f"; removed {', '.join(removed)}" if removed else "",
         )

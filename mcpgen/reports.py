@@ -1,4 +1,5 @@
-"""The validate report for people (text, grouped by file), machines (JSON, documented in
+"""The validate report for people (text: one `path:line:col: severity: message` line per
+problem, as compilers print them; or grouped by file), machines (JSON, documented in
 docs/validate.md) and GitHub (workflow annotations).
 """
 
@@ -8,6 +9,7 @@ import json
 from typing import TYPE_CHECKING
 
 from .errors import Problem
+from .text import plural
 
 if TYPE_CHECKING:
     from .loading import LoadedProject
@@ -64,38 +66,75 @@ def format_github(report: Report, strict: bool = False) -> str:
 
 
 def format_text(report: Report, strict: bool = False, color: bool = False) -> str:
-    """Problems grouped by file, then a summary line."""
-    import click
+    """One `path:line:col: severity: message` line per problem (what editors, terminals and CI
+    problem matchers read), then a summary line."""
+    lines = [_line(p, color) for p in report.problems]
+    return "\n".join([*lines, *([""] if lines else []), *_notes(report, color), _styled_summary(report, strict, color)])
 
-    def style(text: str, **kw) -> str:
-        return click.style(text, **kw) if color else text
 
+def format_grouped(report: Report, strict: bool = False, color: bool = False) -> str:
+    """Problems grouped under a header per file, then a summary line."""
     lines: list[str] = []
     by_file: dict[str, list[Problem]] = {}
     for p in report.problems:
         by_file.setdefault(p.path, []).append(p)
     for path, problems in by_file.items():
-        lines.append(style(path, bold=True, underline=True))
+        lines.append(_style(path, color, bold=True, underline=True))
         for p in problems:
             where = f"{p.line}:{p.col or 1}" if p.line is not None else "-"
-            kind = style(f"{p.severity:<7}", fg="red" if p.severity == "error" else "yellow", bold=True)
-            lines.append(f"  {style(f'{where:>7}', dim=True)}  {kind}  {p.message}")
+            kind = _style(f"{p.severity:<7}", color, fg=_COLOURS[p.severity], bold=True)
+            lines.append(f"  {_style(f'{where:>7}', color, dim=True)}  {kind}  {p.message}")
         lines.append("")
-    lines.extend(f"{style('note:', bold=True)} {note}" for note in report.notes)
-    summary = _summary(report, strict)
-    ok = report.exit_code(strict) == 0
-    lines.append(style(("✓ " if ok else "✗ ") + summary, fg="green" if ok else "red", bold=True))
+    lines.extend(_notes(report, color))
+    lines.append(_styled_summary(report, strict, color))
     return "\n".join(lines)
+
+
+_COLOURS = {"error": "red", "warning": "yellow"}
+
+
+def _style(text: str, color: bool, **kw) -> str:
+    import click
+
+    return click.style(text, **kw) if color else text
+
+
+def _line(p: Problem, color: bool) -> str:
+    """`path:line:col: severity: message`; `path: severity: message` when there is no line."""
+    where = p.path + "".join(f":{n}" for n in (p.line, p.col if p.line is not None else None) if n is not None)
+    severity = _style(f"{p.severity}:", color, fg=_COLOURS[p.severity], bold=True)
+    return f"{_style(where, color, bold=True)}: {severity} {p.message}"
+
+
+def _notes(report: Report, color: bool) -> list[str]:
+    """`note: ...` lines: facts that pass or fail nothing."""
+    return [f"{_style('note:', color, bold=True)} {note}" for note in report.notes]
+
+
+def _styled_summary(report: Report, strict: bool, color: bool) -> str:
+    ok = report.exit_code(strict) == 0
+    return _style(("✓ " if ok else "✗ ") + _summary(report, strict), color, fg="green" if ok else "red", bold=True)
 
 
 def _summary(report: Report, strict: bool) -> str:
     e, w = len(report.errors), len(report.warnings)
-    mode = "static and live" if report.live else "static"
     return (
-        f"{report.files} spec file{'s' if report.files != 1 else ''} checked ({mode}): "
-        f"{e} error{'s' if e != 1 else ''}, {w} warning{'s' if w != 1 else ''}"
+        f"{plural(report.files, 'spec file')} checked ({_mode(report)}): {plural(e, 'error')}, {plural(w, 'warning')}"
         f"{' (warnings fail: --strict)' if strict and w else ''} in {report.seconds:.2f} s"
     )
+
+
+def _mode(report: Report) -> str:
+    """What was checked: `static`, `static and columns`, `static and live`, and what was not."""
+    if report.live:
+        return "static and live"
+    unchecked = [name for name, state in report.connections.items() if state == "not checked"]
+    checked = [name for name in report.connections if name not in unchecked]
+    if not unchecked:
+        return "static and columns" if checked else "static"
+    if not checked:
+        return "static; columns not checked: run --live"
+    return f"static and columns; columns not checked on {', '.join(unchecked)}: run --live"
 
 
 def format_statements(project: LoadedProject) -> str:
@@ -111,4 +150,4 @@ def format_statements(project: LoadedProject) -> str:
     return "\n".join(out)
 
 
-FORMATS = {"text": format_text, "json": format_json, "github": format_github}
+FORMATS = {"text": format_text, "grouped": format_grouped, "json": format_json, "github": format_github}

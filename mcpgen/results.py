@@ -45,7 +45,19 @@ class DataToolPayload(BaseModel):
 
 
 DataToolOutput = Annotated[CallToolResult, DataToolPayload]
-OUTPUT_SCHEMA = DataToolPayload.model_json_schema()
+
+
+def _output_schema() -> dict[str, Any]:
+    """The payload's JSON Schema without pydantic's `"default": null` on fields typed array or
+    string (a null default contradicts the type, and strict validators refuse the schema)."""
+    schema = DataToolPayload.model_json_schema()
+    for prop in schema["properties"].values():
+        if "default" in prop and prop["default"] is None:
+            del prop["default"]
+    return schema
+
+
+OUTPUT_SCHEMA = _output_schema()
 
 
 def _published(schema: dict[str, Any]) -> dict[str, Any]:

@@ -316,6 +316,24 @@ TableChoice = Annotated[
 ]
 
 
+class EmptyAnswer(Strict):
+    """What a tool answers when its query finds no rows, with the sources that answer cites."""
+
+    content: str = Field(description="Template of the prose when the query returns no rows.")
+    sources: list[str] | None = Field(
+        default=None,
+        min_length=1,
+        description="Sources an empty answer cites, e.g. the dataset's page; default: the spec's sources "
+        "that are not templates (a page made from the arguments may not exist).",
+    )
+
+
+EmptyChoice = Annotated[
+    Annotated[str, Tag("<scalar>")] | Annotated[EmptyAnswer, Tag("<map>")],
+    _by_shape("a template, or a mapping with content and sources"),
+]
+
+
 class Expect(Strict):
     row_count: StrictInt | None = Field(default=None, ge=0, description="Exactly this many rows.")
     min_rows: StrictInt | None = Field(default=None, ge=0, description="At least this many rows.")
@@ -389,8 +407,10 @@ class Spec(Strict):
         description="Jinja2 template of the prose for the model: parameters, rows, columns, row_count, truncated, "
         "max_rows; filters thousands, round, percent, date, join_names."
     )
-    empty: str | None = Field(
-        default=None, description="Template used instead of content when the query returns no rows."
+    empty: EmptyChoice | None = Field(
+        default=None,
+        description="Template used instead of content when the query returns no rows, or {content, sources} "
+        "to also choose the sources that answer cites.",
     )
     force: str | None = Field(
         default=None, description="Template whose text is shown to the user verbatim (structuredContent.force)."

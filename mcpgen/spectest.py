@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .spec import Expect
+from .text import plural
 
 
 @dataclass
@@ -141,12 +142,12 @@ def check_expectations(expect: Expect, outcome: Outcome) -> list[str]:
             return ["the result has no rows to check (no table)"]
         rows = []  # no row expectation to check
     if expect.row_count is not None and len(rows) != expect.row_count:
-        reasons.append(f"expected {expect.row_count} rows, got {len(rows)}")
+        reasons.append(f"expected {plural(expect.row_count, 'row')}, got {len(rows)}")
     if expect.min_rows is not None and len(rows) < expect.min_rows:
-        reasons.append(f"expected at least {expect.min_rows} rows, got {len(rows)}")
+        reasons.append(f"expected at least {plural(expect.min_rows, 'row')}, got {len(rows)}")
     if expect.rows is not None:
         if len(rows) != len(expect.rows):
-            reasons.append(f"expected {len(expect.rows)} rows, got {len(rows)}")
+            reasons.append(f"expected {plural(len(expect.rows), 'row')}, got {len(rows)}")
         for i, (want, got) in enumerate(zip(expect.rows, rows)):
             if not _same(want, got, exact=True):
                 reasons.append(f"row {i + 1}: expected {_show(want)}, got {_show(got)}")

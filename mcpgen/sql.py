@@ -230,6 +230,7 @@ def rewrite(sql: str, style: str, dialect: str | None = "duckdb") -> str:
     return "".join(out)
 
 
+@lru_cache(maxsize=4096)  # only passes are kept: loading checks a query, then its engine's prepare checks it again
 def check_read_only(sql: str, dialect: str | None = "duckdb") -> None:
     """Raise UnsafeSQL unless `sql` is exactly one statement that only reads.
 

@@ -362,6 +362,7 @@ def _spending(filter_, check_counts: bool, makes_text: bool):
 
     spending.jinja_pass_arg = pass_arg  # type: ignore[attr-defined]
     spending.__name__ = getattr(filter_, "__name__", "filter")
+    spending.__wrapped__ = filter_  # type: ignore[attr-defined]  # its signature: validate checks keywords by it
     return spending
 
 

@@ -6,9 +6,19 @@ r"""Small text helpers shared by the loaders, checks and engines.
 ('bad value', 'KeyError')
 >>> first_line(""), first_line("one\ntwo")
 ('', 'one')
+>>> did_you_mean("descripton", ["title", "description"]), did_you_mean("zzz", ["title"])
+("; did you mean 'description'?", '')
+>>> as_json(True), as_json(None), as_json(["JP"]), as_json("x" * 80, limit=10)
+('true', 'null', '["JP"]', '"xxxxxx...')
+>>> plural(1, "tool"), plural(2, "spec file"), plural(0, "query", "queries")
+('1 tool', '2 spec files', '0 queries')
 """
 
 from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterable
 
 
 def line_col(text: str | bytes, index: int) -> tuple[int, int]:
@@ -22,3 +32,33 @@ def first_line(error: BaseException | str) -> str:
     text = str(error).strip()
     line = text.splitlines()[0].strip() if text else ""
     return line or ("" if isinstance(error, str) else type(error).__name__)
+
+
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """`count` and the noun, in the plural unless count is 1."""
+    return f"{count} {noun if count == 1 else many or noun + 's'}"
+
+
+def closest(name: object, candidates: Iterable[object]) -> str | None:
+    """The candidate nearest to `name` (difflib, case ignored), if any is near enough."""
+    by_lower: dict[str, str] = {}
+    for c in candidates:
+        by_lower.setdefault(str(c).lower(), str(c))
+    match = difflib.get_close_matches(str(name).lower(), list(by_lower), n=1, cutoff=0.6)
+    return by_lower[match[0]] if match and by_lower[match[0]] != str(name) else None
+
+
+def did_you_mean(name: object, candidates: Iterable[object], prefix: str = "") -> str:
+    """`; did you mean 'x'?` to end a message with, or "" when nothing is near (`prefix`: ':' for SQL)."""
+    match = closest(name, candidates)
+    return f"; did you mean '{prefix}{match}'?" if match else ""
+
+
+def as_json(value: object, limit: int = 60) -> str:
+    """A value as JSON (`true`, `null`, `["JP"]`, `"7"`), as a client sent it, cut to `limit` characters."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -33,6 +33,7 @@ from .engines.base import QueryResult
 from .errors import ArgumentError
 from .results import PUBLISHED_SCHEMA, DataToolOutput, DataToolPayload
 from .spec import ScopeRule
+from .text import as_json
 
 logger = logging.getLogger("mcpgen")
 
@@ -247,6 +248,22 @@ def _first_error(exc: Exception) -> str:
     return str(exc)
 
 
+def _plain_optionals(schema: dict[str, Any]) -> dict[str, Any]:
+    """`X | None` parameters published with X's plain type, as spec parameters are: generic clients
+    convert form input by `type` and do not walk `anyOf`. An explicit null is still accepted.
+
+    >>> _plain_optionals({"properties": {"q": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None}}})
+    {'properties': {'q': {'type': 'string'}}}
+    """
+    for name, prop in schema.get("properties", {}).items():
+        branches = prop.get("anyOf", [])
+        kept = [b for b in branches if b != {"type": "null"}]
+        if len(branches) == 2 and len(kept) == 1:
+            plain = {k: v for k, v in prop.items() if k != "anyOf" and not (k == "default" and v is None)}
+            schema["properties"][name] = {**kept[0], **plain}
+    return schema
+
+
 def _function_tool(
     fn: Callable,
     name: str | None,
@@ -264,7 +281,7 @@ def _function_tool(
         for p in params.values()
     }
     model = create_model(f"{fn.__name__}_arguments", __config__=ConfigDict(extra="forbid", strict=True), **fields)
-    schema = model.model_json_schema()
+    schema = _plain_optionals(model.model_json_schema())
     schema.pop("title", None)
     is_async = inspect.iscoroutinefunction(fn)
 
@@ -278,7 +295,7 @@ def _function_tool(
                 raise ArgumentError(f"Unknown argument '{where}'.") from None
             if err["type"] == "missing":
                 raise ArgumentError(f"Missing required argument '{where}'.") from None
-            raise ArgumentError(f"Invalid argument '{where}': {err['msg']}.") from None
+            raise ArgumentError(f"Invalid argument '{where}': {err['msg']}, got {as_json(err['input'])}.") from None
         return {k: getattr(args, k) for k in fields}
 
     handler: Callable[[dict[str, Any]], Any]

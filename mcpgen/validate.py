@@ -1,7 +1,8 @@
 """`mcpgen validate`: run the static checks over a folder (in parallel when it is big), and
-the live checks (`--live`): open each connection, describe every query without running
-its work, and check every column that charts, `table:` and templates (`r.city`,
-`rows[0]['city']`, `sum(attribute="city")`) name.
+the column checks: open each connection, describe every query without running its work,
+and check every column that charts, `table:` and templates (`r.city`,
+`rows[0]['city']`, `sum(attribute="city")`) name. DuckDB connections (in process, local
+files) are described by default; SQLAlchemy connections only with `--live`.
 
 The static checks themselves are in `checks`; the text, JSON and GitHub forms of the
 report in `reports`. Exit codes: 0 clean, 1 problems found, 2 could not run.
@@ -19,10 +20,11 @@ from typing import TYPE_CHECKING, Any
 from .checks import row_references
 from .errors import Findings, Problem
 from .redaction import redact, secrets_of
-from .text import first_line
+from .text import did_you_mean, first_line
 
 if TYPE_CHECKING:
     from .engines import Engine
+    from .engines.base import Prepared
     from .loading import LoadedProject, LoadedSpec
 
 LIVE_TIMEOUT = 10.0  # seconds per connection and per query description
@@ -42,7 +44,7 @@ class Report(Findings):
     problems: list[Problem]
     live: bool = False
     seconds: float = 0.0
-    connections: dict[str, str] = field(default_factory=dict)  # name -> "ok" or "unreachable"
+    connections: dict[str, str] = field(default_factory=dict)  # name -> "ok", "unreachable" or "not checked"
     notes: list[str] = field(default_factory=list)  # facts that pass or fail nothing (e.g. the app's Chart.js)
 
     def exit_code(self, strict: bool = False) -> int:
@@ -50,22 +52,29 @@ class Report(Findings):
 
 
 def run_validate(
-    specs_dir: str | Path, live: bool = False, timeout: float = LIVE_TIMEOUT, jobs: int | None = None
+    specs_dir: str | Path,
+    live: bool = False,
+    timeout: float = LIVE_TIMEOUT,
+    jobs: int | None = None,
+    columns: bool = True,
 ) -> Report:
-    """Check a project. Raises SpecError when it cannot run at all (no such folder)."""
+    """Check a project. Raises SpecError when it cannot run at all (no such folder).
+
+    `columns`: describe the queries of DuckDB connections (in process, nothing to reach);
+    `live`: describe those of every connection."""
     import gc
 
     start = time.perf_counter()
     collecting = gc.isenabled()
     gc.disable()  # loading makes many small objects and no garbage worth a collection (20% faster)
     try:
-        return _run_validate(specs_dir, live, timeout, jobs, start)
+        return _run_validate(specs_dir, live, timeout, jobs, start, columns)
     finally:
         if collecting:
             gc.enable()
 
 
-def _run_validate(specs_dir, live, timeout, jobs, start) -> Report:
+def _run_validate(specs_dir, live, timeout, jobs, start, columns=True) -> Report:
     from .loading import load_project, spec_paths
 
     specs_dir = Path(specs_dir)
@@ -76,14 +85,14 @@ def _run_validate(specs_dir, live, timeout, jobs, start) -> Report:
         problems = list(loaded.problems)
         problems += _python_syntax(loaded.python_files, specs_dir)
         report = Report(str(specs_dir), len(paths), problems, live)
-        if live:
-            _live(loaded, report, timeout)
+        if live or columns:
+            _live(loaded, report, timeout, everywhere=live)
     else:
         try:
-            problems = _static_parallel(specs_dir, paths, jobs)
+            problems, connections = _static_parallel(specs_dir, paths, jobs, columns, timeout)
         except Exception:  # a worker died (or fork is unavailable): do it here instead
-            return _run_validate(specs_dir, live, timeout, 1, start)
-        report = Report(str(specs_dir), len(paths), problems, live)
+            return _run_validate(specs_dir, live, timeout, 1, start, columns)
+        report = Report(str(specs_dir), len(paths), problems, live, connections=connections)
     report.problems = _sorted(report.problems)
     report.seconds = time.perf_counter() - start
     return report
@@ -99,25 +108,34 @@ def _jobs(files: int) -> int:
     return max(1, min(cpus, 8, files // 100))
 
 
-def _static_parallel(specs_dir: Path, paths: list[Path], jobs: int) -> list[Problem]:
-    """The static checks of a big project in `jobs` forked workers; names are checked for uniqueness here."""
+def _static_parallel(
+    specs_dir: Path, paths: list[Path], jobs: int, columns: bool, timeout: float = LIVE_TIMEOUT
+) -> tuple[list[Problem], dict[str, str]]:
+    """The checks of a big project in `jobs` forked workers (each opens its own DuckDB connections
+    for the column checks); names are checked for uniqueness here."""
     import multiprocessing
 
     from .loading import check_unique_names, python_paths
 
-    _static_chunk(specs_dir, paths[:1])  # warm up here (lazy imports: the SQL dialect, ...), not once per worker
+    # Warm up here (lazy imports: the SQL dialect, ...), not once per worker.
+    _static_chunk(specs_dir, paths[:1], False, timeout)
+    if columns:
+        from .engines import duckdb as _  # noqa: F401  imported once here, not once per worker (no connection yet)
     chunks = [paths[i::jobs] for i in range(jobs)]
     with multiprocessing.get_context("fork").Pool(jobs) as pool:
-        results = pool.starmap(_static_chunk, [(specs_dir, chunk) for chunk in chunks])
+        results = pool.starmap(_static_chunk, [(specs_dir, chunk, columns, timeout) for chunk in chunks])
     problems: list[Problem] = []
     named: list[_Named] = []
-    for i, (chunk_problems, chunk_names) in enumerate(results):
+    connections: dict[str, str] = {}
+    for i, (chunk_problems, chunk_names, chunk_connections) in enumerate(results):
         problems += [p for p in chunk_problems if i == 0 or not p.path.endswith("mcpgen.yaml")]
         named += chunk_names
+        for name, state in chunk_connections.items():
+            connections[name] = state if connections.get(name) in (None, "ok") else connections[name]
     named.sort(key=lambda n: str(n.path))
     check_unique_names(named, problems)
     python_files = python_paths(specs_dir)
-    return problems + _python_syntax(python_files, specs_dir)
+    return problems + _python_syntax(python_files, specs_dir), connections
 
 
 @dataclass
@@ -133,11 +151,16 @@ class _Named:
         return self.line, self.col
 
 
-def _static_chunk(specs_dir: Path, chunk: list[Path]) -> tuple[list[Problem], list[_Named]]:
+def _static_chunk(
+    specs_dir: Path, chunk: list[Path], columns: bool, timeout: float
+) -> tuple[list[Problem], list[_Named], dict[str, str]]:
     from .loading import load_project
 
     loaded = load_project(specs_dir, paths=chunk, unique_names=False)
-    return loaded.problems, [_Named(s.name, s.path, *s.where("name")) for s in loaded.specs]
+    report = Report(str(specs_dir), len(chunk), list(loaded.problems))
+    if columns:
+        _live(loaded, report, timeout, everywhere=False)
+    return report.problems, [_Named(s.name, s.path, *s.where("name")) for s in loaded.specs], report.connections
 
 
 def _python_syntax(files: list[Path], specs_dir: Path) -> list[Problem]:
@@ -163,8 +186,10 @@ def _sorted(problems: list[Problem]) -> list[Problem]:
 # Live checks
 
 
-def _live(loaded: LoadedProject, report: Report, timeout: float) -> None:
-    """Open each connection the specs use, describe every query, and check the columns they name."""
+def _live(loaded: LoadedProject, report: Report, timeout: float, everywhere: bool = True) -> None:
+    """Open each connection the specs use, describe every query, and check the columns they name.
+
+    `everywhere=False` leaves out the connections that are not `checked_by_default`."""
     from .engines import create_engine
 
     secrets = secrets_of(loaded.config)
@@ -179,6 +204,9 @@ def _live(loaded: LoadedProject, report: Report, timeout: float) -> None:
         os.chdir(loaded.root)  # DuckDB reads relative paths from the working directory
         for name in dict.fromkeys(s.spec.connection for s in specs):
             conn = loaded.config.connections[name]
+            if not everywhere and not checked_by_default(conn):
+                report.connections[name] = "not checked"
+                continue
             try:
                 engine = _bounded(
                     lambda name=name, conn=conn: create_engine(name, conn, loaded.root),
@@ -213,6 +241,14 @@ def _live(loaded: LoadedProject, report: Report, timeout: float) -> None:
         os.chdir(cwd)
         for engine in engines.values():
             _close(engine)
+
+
+def checked_by_default(connection: Any) -> bool:
+    """Whether `validate` (without --live) and `serve` describe a connection's queries: DuckDB runs in
+    process on local files, so describing costs milliseconds and reaches nothing."""
+    from .config import DuckDBConnection
+
+    return isinstance(connection, DuckDBConnection)
 
 
 def _probe(engine: Engine, timeout: float) -> None:
@@ -259,28 +295,38 @@ def _bounded(fn, timeout: float, message: str):
     return box["value"]
 
 
-def describe(engine: Engine, loaded: LoadedSpec, timeout: float = LIVE_TIMEOUT) -> list[tuple[str, str]]:
+def describe(
+    engine: Engine, loaded: LoadedSpec, timeout: float = LIVE_TIMEOUT, prepared: Prepared | None = None
+) -> list[tuple[str, str]]:
     """Result columns and types of a spec's query, without doing the query's work (`Engine.describe`)."""
     from .params import param_types
 
-    prepared = engine.prepare(loaded.sql, param_types(loaded.spec.parameters))  # UnsafeSQL if not one read-only query
-    return engine.describe(prepared, timeout=timeout)
+    if prepared is None:  # UnsafeSQL if not one read-only query
+        prepared = engine.prepare(loaded.sql, param_types(loaded.spec.parameters))
+    # A string parameter with an enum (a file the query reads, say) is described with its first value, not NULL.
+    known = {
+        n: p.enum[0]
+        for n, p in loaded.spec.parameters.items()
+        if p.type == "string" and p.enum and p.enum[0] is not None
+    }
+    return engine.describe(prepared, timeout=timeout, known=known)
 
 
-def check_spec_live(loaded: LoadedSpec, engine: Any, timeout: float = LIVE_TIMEOUT) -> list[Problem]:
+def check_spec_live(
+    loaded: LoadedSpec, engine: Any, timeout: float = LIVE_TIMEOUT, prepared: Prepared | None = None
+) -> list[Problem]:
     """Describe one spec's query on its engine and check every column the spec names."""
     from .errors import MCPGenError
+    from .loading import column_of
 
     path, spec, data = str(loaded.path), loaded.spec, loaded.data
     sql_key = "sql" if spec.sql is not None else "sql_file"
     try:
-        columns = [name for name, _ in describe(engine, loaded, timeout)]
+        columns = [name for name, _ in describe(engine, loaded, timeout, prepared)]
     except MCPGenError as exc:
-        line, col = _value_where(data, sql_key)
         position = getattr(exc, "position", None)
-        if position and line is not None and sql_key == "sql" and data.where(sql_key)[0] != line:
-            line, col = line + position[0] - 1, position[1] if position[0] > 1 else (col or 1) + position[1] - 1
-        return [Problem(path, line, col, first_line(exc))]
+        at = data.at(sql_key, *position) if position and sql_key == "sql" else _value_where(data, sql_key)
+        return [Problem(path, *at, first_line(exc))]
     except Exception as exc:
         return [Problem(path, *_value_where(data, sql_key), f"describing the query failed: {first_line(exc)}")]
     out: list[Problem] = []
@@ -311,7 +357,8 @@ def check_spec_live(loaded: LoadedSpec, engine: Any, timeout: float = LIVE_TIMEO
                             path,
                             line,
                             col,
-                            f"{where}.{key} names column '{column}', which the query does not return {have}",
+                            f"{where}.{key} names column '{column}', which the query does not return {have}"
+                            + did_you_mean(column, columns),
                         )
                     )
     # table
@@ -323,7 +370,8 @@ def check_spec_live(loaded: LoadedSpec, engine: Any, timeout: float = LIVE_TIMEO
                     Problem(
                         path,
                         *_item_where(node, "columns", j),
-                        f"table.columns names column '{column}', which the query does not return {have}",
+                        f"table.columns names column '{column}', which the query does not return {have}"
+                        + did_you_mean(column, columns),
                     )
                 )
         headers = node.get("headers") if isinstance(node, dict) else None
@@ -335,24 +383,24 @@ def check_spec_live(loaded: LoadedSpec, engine: Any, timeout: float = LIVE_TIMEO
                         path,
                         line,
                         col,
-                        f"table.headers labels column '{column}', which the query does not return {have}",
+                        f"table.headers labels column '{column}', which the query does not return {have}"
+                        + did_you_mean(column, columns),
                     )
                 )
     # templates
     for key, template in loaded.templates.items():
-        if key.startswith("sources"):
+        if "sources[" in key:  # source URLs see the parameters only
             continue
         reported = set()
         for line, column in row_references(template.ast):
             if column not in known and (line, column) not in reported:
                 reported.add((line, column))
-                start, col = _value_where(data, key)
                 out.append(
                     Problem(
                         path,
-                        None if start is None else start + line - 1,
-                        col if line == 1 else 1,
-                        f"{key}: the template reads column '{column}' of a row, which the query does not return {have}",
+                        *data.at(key, line, column_of(template.source, line, column)),
+                        f"{key}: the template reads column '{column}' of a row, which the query does not return {have}"
+                        + did_you_mean(column, columns),
                     )
                 )
     return out

@@ -38,6 +38,20 @@ class Located(dict):
             return self.lines[key]
         return self.line, self.col
 
+    def at(self, key, line: int = 1, col: int = 1) -> tuple[int | None, int | None]:
+        """The file's (line, col) of (line, col) inside the text of `key`'s string value: a block
+        scalar's lines keep their indentation, a quoted one starts after the quote.
+
+        >>> load_yaml("sql: |\\n  SELECT 1\\n  FROM t\\n", "x.yaml").at("sql", 2, 6)
+        (3, 8)
+        """
+        if ("value", key) not in self.lines:
+            return self.where(key)
+        start, first = self.lines[("value", key)]
+        if ("block", key) in self.lines or line == 1:
+            return start + line - 1, first + col - 1
+        return start + line - 1, col
+
 
 class LocatedList(list):
     line: int | None = None
@@ -51,6 +65,7 @@ class _Loader(_Base):
     def __init__(self, stream):
         super().__init__(stream)
         self.warnings: list[tuple[int, int, str]] = []
+        self.source_lines: list[str] = stream.splitlines() if isinstance(stream, str) else []
 
 
 def _construct_child(loader, node):
@@ -100,11 +115,21 @@ def _construct_mapping(loader, node):
         out[key] = _construct_child(loader, value_node)
         out.lines[key] = where
         if value_node.tag == "tag:yaml.org,2002:str" and value_node.style in ("|", ">"):
-            # A block scalar's text starts on the line after the indicator.
-            out.lines[("value", key)] = (value_node.start_mark.line + 2, 1)
+            # A block scalar's text starts on the line after the indicator, at the block's indentation.
+            out.lines[("value", key)] = (value_node.start_mark.line + 2, _indent(loader, value_node) + 1)
+            out.lines[("block", key)] = True
         else:
-            out.lines[("value", key)] = (value_node.start_mark.line + 1, value_node.start_mark.column + 1)
+            quoted = isinstance(value_node, yaml.ScalarNode) and value_node.style in ("'", '"')
+            out.lines[("value", key)] = (value_node.start_mark.line + 1, value_node.start_mark.column + 1 + quoted)
     return out
+
+
+def _indent(loader, node) -> int:
+    """The indentation of a block scalar's text: that of its first line that is not blank."""
+    for text in loader.source_lines[node.start_mark.line + 1 : node.end_mark.line + 1]:
+        if text.strip():
+            return len(text) - len(text.lstrip(" "))
+    return 0
 
 
 def _construct_sequence(loader, node):
@@ -147,6 +172,74 @@ def _first_alias(text: str):
         return None
 
 
+def _explain(exc: yaml.MarkedYAMLError, lines: list[str]) -> tuple[int, int, str] | None:
+    """(line, col, what to do) for the parser errors people make most, instead of the parser's words
+    ("while parsing a block mapping, did not find expected key")."""
+    problem, context = exc.problem or "", exc.context or ""
+    at, opened = exc.problem_mark, exc.context_mark
+    if at is None:
+        return None
+
+    def indent(n: int) -> int:
+        return len(lines[n]) - len(lines[n].lstrip(" ")) if n < len(lines) else 0
+
+    def previous(n: int) -> int | None:  # the nearest line above that holds something
+        return next(
+            (i for i in range(n - 1, -1, -1) if lines[i].strip() and not lines[i].lstrip().startswith("#")), None
+        )
+
+    def spaces(n: int) -> str:
+        return "1 space" if n == 1 else f"{n} spaces"
+
+    def indentation(n: int) -> tuple[int, int, str]:
+        above = previous(n)
+        around = indent(above) if above is not None else 0
+        return (
+            n + 1,
+            indent(n) + 1,
+            f"check the indentation of line {n + 1} (it has {spaces(indent(n))}; the keys around it have {around})",
+        )
+
+    if problem == "did not find expected key":
+        return indentation(at.line)
+    if problem.startswith("mapping values are not allowed"):
+        above = previous(at.line)
+        if above is not None and indent(at.line) != indent(above) and not lines[above].rstrip().endswith(":"):
+            return indentation(at.line)
+        return (
+            at.line + 1,
+            at.column + 1,
+            "a value that contains ': ' must be quoted, e.g. description: \"Note: ...\", or written as a "
+            "block (description: | and the text on the lines below)",
+        )
+    if problem == "could not find expected ':'" and opened is not None:
+        return (
+            opened.line + 1,
+            opened.column + 1,
+            f"line {opened.line + 1} is not a 'key: value' pair: add ': ' after the key, or indent the line "
+            "under the key whose value it continues",
+        )
+    if context == "while scanning a quoted scalar" and opened is not None:
+        return (
+            opened.line + 1,
+            opened.column + 1,
+            f"the quote opened on line {opened.line + 1} is never closed: close it on the same line, or write "
+            "a long text as a block (key: | and the text on the lines below)",
+        )
+    if context.startswith("while parsing a flow") and opened is not None:
+        close = "}" if "mapping" in context else "]"
+        return (
+            at.line + 1,
+            at.column + 1,
+            f"the {lines[opened.line][opened.column]} opened on line {opened.line + 1} is not closed: separate its "
+            f"items with commas and end it with {close} (a text containing , : {{ }} [ ] must be quoted)",
+        )
+    if problem == "found character that cannot start any token":
+        char = lines[at.line][at.column] if at.line < len(lines) and at.column < len(lines[at.line]) else "?"
+        return at.line + 1, at.column + 1, f"a plain value cannot start with {char!r}: put the value in quotes"
+    return None
+
+
 def load_yaml(text: str, path: str, warnings: list[Problem] | None = None):
     """Parse one YAML document; raise SpecError with path:line:col on any problem."""
     if len(text) > MAX_FILE_BYTES:
@@ -165,6 +258,9 @@ def load_yaml(text: str, path: str, warnings: list[Problem] | None = None):
         if message.startswith("YAML aliases"):
             mark = _first_alias(text) or mark  # the C loader only knows where the anchor was
         line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
+        explained = _explain(exc, text.splitlines()) if not message.startswith("tab characters") else None
+        if explained is not None:
+            line, col, message = explained
         raise SpecError([Problem(path, line, col, message)]) from None
     except yaml.YAMLError as exc:
         raise SpecError([Problem(path, None, None, f"invalid YAML: {exc}")]) from None

@@ -119,7 +119,11 @@ def test_project_switch_and_per_spec_settings(project_of):
 
 @pytest.mark.parametrize(
     ("setting", "message"),
-    [("{chart_height: 50}", "greater than or equal to 120"), ("{theme: neon}", "'auto', 'light' or 'dark'")],
+    [
+        ("{chart_height: 50}", "greater than or equal to 120"),
+        ("{theme: neon}", "'neon' is not one of auto, light, dark"),
+        ("{theme: drak}", "did you mean 'dark'?"),
+    ],
 )
 def test_bad_app_settings_name_the_problem(project_of, setting, message):
     from mcpgen.errors import SpecError

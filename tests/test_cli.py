@@ -31,6 +31,30 @@ def test_call_json_is_the_raw_result(runner):
     assert "force" in data["structuredContent"]
 
 
+def test_call_prints_the_prose_exactly_as_the_model_reads_it(runner):
+    """Not re-wrapped at 80 columns when piped: the same text as the JSON result's."""
+    raw = json.loads(runner.invoke(main, ["call", "country_profile", "-a", "country=JP", "--json"]).stdout)
+    prose = raw["content"][0]["text"]
+    assert max(len(line) for line in prose.splitlines()) > 80  # long enough that wrapping would show
+    printed = runner.invoke(main, ["call", "country_profile", "-a", "country=JP"], env={"COLUMNS": "80"}).stdout
+    assert prose in printed
+    assert printed.startswith(raw["structuredContent"]["force"] + "\n\n" + prose)
+
+
+def test_call_takes_arrays_as_json_or_one_item_per_repeated_key(runner):
+    def call(*args):
+        result = runner.invoke(main, ["call", "continent_population", *args, "--json"])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)["structuredContent"]["table"]
+
+    as_json = call("-a", 'continents=["EU","AS"]')
+    assert call("-a", "continents=EU", "-a", "continents=AS") == as_json
+    assert {row[0] for row in as_json[1:]} == {"Europe", "Asia"}
+    twice = runner.invoke(main, ["call", "top_cities", "-a", "top_n=2", "-a", "top_n=3"])
+    assert twice.exit_code == 2 and "top_n is given twice" in twice.output
+    assert "-a ids=a -a ids=b" in " ".join(runner.invoke(main, ["call", "--help"]).output.split())
+
+
 def test_call_with_a_bad_argument_exits_1_with_the_sentence(runner):
     result = runner.invoke(main, ["call", "top_cities", "-a", "top_n=0"])
     assert result.exit_code == 1
@@ -45,27 +69,27 @@ def test_list_prints_every_tool_with_its_parameters(runner):
     ]
     assert {tool: (parameters, source) for tool, _title, parameters, source in rows} == {
         "busiest_routes": (
-            "origin?: ['string', 'null'], month?: ['integer', 'null'], top_n?: integer",
+            "origin?: string, month?: integer, top_n?: integer",
             "busiest_routes.yaml",
         ),
         "carrier_performance": (
-            "start?: date, end?: date, origins?: array, late_after_minutes?: integer",
+            "start?: date, end?: date, origins?: string[], late_after_minutes?: integer",
             "carrier_performance.yaml",
         ),
-        "continent_population": ("continents?: array", "continent_population.yaml"),
+        "continent_population": ("continents?: string[]", "continent_population.yaml"),
         "country_profile": ("country: string", "country_profile.yaml"),
-        "daily_traffic": ("month: integer, origin?: ['string', 'null']", "daily_traffic.yaml"),
+        "daily_traffic": ("month: integer, origin?: string", "daily_traffic.yaml"),
         "late_departures": (
-            "since: date-time, until?: date-time, origin?: ['string', 'null'], min_delay_minutes?: integer",
+            "since: date-time, until?: date-time, origin?: string, min_delay_minutes?: integer",
             "late_departures.yaml",
         ),
         "life_expectancy_trend": (
             "from_year?: integer, to_year?: integer, weighted?: boolean",
             "life_expectancy_trend.yaml",
         ),
-        "top_cities": ("top_n?: integer, country?: ['string', 'null']", "top_cities.yaml"),
+        "top_cities": ("top_n?: integer, country?: string", "top_cities.yaml"),
         "wealth_vs_health": (
-            "year?: integer, continent?: ['string', 'null'], min_gdp_per_capita?: number",
+            "year?: integer, continent?: string, min_gdp_per_capita?: number",
             "wealth_vs_health.yaml",
         ),
         "airline_lookup": ("query?: string", "python_tools.py"),
@@ -94,3 +118,59 @@ def test_serve_refuses_an_invalid_spec_and_names_it(tmp_path):
     assert proc.returncode == 1
     assert f"{specs / 'bad.yaml'}:2:1:" in proc.stderr and "DROP" in proc.stderr
     assert proc.stdout == ""
+
+
+@pytest.mark.slow
+def test_serve_refuses_a_column_the_query_does_not_return(tmp_path):
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    spec = "description: d\nsql: SELECT 1 AS n\nsources: [https://x.org/]\ncontent: '{{ rows[0].m }}'\n"
+    (specs / "one.yaml").write_text(spec)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mcpgen.cli", "serve", str(specs)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert f"{specs / 'one.yaml'}:4:22: content: the template reads column 'm' of a row" in proc.stderr
+
+
+def _serve_first_line(specs: Path, stdin) -> str:
+    """The first line `mcpgen serve` writes on stderr, then stop it."""
+    import select
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcpgen.cli", "serve", str(specs)],
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        ready, _, _ = select.select([proc.stderr], [], [], 60)
+        assert ready, "serve said nothing within 60 s"
+        return proc.stderr.readline().decode().rstrip("\n")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.mark.slow
+def test_serve_on_a_terminal_says_it_waits_for_a_client_and_counts_in_words(tmp_path):
+    import os
+    import pty
+
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "one.yaml").write_text("description: d\nsql: SELECT 1 AS n\nsources: [https://x.org/]\ncontent: x\n")
+    terminal, other_end = pty.openpty()
+    try:
+        line = _serve_first_line(specs, other_end)
+    finally:
+        os.close(terminal)
+        os.close(other_end)
+    assert line == (
+        f"mcpgen: serving 1 tool from {specs} over stdio; waiting for an MCP client on stdin (Ctrl-C to stop)"
+    )
+    assert _serve_first_line(specs, subprocess.PIPE) == f"mcpgen: serving 1 tool from {specs} over stdio"

@@ -5,6 +5,7 @@ import textwrap
 import pytest
 
 from mcpgen import logs
+from mcpgen.errors import SpecError
 from mcpgen.project import open_project
 
 CSV = (
@@ -29,11 +30,11 @@ def make(tmp_path, monkeypatch):
     )
     opened = []
 
-    def build(body: str):
+    def build(body: str, columns: bool = True):
         specs = tmp_path / "specs"
         specs.mkdir(exist_ok=True)
         (specs / "tool.yaml").write_text(textwrap.dedent(body))
-        project = open_project(specs)
+        project = open_project(specs, columns=columns)
         opened.append(project)
         return project.registry
 
@@ -95,6 +96,30 @@ def test_no_rows_uses_empty_or_the_default_sentence(make):
     assert registry.call_sync("tool", {"country": "SE"}).content[0].text == "No rows matched."
 
 
+def test_an_empty_answer_cites_the_dataset_not_a_page_made_from_the_arguments(make):
+    two = BASE.replace(
+        'sources: ["https://example.org/{{ country }}?q=1"]',
+        'sources: ["https://example.org/{{ country }}?q=1", "https://example.org/cities"]',
+    )
+    registry = make(two + "content: x\n")
+    assert registry.call_sync("tool", {"country": "NO"}).structured_content["sources"] == [
+        "https://example.org/NO?q=1",
+        "https://example.org/cities",
+    ]
+    assert registry.call_sync("tool", {"country": "XX"}).structured_content["sources"] == ["https://example.org/cities"]
+
+
+def test_empty_may_choose_its_own_sources(make):
+    registry = make(
+        BASE + "content: x\nempty:\n  content: 'No city in {{ country }}.'\n"
+        "  sources: ['https://example.org/search?q={{ country }}']\n"
+    )
+    result = registry.call_sync("tool", {"country": "XX"})
+    assert result.content[0].text == "No city in XX."
+    assert result.structured_content["sources"] == ["https://example.org/search?q=XX"]
+    assert registry.call_sync("tool", {"country": "NO"}).structured_content["sources"] == ["https://example.org/NO?q=1"]
+
+
 def test_no_rows_sends_no_header_only_table_and_no_empty_chart(make):
     registry = make(
         BASE + "content: x\nforce: 'Checked {{ row_count }} rows'\nchart: {type: bar, x: city, y: population}\n"
@@ -119,8 +144,17 @@ def test_empty_template_and_table_false(make):
     assert "table" not in result.structured_content
 
 
-def test_duplicate_column_names_are_a_clear_error(make):
-    registry = make(BASE.replace("SELECT city, population", "SELECT city, population AS city") + "content: x\n")
+def test_duplicate_column_names_stop_the_start(make):
+    with pytest.raises(SpecError) as info:
+        make(BASE.replace("SELECT city, population", "SELECT city, population AS city") + "content: x\n")
+    [problem] = info.value.problems
+    assert problem.line == 4 and problem.message.startswith("the query returns column city more than once")
+
+
+def test_duplicate_column_names_are_a_clear_error_at_call_time_too(make):
+    # What stands behind the start-up check (and serves SQLAlchemy connections, not described at start).
+    body = BASE.replace("SELECT city, population", "SELECT city, population AS city") + "content: x\n"
+    registry = make(body, columns=False)
     result = registry.call_sync("tool", {})
     assert result.is_error
     assert (

@@ -108,7 +108,51 @@ def test_the_readme_python_examples(tmp_path):
     [tool] = registry.take_all()
     assert tool.name == "list_cities"
     config = json.loads(blocks("README.md", "json")[0])
-    assert config["mcpServers"]["analytics"]["args"][0] == "serve"
+    server = config["mcpServers"]["analytics"]
+    assert server["args"][0] == "serve"
+    # absolute paths: clients start servers from their own directory, often without the venv on PATH
+    assert Path(server["command"]).is_absolute() and server["command"].endswith("/.venv/bin/mcpgen")
+    assert Path(server["args"][1]).is_absolute()
+
+
+@pytest.mark.slow
+def test_the_readme_validate_line_is_what_validate_prints(tmp_path):
+    [line] = [b.strip() for b in blocks("README.md", "text") if "populaton" in b]
+    shutil.copytree(REPO / "specs", tmp_path / "specs")
+    shutil.copytree(REPO / "examples", tmp_path / "examples")
+    shutil.copy(REPO / "mcpgen.yaml", tmp_path)
+    spec = tmp_path / "specs" / "top_cities.yaml"
+    spec.write_text(spec.read_text().replace("\n  y: population\n", "\n  y: populaton\n"))
+    out = subprocess.run(
+        [sys.executable, "-m", "mcpgen.cli", "validate", "specs/"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert out.returncode == 1 and out.stdout.splitlines()[0] == line
+
+
+@pytest.mark.slow
+def test_the_readme_quick_start_shows_what_serve_prints_on_a_terminal():
+    import os
+    import pty
+    import queue
+    import threading
+
+    shown = next(b for b in blocks("README.md", "text") if "mcpgen: serving" in b).splitlines()
+    terminal, other_end = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcpgen.cli", "serve", "specs/"], cwd=REPO, stdin=other_end, stderr=subprocess.PIPE
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(
+        target=lambda: [lines.put(line.decode().rstrip("\n")) for line in proc.stderr], daemon=True
+    ).start()
+    try:
+        printed = [lines.get(timeout=60) for _ in shown]  # serve keeps running: it waits for a client
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        os.close(terminal)
+        os.close(other_end)
+    assert printed == [line.replace("/home/you/mcpgen", str(REPO)) for line in shown]
 
 
 @pytest.mark.slow

@@ -188,7 +188,8 @@ def project(tmp_path_factory):
     cwd = os.getcwd()
     specs = write_project(tmp_path_factory.mktemp("hostile"))
     (specs / "python_tools.py").write_text(PYTHON_TOOLS)
-    project = open_project(specs)
+    # Not described at start (dup_columns would stop it): these tests hold the call-time defences.
+    project = open_project(specs, columns=False)
     yield project
     project.close()
     os.chdir(cwd)
@@ -288,13 +289,18 @@ def test_01_sql_in_an_array_and_a_source_url(project):
         ({"flag": "true"}, ["flag", "boolean"]),
         ({"ids": "1,2"}, ["ids", "array"]),
         ({"ids": [1, "2; DROP"]}, ["ids[1]", "integer"]),
-        ({"name": None, "min_pop": None}, ["min_pop"]),
     ],
 )
 def test_02_wrong_types_fail_before_sql(project, sql_runs, arguments, needles):
     assert_clear_error(call(project, "find_city", **arguments), *needles)
     assert sql_runs == []
     assert city_count(project) == len(CITIES)
+
+
+def test_02_null_for_a_parameter_with_a_default_binds_the_default_never_null(project):
+    nulls = call(project, "find_city", name=None, min_pop=None, ratio=None, kind=None, flag=None)
+    assert not nulls.is_error, text(nulls)
+    assert nulls.structured_content == call(project, "find_city").structured_content
 
 
 # 3. Constraints --------------------------------------------------------------------------------
@@ -700,17 +706,18 @@ def test_13_sources_must_be_absolute_http_urls(tmp_path, source):
 def test_13_chart_column_the_query_does_not_return(project, tmp_path):
     spec = textwrap.dedent(SPECS["count_cities"]) + "chart: {type: bar, x: n, y: populaton}\n"
     specs = write_project(tmp_path, {"chart": spec})
-    problems = [str(p) for p in load_project(specs).errors]
-    if not problems:  # the column list is only known once the query runs: then a clear error, never a bad chart
-        cwd = os.getcwd()
+    cwd = os.getcwd()
+    try:
+        with pytest.raises(SpecError) as info:  # described at start: serve refuses, naming the column
+            open_project(specs)
+        assert "chart.y names column 'populaton'" in info.value.problems[0].message
+        p = open_project(specs, columns=False)  # and behind that, at call time: a clear error, never a bad chart
         try:
-            p = open_project(specs)
-            try:
-                assert_clear_error(p.registry.call_sync("chart", {}), "populaton")
-            finally:
-                p.close()
+            assert_clear_error(p.registry.call_sync("chart", {}), "populaton")
         finally:
-            os.chdir(cwd)
+            p.close()
+    finally:
+        os.chdir(cwd)
 
 
 def test_13_a_literal_password_is_never_echoed(tmp_path, capsys):
@@ -753,6 +760,19 @@ def test_14_awkward_types_give_a_valid_result(project):
 
 def test_14_duplicate_column_names_are_a_clear_error(project):
     assert_clear_error(call(project, "dup_columns"), "column a")
+
+
+def test_14_duplicate_column_names_stop_serve_before_any_call(tmp_path):
+    specs = write_project(tmp_path, {"dup_columns": SPECS["dup_columns"]})
+    cwd = os.getcwd()
+    try:
+        with pytest.raises(SpecError) as info:
+            open_project(specs)
+    finally:
+        os.chdir(cwd)
+    assert [p.message for p in info.value.problems] == [
+        "the query returns column a more than once; give each its own name with AS"
+    ]
 
 
 def test_14_a_python_tool_breaking_the_schema_is_a_clear_error(project):

@@ -323,4 +323,4 @@ def test_validate_command_fails_on_set_config(tmp_path):
 
     _project(tmp_path, "postgresql", "SELECT set_config('statement_timeout', '0', false) AS s")
     result = CliRunner().invoke(main, ["validate", str(tmp_path / "specs")])
-    assert result.exit_code == 1 and "specs/tool.yaml" in result.output and "3:8" in result.output
+    assert result.exit_code == 1 and "specs/tool.yaml" in result.output and "3:10" in result.output

@@ -26,7 +26,7 @@ def test_schema_carries_every_constraint(args):
     props = args.schema["properties"]
     assert args.schema["additionalProperties"] is False
     assert props["n"] == {"type": "integer", "description": "n", "default": 3, "minimum": 1, "maximum": 100}
-    assert props["day"]["format"] == "date" and props["day"]["formatMinimum"] == "2013-01-01"
+    assert props["day"] == {"type": "string", "format": "date", "description": "d (on or after 2013-01-01)"}
     assert props["at"]["format"] == "date-time"
     assert props["ids"]["items"] == {"type": "string"} and props["ids"]["minItems"] == 1
     assert "required" not in args.schema
@@ -43,18 +43,25 @@ def test_values_are_typed_for_binding(args):
     "bad, sentence",
     [
         ({"n": 500}, "Invalid argument 'n': 500 is greater than the maximum of 100."),
-        ({"n": "1; DROP"}, "Invalid argument 'n': expected an integer, got string '1; DROP'."),
-        ({"n": True}, "Invalid argument 'n': expected an integer, got boolean True."),
+        ({"n": "1; DROP"}, "Invalid argument 'n': expected an integer, got string \"1; DROP\"."),
+        ({"n": True}, "Invalid argument 'n': expected an integer, got true."),
+        ({"n": ["JP"]}, "Invalid argument 'n': expected an integer, got array [\"JP\"]."),
         ({"n": 2**70}, "Invalid argument 'n': 1180591620717411303424 is greater than the maximum of 100."),
-        ({"country": {"a": 1}}, "Invalid argument 'country': expected a string, got object {'a': 1}."),
-        ({"country": "jp"}, "Invalid argument 'country': 'jp' does not match the pattern ^[A-Z]{2}$."),
+        ({"country": {"a": 1}}, "Invalid argument 'country': expected a string, got object {\"a\": 1}."),
+        ({"country": "jp"}, "Invalid argument 'country': \"jp\" does not match the pattern ^[A-Z]{2}$."),
         ({"ids": []}, "Invalid argument 'ids': 0 items are fewer than the minimum of 1."),
         ({"ids": ["a", 1]}, "Invalid argument 'ids[1]': expected a string, got integer 1."),
         ({"day": "2012-12-31"}, "Invalid argument 'day': 2012-12-31 is before the minimum of 2013-01-01."),
-        ({"day": "2020-13-01"}, "Invalid argument 'day': '2020-13-01' is not an ISO 8601 date (YYYY-MM-DD)."),
+        ({"day": "2020-13-01"}, "Invalid argument 'day': \"2020-13-01\" is not an ISO 8601 date (YYYY-MM-DD)."),
+        ({"at": "2020-01-01"}, "Invalid argument 'at': \"2020-01-01\" is not an ISO 8601 date-time"),
         ({"x": float("nan")}, "Invalid argument 'x': nan is not a finite number."),
-        ({"kind": "c"}, "Invalid argument 'kind': 'c' is not one of 'a', 'b'."),
+        ({"kind": "c"}, 'Invalid argument \'kind\': "c" is not one of "a", "b".'),
+        ({"kind": "A"}, 'Invalid argument \'kind\': "A" is not one of "a", "b" (did you mean "a"?).'),
         ({"zz": 1}, "Unknown argument 'zz': this tool takes n, country, ids, day, at, x, kind."),
+        (
+            {"contry": "JP"},
+            "Unknown argument 'contry': this tool takes n, country, ids, day, at, x, kind (did you mean 'country'?).",
+        ),
         ({"country": "a\x00b" * 10}, "Invalid argument 'country':"),
     ],
 )
@@ -115,12 +122,14 @@ def test_accepts_and_rejects_exactly_what_jsonschema_does_for_the_published_sche
                 ok = True
             except ArgumentError:
                 ok = False
-            assert ok == reference.is_valid({name: value}), (name, value)
+            # null for a parameter that is not required stands for leaving it out (documented)
+            sent = {} if value is None and name not in args.schema.get("required", []) else {name: value}
+            assert ok == reference.is_valid(sent), (name, value)
             if ok:
                 accepted[name].append(value)
     # both sides accept some values and refuse others for every parameter, so the agreement is not vacuous
     assert accepted == {
-        "n": [1, 3, 3.0, 100],
+        "n": [None, 1, 3, 3.0, 100],
         "country": [None, "JP"],
         "ids": [None, ["a"]],
         "x": [None, 0, 1, 3, 3.0, 3.5, -1, 100, 101, 2**70, 1e300],
@@ -128,9 +137,40 @@ def test_accepts_and_rejects_exactly_what_jsonschema_does_for_the_published_sche
     }
 
 
-def test_null_means_left_out_for_optional_parameters_without_a_default(args):
-    assert args.schema["properties"]["country"]["type"] == ["string", "null"]
-    assert args.schema["properties"]["kind"]["enum"] == ["a", "b", None]
+def test_optional_parameters_publish_a_plain_type_and_null_still_means_left_out(args):
+    # Generic clients convert form input by `type` ("7" -> 7 only when type is exactly "integer").
+    props = args.schema["properties"]
+    assert props["country"]["type"] == "string" and props["x"]["type"] == "number"
+    assert props["kind"]["enum"] == ["a", "b"]
+    assert all(not isinstance(p["type"], list) for p in props.values())
     assert args.validate({"country": None, "kind": None})["country"] is None
-    with pytest.raises(ArgumentError, match="Invalid argument 'n': expected an integer, got null None."):
-        args.validate({"n": None})
+    assert args.validate({"n": None})["n"] == 3  # null for a parameter with a default: the default
+    required = Arguments({"n": P(type="integer", description="n")})
+    with pytest.raises(ArgumentError, match="^Invalid argument 'n': expected an integer, got null.$"):
+        required.validate({"n": None})
+
+
+def test_date_bounds_are_in_the_description_and_checked_here():
+    args = Arguments(
+        {
+            "day": P(type="date", description="Day.", minimum="2013-01-01", maximum="2013-12-31"),
+            "days": P(type="array", description="Days", items={"type": "date", "maximum": "2014-01-01"}),
+        }
+    )
+    props = args.schema["properties"]
+    assert props["day"]["description"] == "Day. (from 2013-01-01 to 2013-12-31)"
+    assert props["days"]["description"] == "Days (each on or before 2014-01-01)"
+    assert "formatMinimum" not in str(args.schema) and "formatMaximum" not in str(args.schema)
+    with pytest.raises(ArgumentError, match="after the maximum of 2013-12-31"):
+        args.validate({"day": "2014-01-01", "days": []})
+    with pytest.raises(ArgumentError, match="after the maximum of 2014-01-01"):
+        args.validate({"day": "2013-05-01", "days": ["2014-02-01"]})
+
+
+def test_a_datetime_takes_what_date_time_means_and_not_a_plain_date():
+    args = Arguments({"at": P(type="datetime", description="t")})
+    assert args.validate({"at": "2013-01-01T10:00:00+02:00"})["at"].hour == 10
+    assert args.validate({"at": "2013-01-01 10:00:00"})["at"].hour == 10
+    for plain in ("2013-01-01", "2013-01-01T", "10:00:00"):
+        with pytest.raises(ArgumentError, match="is not an ISO 8601 date-time"):
+            args.validate({"at": plain})

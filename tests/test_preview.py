@@ -238,10 +238,7 @@ def _argument_for(prop: dict):
     for key in ("examples", "enum"):
         if prop.get(key):
             return prop[key][0]
-    for key in ("minimum", "formatMinimum"):
-        if key in prop:
-            return prop[key]
-    return None
+    return prop.get("minimum")
 
 
 def test_every_shipped_tool_renders(shipped, page):
@@ -299,9 +296,10 @@ parameters:
   enabled: {type: boolean, description: Flag with a default, default: true}
   ratio: {type: number, description: A ratio, enum: [0.5, 1.5], default: 1.5}
   code: {type: string, description: Code, pattern: "^[a-z]+$", min_length: 2, max_length: 4, required: false}
+  names: {type: array, items: {type: string}, description: Names that may hold commas, required: false}
 sql: |
   SELECT v AS id, :day AS day, :at AS at, :flag AS flag, :enabled AS enabled, :ratio AS ratio, :code AS code
-  FROM (VALUES (1), (2), (3), (4)) t(v) WHERE v IN :ids
+  FROM (VALUES (1), (2), (3), (4)) t(v) WHERE v IN :ids AND (:names IS NULL OR len(:names) > 0)
 sources: [https://example.org/kinds]
 content: "{{ row_count }} rows"
 """
@@ -316,15 +314,16 @@ def test_form_controls_from_the_schema(browser, page, tmp_path):
         kinds = page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('#form [name]')]
             .filter(e => e.name !== '__check').map(e => [e.name, e.tagName + ':' + (e.type || '')]))""")
         assert kinds == {
-            "ids": "INPUT:text",
+            "ids": "TEXTAREA:textarea",
             "day": "INPUT:date",
             "at": "INPUT:datetime-local",
             "flag": "SELECT:select-one",
             "enabled": "INPUT:checkbox",
             "ratio": "SELECT:select-one",
             "code": "INPUT:text",
+            "names": "TEXTAREA:textarea",
         }
-        assert page.get_attribute("#arg-day", "min") == "2020-01-01"
+        assert "A day (from 2020-01-01 to 2020-12-31)" in page.text_content("#form")
         assert page.get_attribute("#arg-code", "maxlength") == "4"
         assert page.is_checked("#arg-enabled")
         assert page.input_value("#arg-ratio") == "1.5"
@@ -346,8 +345,15 @@ def test_form_controls_from_the_schema(browser, page, tmp_path):
         page.uncheck("#arg-enabled")
         page.select_option("#arg-ratio", "0.5")
         page.fill("#arg-code", "ab")
+        page.fill("#arg-names", "Washington, D.C.\nBonn")  # one per line: a comma stays in its value
         submit(page)
         sent = json.loads(page.text_content("#result .stats code"))
+        assert sent.pop("names") == ["Washington, D.C.", "Bonn"]
+        page.fill("#arg-names", '["Paris, TX", "Oslo"]')  # or a JSON array
+        page.fill("#arg-ids", "1\n3")
+        page.click("#form button[type=submit]")
+        page.wait_for_selector("#result .stats code:has-text('Paris')")  # the new answer, not the last one
+        assert json.loads(page.text_content("#result .stats code"))["names"] == ["Paris, TX", "Oslo"]
         assert sent == {
             "ids": [1, 3],
             "day": "2020-05-06",

@@ -94,3 +94,17 @@ def test_every_problem_of_a_folder_is_reported_at_once(specs):
     assert found[0].startswith(f"{specs / 'a.yaml'}:5:1: unknown key 'titel'")
     assert found[1].startswith(f"{specs / 'b.yaml'}:2:") and "DELETE" in found[1]
     assert found[2].startswith(f"{specs / 'c.yaml'}:4:") and "yaer" in found[2]
+
+
+def test_an_empty_folder_is_refused_not_served_with_no_tools(specs):
+    assert problems(specs) == [f"{specs}: no spec files (*.yaml, *.yml) in {specs}"]
+
+
+def test_a_column_the_query_does_not_return_stops_the_start(specs):
+    (specs / "one.yaml").write_text(SPEC.replace("{{ rows[0].one }}", "{{ rows[0].won }}"))
+    [message] = problems(specs)
+    assert message.startswith(f"{specs / 'one.yaml'}:4:")
+    assert (
+        "the template reads column 'won' of a row, which the query does not return (the query returns one)" in message
+    )
+    assert message.endswith("did you mean 'one'?")

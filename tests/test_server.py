@@ -54,7 +54,7 @@ def test_bad_arguments_are_errors_naming_the_parameter_and_the_server_keeps_serv
     async def check(client):
         cases = [
             ({"top_n": 5000}, "Invalid argument 'top_n': 5000 is greater than the maximum of 50."),
-            ({"top_n": "ten"}, "Invalid argument 'top_n': expected an integer, got string 'ten'."),
+            ({"top_n": "ten"}, "Invalid argument 'top_n': expected an integer, got string \"ten\"."),
             ({"top_n": 3, "limit": 3}, "Unknown argument 'limit': this tool takes top_n, country."),
             ({"country": "'; DROP TABLE cities; --"}, "Invalid argument 'country':"),
         ]
@@ -67,7 +67,7 @@ def test_bad_arguments_are_errors_naming_the_parameter_and_the_server_keeps_serv
         missing = await client.call_tool("country_profile", {})
         assert missing.is_error and missing.content[0].text == "Missing required argument 'country'."
         enum = await client.call_tool("busiest_routes", {"origin": "XXX"})
-        assert enum.is_error and enum.content[0].text.startswith("Invalid argument 'origin': 'XXX' is not one of")
+        assert enum.is_error and enum.content[0].text.startswith("Invalid argument 'origin': \"XXX\" is not one of")
         good = await client.call_tool("top_cities", {"top_n": 2})
         assert not good.is_error and len(good.structured_content["table"]) == 3
 
@@ -98,3 +98,74 @@ def test_swapping_the_registry_changes_what_is_listed_and_called(project):
         assert not kept.is_error and kept.structured_content["table"][1][0] == "Shanghai"
 
     session(server, check)
+
+
+# Strict Ajv (draft 2020-12, formats on) as a strict client runs it: unknown keywords and unknown
+# formats are errors. Pinned in tests/node/package.json; .ci/run installs it into tests/.artifacts/node.
+AJV = REPO / "tests" / ".artifacts" / "node" / "node_modules"
+AJV_SCRIPT = """
+const Ajv2020 = require("ajv/dist/2020"), addFormats = require("ajv-formats");
+const schemas = JSON.parse(require("fs").readFileSync(0, "utf8"));
+const errors = [];
+for (const [name, schema] of Object.entries(schemas)) {
+  const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: true });
+  addFormats(ajv, { keywords: false });  // formats, but not the non-standard formatMinimum keywords
+  try { ajv.compile(schema); } catch (e) { errors.push(`${name}: ${e.message}`); }
+}
+console.log(JSON.stringify(errors));
+"""
+
+
+def strict_ajv_errors(schemas: dict[str, dict]) -> list[str]:
+    """What a strict Ajv says about each schema (empty: every one compiles)."""
+    import json
+    import os
+    import shutil
+    import subprocess
+
+    from services import services_required
+
+    node = shutil.which("node")
+    if node is None or not (AJV / "ajv" / "package.json").is_file() or not (AJV / "ajv-formats").is_dir():
+        reason = "node or Ajv is missing: .ci/run installs tests/node/package.json into tests/.artifacts/node"
+        if services_required():
+            pytest.fail(f"MCPGEN_REQUIRE_SERVICES=1 but {reason}", pytrace=False)
+        pytest.skip(reason)
+    done = subprocess.run(
+        [node, "-e", AJV_SCRIPT],
+        input=json.dumps(schemas),
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NODE_PATH": str(AJV)},
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_every_published_schema_compiles_under_strict_ajv(project):
+    from mcpgen.params import Arguments
+    from mcpgen.spec import Parameter as P
+
+    published: dict[str, dict] = {}
+
+    async def check(client):
+        for tool in (await client.list_tools()).tools:
+            published[f"{tool.name} input"] = tool.input_schema
+            published[f"{tool.name} output"] = tool.output_schema
+
+    session(ToolServer(project.registry), check)
+    every_kind = Arguments(
+        {
+            "day": P(type="date", description="d", minimum="2013-01-01", maximum="2014-01-01", required=False),
+            "at": P(type="datetime", description="t", minimum="2013-01-01T00:00:00Z", default="2013-06-01T00:00:00Z"),
+            "days": P(type="array", description="ds", items={"type": "date", "minimum": "2013-01-01"}, max_items=3),
+            "kind": P(type="string", description="k", enum=["a", "b"], required=False, pattern="^[ab]$"),
+            "n": P(type="integer", description="n", minimum=1, maximum=9, examples=[3]),
+        }
+    )
+    published["every kind of parameter"] = every_kind.schema
+    assert len(published) >= 20
+    assert strict_ajv_errors(published) == []
+    # and the check is not vacuous: the keywords published before are refused
+    assert strict_ajv_errors({"old": {"type": "string", "format": "date", "formatMinimum": "2013-01-01"}}) != []

@@ -125,7 +125,7 @@ def test_results_lines_and_summary(project):
         "FAIL cities[WRONG row count]: expected 5 rows, got 2",
         "FAIL cities[WRONG first row]: first row: expected {city: 'Delhi', founded: None}, "
         "got {city: 'Tokyo', founded: '1457-01-01'}",
-        "FAIL cities[WRONG rows]: expected 1 rows, got 2; row 1: expected {city: 'Tokyo'}, got {city: 'Tokyo', "
+        "FAIL cities[WRONG rows]: expected 1 row, got 2; row 1: expected {city: 'Tokyo'}, got {city: 'Tokyo', "
         "country_code: 'JP', population: 37000000, founded: '1457-01-01', score: 12.5}",
         "FAIL cities[WRONG content]: the prose does not contain 'Paris'",
         "FAIL cities[WRONG error expected]: expected an error containing 'nope', but the call succeeded",

@@ -75,7 +75,10 @@ def test_a_result_that_breaks_the_schema_is_an_error_not_a_success():
         result = registry.call_sync("bad", {"kind": kind})
         assert result.is_error and words in result.content[0].text
     assert "Unknown argument 'other'" in registry.call_sync("bad", {"other": 1}).content[0].text
-    assert "Invalid argument 'kind'" in registry.call_sync("bad", {"kind": 3}).content[0].text
+    assert registry.call_sync("bad", {"kind": 3}).content[0].text == (
+        "Invalid argument 'kind': Input should be a valid string, got 3."
+    )
+    assert registry.call_sync("bad", {"kind": ["JP"]}).content[0].text.endswith('got ["JP"].')  # as JSON, as sent
 
 
 def test_an_exception_in_a_python_tool_is_a_clear_error_without_a_trace():
@@ -88,3 +91,21 @@ def test_an_exception_in_a_python_tool_is_a_clear_error_without_a_trace():
     result = registry.call_sync("boom")
     assert result.is_error
     assert result.content[0].text == "Tool 'boom' failed (RuntimeError); the details are in the server log."
+
+
+def test_optional_python_parameters_publish_a_plain_type_and_still_take_null():
+    registry = Registry()
+
+    @registry.tool()
+    def find(query: str | None = None, limit: int | None = 3) -> DataToolOutput:
+        """Find things."""
+        text = f"{query!r} {limit!r}"
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)], structured_content={"sources": ["https://x.org/"]}
+        )
+
+    props = registry.get("find").input_schema["properties"]
+    assert props["query"]["type"] == "string" and "anyOf" not in props["query"] and "default" not in props["query"]
+    assert props["limit"]["type"] == "integer" and props["limit"]["default"] == 3
+    assert registry.call_sync("find", {"query": None, "limit": None}).content[0].text == "None None"
+    assert registry.call_sync("find", {"query": "x"}).content[0].text == "'x' 3"

@@ -89,7 +89,8 @@ def test_validate_reports_an_untranslatable_spec_with_file_and_line(tmp_path):
     specs = _project(tmp_path, _sqlite(tmp_path), {"odd": "SELECT y,\n  list_sort_desc(y) AS s\nFROM t"})
     problems = load_project(specs).errors
     assert len(problems) == 1
-    assert str(problems[0]).startswith(f"{specs / 'odd.yaml'}:6:3: list_sort_desc() is not a function")
+    # at the function's name in the file: the block's two spaces of indentation counted
+    assert str(problems[0]).startswith(f"{specs / 'odd.yaml'}:6:5: list_sort_desc() is not a function")
 
 
 def test_a_translated_spec_runs(tmp_path):

@@ -3,6 +3,7 @@
 One module per concern:
 
 - `templates`: constructs the template sandbox refuses or that would blow its limits
+- `filters`: filters and tests that do not exist, and filter keywords they do not take
 - `row_references`: the result columns a template reads
 - `charts`: chart settings that make no sense for the chart's type
 - `sql_paths`: SQL that names files outside the project folder, or lets the caller choose a file
@@ -12,6 +13,7 @@ One module per concern:
 """
 
 from .charts import CHART_JS_OPTIONS, chart_sense
+from .filters import filter_problems
 from .init_statements import init_problem
 from .passwords import literal_password
 from .row_references import row_references
@@ -23,6 +25,7 @@ __all__ = [
     "CHART_JS_OPTIONS",
     "caller_paths",
     "chart_sense",
+    "filter_problems",
     "init_problem",
     "literal_password",
     "outside_paths",

@@ -25,7 +25,7 @@ def row_references(ast: nodes.Template) -> list[tuple[int, str]]:
     loop variables over those, the `list` of each `rows | groupby(...)` group, and
     `{% set %}` names bound to any of them."""
     found: list[tuple[int, str]] = []
-    callees = {id(c.node) for c in ast.find_all(nodes.Call)}
+    callees: set[int] = set()  # what calls call (`r.get` in `r.get('x')`), noted as the walk passes each call
 
     def kind(expr: nodes.Node, env: dict) -> str | None:
         if isinstance(expr, nodes.Name):
@@ -109,6 +109,8 @@ def row_references(ast: nodes.Template) -> list[tuple[int, str]]:
             return
         if isinstance(node, (nodes.Macro, nodes.CallBlock)):
             return  # their own scope; not followed
+        if isinstance(node, nodes.Call):
+            callees.add(id(node.node))  # before its children: the callee is one of them
         check(node, env)
         for child in node.iter_child_nodes():
             visit(child, env)

@@ -56,8 +56,11 @@ class Engine(Protocol):
         """Run `query` with `params`; at most `max_rows` rows, cancelled after `timeout` seconds."""
         ...
 
-    def describe(self, query: Prepared, timeout: float) -> list[tuple[str, str]]:
-        """(column name, type name) of the result, without doing the query's work (every parameter NULL)."""
+    def describe(
+        self, query: Prepared, timeout: float, known: Mapping[str, Any] | None = None
+    ) -> list[tuple[str, str]]:
+        """(column name, type name) of the result, without doing the query's work: every
+        parameter NULL but those in `known` (an enum parameter's first value, where NULL cannot stand)."""
         ...
 
     def close(self) -> None:

@@ -173,10 +173,13 @@ class SparkEngine:
         rows = list(zip(*(column.to_pylist() for column in table.columns))) if columns else []
         return QueryResult(columns, rows[:max_rows], len(rows) > max_rows, time.perf_counter() - started)
 
-    def describe(self, query: Prepared, timeout: float) -> list[tuple[str, str]]:
+    def describe(
+        self, query: Prepared, timeout: float, known: Mapping[str, Any] | None = None
+    ) -> list[tuple[str, str]]:
         """Column names and Spark types; Spark analyzes the query and runs no job."""
         types = query.sql.types
         samples = {n: _sample(types[n]) if n in types else None for n in query.names}
+        samples.update({k: v for k, v in (known or {}).items() if k in samples})
         schema = self._execute(query, samples, timeout, None)
         return [(f.name, f.dataType.simpleString()) for f in schema.fields]
 

@@ -157,7 +157,7 @@ function label(name, prop, required) {
 
 function hints(prop) {
   const bits = [];
-  for (const [k, word] of [["minimum", "min"], ["maximum", "max"], ["formatMinimum", "from"], ["formatMaximum", "to"],
+  for (const [k, word] of [["minimum", "min"], ["maximum", "max"],
     ["minLength", "min length"], ["maxLength", "max length"], ["minItems", "min items"], ["maxItems", "max items"],
     ["pattern", "pattern"]]) {
     if (prop[k] !== undefined) bits.push(`${word} ${prop[k]}`);
@@ -233,11 +233,22 @@ function field(name, prop, required) {
       return v.length || required || hasDefault ? v : undefined;
     };
   } else if (t === "array") {
-    // Free items: comma-separated in one text box.
+    // Free items: one per line, or a JSON array; items that cannot hold a comma (numbers, dates,
+    // booleans) may also be comma-separated. A text item keeps its commas.
     const items = prop.items || { type: "string" };
-    control = h("input", { ...common, type: "text", placeholder: "comma-separated values",
-      value: hasDefault ? (prop.default || []).join(", ") : null });
-    const parse = (s) => (s.trim() === "" ? [] : s.split(",").map((x) => x.trim()).map((x) => parseItem(x, items)));
+    const commas = items.type !== "string" || items.format !== undefined;
+    control = h("textarea", { ...common, rows: 3,
+      placeholder: commas ? "one value per line (or comma-separated), or a JSON array" : "one value per line, or a JSON array" }, hasDefault ? (prop.default || []).map(String).join("\n") : "");
+    const parse = (s) => {
+      if (s.trim().startsWith("[")) {
+        let list;
+        try { list = JSON.parse(s); } catch (e) { return [[s, "not a JSON array: " + e.message]]; }
+        if (!Array.isArray(list)) return [[s, "not a JSON array"]];
+        return list.map((x) => (typeof x === "string" ? parseItem(x, items) : parseItem(JSON.stringify(x), items)));
+      }
+      const parts = s.split(commas ? /[\n,]/ : /\n/).map((x) => x.trim()).filter((x) => x !== "");
+      return parts.map((x) => parseItem(x, items));
+    };
     sync = customCheck(control, (s) => {
       const parsed = parse(s);
       const bad = parsed.find((p) => p[1]);
@@ -272,8 +283,9 @@ function field(name, prop, required) {
   } else if (t === "string" && (prop.format === "date" || prop.format === "date-time")) {
     const dt = prop.format === "date-time";
     const fit = (v) => (v === undefined ? null : dt ? String(v).slice(0, 19) : String(v));
+    // Date bounds are in the description (JSON Schema has no keyword for them); the server checks them.
     control = h("input", { ...common, type: dt ? "datetime-local" : "date", step: dt ? "1" : null,
-      min: fit(prop.formatMinimum), max: fit(prop.formatMaximum), value: hasDefault ? fit(prop.default) : null });
+      value: hasDefault ? fit(prop.default) : null });
     get = () => {
       if (control.value === "") return undefined;
       return dt && /T\d\d:\d\d$/.test(control.value) ? control.value + ":00" : control.value;

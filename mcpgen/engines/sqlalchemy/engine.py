@@ -165,11 +165,14 @@ class SQLAlchemyEngine:
 
     # -- describing --------------------------------------------------------------------------
 
-    def describe(self, query: Prepared, timeout: float = 10.0) -> list[tuple[str, str]]:
+    def describe(
+        self, query: Prepared, timeout: float = 10.0, known: Mapping[str, Any] | None = None
+    ) -> list[tuple[str, str]]:
         """Column names and type names of the result, without running the query's work:
         every parameter is NULL (lists empty) and no row is fetched (LIMIT 0)."""
         statement: Statement = query.sql
         values: dict[str, Any] = {name: ([] if name in statement.lists else None) for name in query.names}
+        values.update({k: v for k, v in (known or {}).items() if k in values})
         deadline = time.monotonic() + timeout
         clause = functools.partial(self._clause, statement)
         try:
