@@ -34,13 +34,14 @@ import tempfile
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-
-from mcp.server.apps import APP_MIME_TYPE
-from mcp.types import Resource, TextResourceContents
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .errors import MCPGenError
 from .spec import AppSettings
+
+if TYPE_CHECKING:  # the SDK is imported where resources are built: `mcpgen validate` never pays for it
+    from mcp.types import Resource, TextResourceContents
 
 logger = logging.getLogger("mcpgen")
 
@@ -130,6 +131,9 @@ class App:
     tools: list[str] = field(default_factory=list)
 
     def resource(self) -> Resource:
+        from mcp.server.apps import APP_MIME_TYPE
+        from mcp.types import Resource
+
         return Resource(
             uri=self.uri,
             name="mcpgen-answer",
@@ -148,6 +152,9 @@ class App:
         return self._built[0]
 
     def contents(self) -> TextResourceContents:
+        from mcp.server.apps import APP_MIME_TYPE
+        from mcp.types import TextResourceContents
+
         html, ui = self._built
         return TextResourceContents(uri=self.uri, mime_type=APP_MIME_TYPE, text=html, _meta={"ui": ui})
 
