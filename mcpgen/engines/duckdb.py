@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -17,7 +18,7 @@ import tempfile
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ class FairSlots:
     caller can wait past its timeout while others run again and again.)"""
 
     def __init__(self, slots: int):
+        self.slots = slots
         self._lock = threading.Lock()
         self._free = slots
         self._waiters: deque[threading.Event] = deque()
@@ -64,6 +66,19 @@ class FairSlots:
                 self._waiters.popleft().set()
             else:
                 self._free += 1
+
+    @contextlib.contextmanager
+    def held(self, connection: str, timeout: float) -> Iterator[None]:
+        """Hold a slot for the block; waiting past `timeout` is a QueryError saying `connection` is busy."""
+        if not self.acquire(timeout):
+            raise QueryError(
+                f"connection '{connection}' is busy: {self.slots} queries are already "
+                f"running and none finished within {timeout:g} s; try again shortly"
+            )
+        try:
+            yield
+        finally:
+            self.release()
 
 
 class DuckDBEngine:
@@ -137,15 +152,8 @@ class DuckDBEngine:
 
     def run(self, query: Prepared, params: dict[str, Any], max_rows: int, timeout: float) -> QueryResult:
         started = time.perf_counter()
-        if not self._slots.acquire(timeout=self.queue_timeout):
-            raise QueryError(
-                f"connection '{self.name}' is busy: {self.max_concurrent} queries are already "
-                f"running and none finished within {self.queue_timeout:g} s; try again shortly"
-            )
-        try:
+        with self._slots.held(self.name, self.queue_timeout):
             result = self._run(query, params, max_rows, timeout)
-        finally:
-            self._slots.release()
         result.seconds = time.perf_counter() - started
         return result
 

@@ -160,15 +160,8 @@ class SparkEngine:
 
     def run(self, query: Prepared, params: dict[str, Any], max_rows: int, timeout: float) -> QueryResult:
         started = time.perf_counter()
-        if not self._slots.acquire(timeout=self.queue_timeout):
-            raise QueryError(
-                f"connection '{self.name}' is busy: {self.max_concurrent} queries are already "
-                f"running and none finished within {self.queue_timeout:g} s; try again shortly"
-            )
-        try:
+        with self._slots.held(self.name, self.queue_timeout):
             table = self._execute(query, params, timeout, lambda df: df.limit(max_rows + 1))
-        finally:
-            self._slots.release()
         columns = list(table.column_names)
         rows = list(zip(*(column.to_pylist() for column in table.columns))) if columns else []
         return QueryResult(columns, rows[:max_rows], len(rows) > max_rows, time.perf_counter() - started)
