@@ -152,7 +152,7 @@ def test_the_readme_quick_start_shows_what_serve_prints_on_a_terminal():
         proc.wait(timeout=10)
         os.close(terminal)
         os.close(other_end)
-    assert printed == [line.replace("/home/you/mcpgen", str(REPO)) for line in shown]
+    assert printed == [line.replace("/path/to/mcpgen", str(REPO)) for line in shown]
 
 
 @pytest.mark.slow

@@ -21,23 +21,13 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from apphost import CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "tests" / ".artifacts"
 CHARTJS = ARTIFACTS / "node" / "node_modules" / "chart.js" / "dist" / "chart.umd.min.js"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 MCPGEN = [sys.executable, "-c", "from mcpgen.cli import main; main()"]
 
 
