@@ -30,22 +30,13 @@ from pathlib import Path
 import anyio
 import httpx2
 import psutil
+from bench_core import bench_project  # bench/project with its data copied in
+from bench_http_load import free_port, pct  # the same helpers as the load benchmark beside this file
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-
-
-def pct(values: list[float], p: float) -> float:
-    s = sorted(values)
-    return s[max(0, min(len(s) - 1, round(p / 100 * len(s) + 0.5) - 1))]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start(cmd: list[str], port: int) -> subprocess.Popen:
@@ -117,6 +108,11 @@ async def paired_clients(
 
 
 def main() -> None:
+    with bench_project() as project:
+        run(project)
+
+
+def run(project: Path) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--clients", type=int, nargs="+", default=[1, 10, 50])
     ap.add_argument("--calls", type=int, default=1000, help="calls per server per client count")
@@ -126,7 +122,7 @@ def main() -> None:
     args = json.loads(opts.args)
     ports = {"mcpgen": free_port(), "handwritten": free_port()}
     commands = {
-        "mcpgen": [sys.executable, "-m", "mcpgen.cli", "serve", str(HERE / "project/specs")],
+        "mcpgen": [sys.executable, "-m", "mcpgen.cli", "serve", str(project / "specs")],
         "handwritten": [sys.executable, str(HERE / "handwritten_server.py"), str(REPO / "examples/data/cities.csv")],
     }
     commands["mcpgen"] += ["--http", "--port", str(ports["mcpgen"])]

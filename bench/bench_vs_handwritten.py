@@ -28,6 +28,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench_core import bench_project  # bench/project with its data copied in
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 CASES = {
@@ -38,13 +40,13 @@ CASES = {
 }
 
 
-def run_case(name: str, rounds: int, n: int | None) -> dict:
+def run_case(name: str, rounds: int, n: int | None, project: Path) -> dict:
     tool, rows, calls, target = CASES[name]
     config = {
         "args": {"n": rows},
         "variants": {
             "mcpgen": {
-                "cmd": [sys.executable, "-m", "mcpgen.cli", "serve", str(HERE / "project/specs")],
+                "cmd": [sys.executable, "-m", "mcpgen.cli", "serve", str(project / "specs")],
                 "cwd": str(REPO),
                 "tool": tool,
             },
@@ -100,16 +102,17 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--n", type=int, help="calls per round (default: per case)")
     opts = ap.parse_args()
-    for name in opts.cases:
-        r = run_case(name, opts.rounds, opts.n)
-        verdict = "" if r["target"] is None else (" OK" if r["ratio_of_pairs"] <= r["target"] else " OVER")
-        print(
-            f"{r['case']:>7}: mcpgen p50 {r['mcpgen_p50_ms']:8.3f} ms | hand-written {r['hand_p50_ms']:8.3f} ms"
-            f" | ratio {r['ratio']:.3f} (rounds {r['ratio_per_round']}; median of paired calls"
-            f" {r['ratio_of_pairs']:.3f}) target {r['target']}{verdict}"
-            f" | errors {r['errors']} | bytes {r['mcpgen_bytes']:,} / {r['hand_bytes']:,}",
-            flush=True,
-        )
+    with bench_project() as project:
+        for name in opts.cases:
+            r = run_case(name, opts.rounds, opts.n, project)
+            verdict = "" if r["target"] is None else (" OK" if r["ratio_of_pairs"] <= r["target"] else " OVER")
+            print(
+                f"{r['case']:>7}: mcpgen p50 {r['mcpgen_p50_ms']:8.3f} ms | hand-written {r['hand_p50_ms']:8.3f} ms"
+                f" | ratio {r['ratio']:.3f} (rounds {r['ratio_per_round']}; median of paired calls"
+                f" {r['ratio_of_pairs']:.3f}) target {r['target']}{verdict}"
+                f" | errors {r['errors']} | bytes {r['mcpgen_bytes']:,} / {r['hand_bytes']:,}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

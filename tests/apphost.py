@@ -18,6 +18,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from conftest import stop
+
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "tests" / ".artifacts"
 NODE = ARTIFACTS / "node"
@@ -112,12 +114,7 @@ def mcpgen_http(specs: Path, log: Path, chartjs: Path | None = CHARTJS):
                 time.sleep(0.1)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 FORWARDED = ("content-type", "accept", "mcp-protocol-version", "mcp-session-id", "last-event-id")

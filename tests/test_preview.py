@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from apphost import CHROMIUM, CHROMIUM_ARGS
+from conftest import stop
 
 pytestmark = pytest.mark.slow
 
@@ -61,12 +62,7 @@ def preview(specs_dir: Path, cwd: Path, log: Path):
             time.sleep(0.1)
         yield match.group(0)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 def mcpgen_call(tool: str, *args: str) -> dict:
