@@ -80,15 +80,34 @@ class SparkUnavailable(QueryError):
     """The Spark Connect server cannot be reached."""
 
 
-class SparkEngine:
-    """One Spark Connect session shared by all calls (its gRPC channel is thread-safe).
+def prepare_statement(sql: str, types: Mapping[str, str] | None = None) -> Prepared:
+    """The checked statement as Spark runs it: the query inside `SELECT * FROM (...)`, so nothing
+    but a query can reach Spark's parser, and `IN :list` as one bound array.
 
-    >>> statement = SparkEngine("lake", "sc://127.0.0.1:1").prepare("SELECT n FROM t WHERE k IN :ks", {"ks": "string[]"}).sql
+    >>> statement = prepare_statement("SELECT n FROM t WHERE k IN :ks", {"ks": "string[]"}).sql
     >>> statement.text({"ks": ["a"]})
     'SELECT * FROM (\\nSELECT n FROM t WHERE k IN (SELECT explode(:ks))\\n) AS mcpgen_q'
     >>> statement.text({"ks": []})
     'SELECT * FROM (\\nSELECT n FROM t WHERE k IN (SELECT explode(CAST(:ks AS ARRAY<STRING>)))\\n) AS mcpgen_q'
     """
+    check_read_only(sql, DIALECT)
+    sql = sql.strip().rstrip(";")
+    parts, last = ["SELECT * FROM (\n"], 0
+    placeholders = find_placeholders(sql, DIALECT)
+    for p in placeholders:
+        # IN :codes -> IN (SELECT explode(:codes)): the list binds as one array value.
+        parts[-1] += sql[last : p.start] + ("(SELECT explode(" if p.after_in else "")
+        parts += [p.name, "))" if p.after_in else ""]
+        last = p.end
+    parts[-1] += sql[last:] + "\n) AS mcpgen_q"
+    declared = {n: t for n, t in (types or {}).items() if t.rstrip("[]") in SPARK_TYPES}
+    return Prepared(_Statement(tuple(parts), declared), frozenset(p.name for p in placeholders))
+
+
+class SparkEngine:
+    """One Spark Connect session shared by all calls (its gRPC channel is thread-safe).
+
+    Statements are made by `prepare_statement`, which needs no session."""
 
     dialect: str | None = DIALECT
 
@@ -145,18 +164,7 @@ class SparkEngine:
     # -- the Engine interface ------------------------------------------------------------------
 
     def prepare(self, sql: str, types: Mapping[str, str] | None = None) -> Prepared:
-        check_read_only(sql, DIALECT)
-        sql = sql.strip().rstrip(";")
-        parts, last = ["SELECT * FROM (\n"], 0
-        placeholders = find_placeholders(sql, DIALECT)
-        for p in placeholders:
-            # IN :codes -> IN (SELECT explode(:codes)): the list binds as one array value.
-            parts[-1] += sql[last : p.start] + ("(SELECT explode(" if p.after_in else "")
-            parts += [p.name, "))" if p.after_in else ""]
-            last = p.end
-        parts[-1] += sql[last:] + "\n) AS mcpgen_q"
-        declared = {n: t for n, t in (types or {}).items() if t.rstrip("[]") in SPARK_TYPES}
-        return Prepared(_Statement(tuple(parts), declared), frozenset(p.name for p in placeholders))
+        return prepare_statement(sql, types)
 
     def run(self, query: Prepared, params: dict[str, Any], max_rows: int, timeout: float) -> QueryResult:
         started = time.perf_counter()
