@@ -30,9 +30,9 @@ REPO = HERE.parent
 
 MEASURE = """
 import json, time, timeit, yaml
-from mcpgen.params import Arguments
+from mcpgen.spec.params import Arguments
 from mcpgen.render import Template
-from mcpgen.spec import Parameter
+from mcpgen.spec.models import Parameter
 
 spec = yaml.safe_load(open({spec!r}))
 prose, source = Template(spec["content"]), Template(spec["sources"][0], url=True)

@@ -48,8 +48,8 @@ def main() -> int:
 
     from mcpgen.engines.spark import SparkEngine
     from mcpgen.loading import load_project
-    from mcpgen.params import Arguments, param_types
     from mcpgen.spark_cluster import LocalSparkCluster, example_tables
+    from mcpgen.spec.params import Arguments, param_types
     from mcpgen.transpile import transpile
 
     cluster = None

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 
 from . import __version__
 from .errors import MCPGenError
-from .spec import AppSettings
+from .spec.models import AppSettings
 
 if TYPE_CHECKING:  # the SDK is imported where resources are built: `mcpgen validate` never pays for it
     from mcp.types import Resource, TextResourceContents

@@ -31,26 +31,9 @@ from typing import Any
 import anyio
 from mcp.types import CallToolResult
 
-from .config import DEFAULT_CACHE_BYTES
+from .spec.config import DEFAULT_CACHE_BYTES
 
 META_KEY = "mcpgen/cache"  # in a result's _meta: "hit" or "miss"
-
-
-_VOLATILE_CLAIMS = frozenset({"exp", "iat", "nbf", "jti", "auth_time"})  # differ between two tokens of one caller
-
-
-def caller_identity() -> str | None:
-    """Who is calling (mcpgen.identity): part of every cache key and page cursor, so two callers
-    never share an answer or a cursor. The subject, client and every claim but the token's own
-    times are in it, since identity-bound parameters and row-level security read claims.
-    None for an anonymous caller."""
-    from .identity import current
-
-    caller = current()
-    if caller.subject is None and caller.client_id is None and not caller.claims:
-        return None
-    claims = {k: v for k, v in caller.claims.items() if k not in _VOLATILE_CLAIMS}
-    return repr((caller.subject, caller.client_id, sorted(caller.scopes), sorted(claims.items(), key=str)))
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Chart settings to Chart.js 4 configurations.
 
->>> from mcpgen.spec import Chart
+>>> from mcpgen.spec.models import Chart
 >>> build_chart(Chart(type="bar", x="city", y="pop"), ["city", "pop"], [("Tokyo", 37), ("Delhi", 30)],
 ...             headers={"pop": "Population"})
 {'type': 'bar', 'data': {'labels': ['Tokyo', 'Delhi'], 'datasets': [{'label': 'Population', 'data': [37, 30]}]}, 'options': {}}
@@ -12,7 +12,7 @@ import copy
 from typing import Any
 
 from .results import to_cell
-from .spec import Chart
+from .spec.models import Chart
 
 _JS_TYPE = {
     "bar": "bar",

@@ -235,10 +235,10 @@ def _start_serving(project, tags: str | None, toolset: str | None) -> frozenset[
 
 def _http_options(specs_dir, host, port, token_envs, allow_hosts, allow_origins, max_body, insecure, limits):
     """HTTP options from the flags plus mcpgen.yaml's `http:` section; exit 2 when unsafe."""
-    from .config import HTTPSettings
     from .errors import MCPGenError, SpecError
     from .http import HTTPOptions, check_options, read_tokens
     from .loading import load_project
+    from .spec.config import HTTPSettings
 
     try:
         loaded = load_project(specs_dir)
@@ -496,7 +496,7 @@ def test_specs(specs_dir: Path, select: str | None) -> None:
 def build_app(out: Path | None) -> None:
     """Fetch the pinned Chart.js with npm, check its checksums, and keep it for the MCP App to inline."""
     from .app import CHARTJS, VENDOR, AppBuildError, build_html, build_vendor
-    from .spec import AppSettings
+    from .spec.models import AppSettings
 
     try:
         path = build_vendor(out or VENDOR)
@@ -512,7 +512,7 @@ def build_app(out: Path | None) -> None:
 @click.option("--config", "of_config", is_flag=True, help="The schema of mcpgen.yaml instead of spec files.")
 def schema(of_config: bool) -> None:
     """Print the JSON Schema of spec files (or of mcpgen.yaml) for editors."""
-    from .schema import config_schema, dumps, spec_schema
+    from .spec.schema import config_schema, dumps, spec_schema
 
     click.echo(dumps(config_schema() if of_config else spec_schema()), nl=False)
 

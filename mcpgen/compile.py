@@ -12,17 +12,17 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-from .cache import caller_identity
 from .charts import build_chart
-from .config import Defaults
 from .engines import Engine, QueryResult
 from .errors import ArgumentError, MCPGenError
+from .identity import caller_identity
 from .loading import LoadedSpec
 from .paging import CURSOR, LIMIT, NEXT_CURSOR_META, OFFSET, Cursors, binding, paged_sql
-from .params import Arguments, param_types
 from .render import Template
 from .results import TRUNCATED_META, build_table, json_size_bound
-from .spec import EmptyAnswer
+from .spec.config import Defaults
+from .spec.models import EmptyAnswer
+from .spec.params import Arguments, param_types
 from .tools import Answer, Tool, error_result
 
 DEFAULT_EMPTY = Template("No rows matched.")

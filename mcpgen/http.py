@@ -36,10 +36,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from .config import AuthConfig
 from .errors import MCPGenError
 from .http_limits import BACKLOG, ConnectionLimits, NoEventStream, protocol_class, quiet_floods, usable_connections
 from .limits import MAX_BODY_BYTES
+from .spec.config import AuthConfig
 from .text import plural
 
 logger = logging.getLogger("mcpgen")

@@ -20,14 +20,21 @@ import contextlib
 import contextvars
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from .errors import ArgumentError
-from .spec import ScopeRule
+
+_VOLATILE_CLAIMS = frozenset({"exp", "iat", "nbf", "jti", "auth_time"})  # differ between two tokens of one caller
 
 
 class MissingClaim(ArgumentError):
     """The call needs a claim the caller does not have."""
+
+
+class ScopeCheck(Protocol):
+    """A tool's scope rule (`mcpgen.spec.models.ScopeRule`): whether granted scopes pass it."""
+
+    def allows(self, granted: frozenset[str]) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -38,7 +45,7 @@ class Caller:
     claims: Mapping[str, Any] = field(default_factory=dict)
     local: bool = False  # the one local user over stdio: may call every tool
 
-    def may_use(self, rule: ScopeRule | None) -> bool:
+    def may_use(self, rule: ScopeCheck | None) -> bool:
         """Whether a tool with this scope rule is shown to, and callable by, this caller."""
         return rule is None or self.local or rule.allows(self.scopes)
 
@@ -84,3 +91,22 @@ def current() -> Caller:
             claims=token.claims or {},
         )
     return _local.get() or ANONYMOUS
+
+
+def caller_identity() -> str | None:
+    """Who is calling, as text: part of every cache key and page cursor, so two callers never
+    share an answer or a cursor. The subject, client and every claim but the token's own
+    times are in it, since identity-bound parameters and row-level security read claims.
+    None for an anonymous caller.
+
+    >>> caller_identity() is None
+    True
+    >>> with local_user({"sub": "alice", "iat": 1}):
+    ...     caller_identity()
+    "('alice', 'local', [], [('sub', 'alice')])"
+    """
+    caller = current()
+    if caller.subject is None and caller.client_id is None and not caller.claims:
+        return None
+    claims = {k: v for k, v in caller.claims.items() if k not in _VOLATILE_CLAIMS}
+    return repr((caller.subject, caller.client_id, sorted(caller.scopes), sorted(claims.items(), key=str)))

@@ -26,18 +26,18 @@ from .checks import (
     source_problem,
     template_hazards,
 )
-from .config import CONFIG_NAME, DuckDBConnection, ProjectConfig, URLConnection
 from .engines.file_reach import FileReachError, check_root
 from .errors import ArgumentError, Findings, Problem, SpecError, UnsafeSQL
 from .limits import MAX_FILE_BYTES, MAX_OUTPUT
 from .paging import CURSOR, limits_rows, orders_rows, row_bound
-from .params import Arguments
 from .render import Template
-from .spec import NAME_RE, TEMPLATE_VARIABLES, EmptyAnswer, Spec, is_union_tag
+from .spec.config import CONFIG_NAME, DuckDBConnection, ProjectConfig, URLConnection
+from .spec.models import NAME_RE, TEMPLATE_VARIABLES, EmptyAnswer, Spec, is_union_tag
+from .spec.params import Arguments
+from .spec.yamlload import Located, load_yaml
 from .sql import DIALECTS, check_read_only, find_placeholders
 from .text import closest, did_you_mean, line_col
 from .transpile import transpile
-from .yamlload import Located, load_yaml
 
 
 @dataclass

@@ -29,7 +29,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.tokens import TokenType
 
 from .errors import ArgumentError
-from .spec import Parameter
+from .spec.models import Parameter
 from .sql import _tokens
 
 CURSOR = "cursor"  # the argument a paged tool takes
@@ -126,7 +126,7 @@ def row_bound(sql: str, dialect: str | None, parameters: dict[str, Parameter], m
     """The most rows the query can return: `max_rows`, or less when its outermost LIMIT is a
     number or a parameter with a maximum.
 
-    >>> from mcpgen.spec import Parameter
+    >>> from mcpgen.spec.models import Parameter
     >>> n = Parameter(type="integer", description="n", maximum=50)
     >>> row_bound("SELECT a FROM t ORDER BY a LIMIT :n", "duckdb", {"n": n}, 1000)
     50

@@ -47,7 +47,7 @@ from .identity import local_user
 from .limits import MAX_BODY_BYTES
 from .project import Project, open_project
 from .reload import LiveProject, watch_project
-from .spec import AppSettings
+from .spec.models import AppSettings
 from .text import plural
 
 logger = logging.getLogger("mcpgen")

@@ -24,7 +24,7 @@ from .engines import Engine, create_engine
 from .errors import MCPGenError, Problem, SpecError, UnsafeSQL
 from .loading import LoadedProject, load_project
 from .paging import Cursors
-from .spec import AppSettings
+from .spec.models import AppSettings
 from .tools import Registry, default_registry
 from .validate import check_spec_live, checked_by_default
 

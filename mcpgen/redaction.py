@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote, unquote
 
-from .config import expand_env
+from .spec.config import expand_env
 
 # scheme://user:password@host  ->  scheme://user:***@host
 _URL_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@'\"]*):(?P<pw>[^\s@]*)@")

@@ -24,9 +24,9 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 
-from .config import CONFIG_NAME
 from .errors import SpecError
 from .project import Project, open_project
+from .spec.config import CONFIG_NAME
 from .text import plural
 
 logger = logging.getLogger("mcpgen")

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .spec import Expect
+from .spec.models import Expect
 from .text import plural
 
 

@@ -27,12 +27,13 @@ from mcp.types import Tool as MCPTool
 from pydantic import ConfigDict, ValidationError, create_model
 
 from . import audit, logs, telemetry
-from .cache import META_KEY, ResultCache, caller_identity
-from .config import DEFAULT_CACHE_BYTES
+from .cache import META_KEY, ResultCache
 from .engines.base import QueryResult
 from .errors import ArgumentError
+from .identity import caller_identity
 from .results import PUBLISHED_SCHEMA, DataToolOutput, DataToolPayload
-from .spec import ScopeRule
+from .spec.config import DEFAULT_CACHE_BYTES
+from .spec.models import ScopeRule
 from .text import as_json
 
 logger = logging.getLogger("mcpgen")

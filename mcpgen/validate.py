@@ -246,7 +246,7 @@ def _live(loaded: LoadedProject, report: Report, timeout: float, everywhere: boo
 def checked_by_default(connection: Any) -> bool:
     """Whether `validate` (without --live) and `serve` describe a connection's queries: DuckDB runs in
     process on local files, so describing costs milliseconds and reaches nothing."""
-    from .config import DuckDBConnection
+    from .spec.config import DuckDBConnection
 
     return isinstance(connection, DuckDBConnection)
 
@@ -264,7 +264,7 @@ def _close(engine: Any) -> None:
 
 
 def _config_where(config_path: Path | None, name: str) -> tuple[int | None, int | None]:
-    from .yamlload import load_yaml
+    from .spec.yamlload import load_yaml
 
     if config_path is None:
         return None, None
@@ -299,7 +299,7 @@ def describe(
     engine: Engine, loaded: LoadedSpec, timeout: float = LIVE_TIMEOUT, prepared: Prepared | None = None
 ) -> list[tuple[str, str]]:
     """Result columns and types of a spec's query, without doing the query's work (`Engine.describe`)."""
-    from .params import param_types
+    from .spec.params import param_types
 
     if prepared is None:  # UnsafeSQL if not one read-only query
         prepared = engine.prepare(loaded.sql, param_types(loaded.spec.parameters))

@@ -26,13 +26,13 @@ from oidc import ec_jwk, ed_jwk, public, rsa_jwk
 
 from mcpgen import audit, identity, telemetry
 from mcpgen.auth import AuthSetupError, JWTVerifier, KeySet
-from mcpgen.config import AuditConfig, AuthConfig, TelemetryConfig
 from mcpgen.errors import ArgumentError
 from mcpgen.http import HTTPOptions, HTTPSetupError, check_options
-from mcpgen.params import Arguments
 from mcpgen.project import open_project
 from mcpgen.server import ToolServer
-from mcpgen.spec import Parameter
+from mcpgen.spec.config import AuditConfig, AuthConfig, TelemetryConfig
+from mcpgen.spec.models import Parameter
+from mcpgen.spec.params import Arguments
 from mcpgen.tools import DataToolOutput, Registry
 
 ISSUER = "https://id.example.com"
@@ -444,8 +444,8 @@ def test_claim_settings_are_transaction_local_and_keep_the_timeout(rls_table):
     import services
     from sqlalchemy.engine import make_url
 
-    from mcpgen.config import URLConnection
     from mcpgen.engines.sqlalchemy import SQLAlchemyEngine
+    from mcpgen.spec.config import URLConnection
 
     table, role = rls_table
     url = make_url(services.POSTGRES_URL).set(username=role).render_as_string(hide_password=False)

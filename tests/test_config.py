@@ -1,7 +1,7 @@
 import pytest
 from pydantic import ValidationError
 
-from mcpgen.config import DuckDBConnection, ProjectConfig, URLConnection, expand_env
+from mcpgen.spec.config import DuckDBConnection, ProjectConfig, URLConnection, expand_env
 
 
 def test_env_expansion():

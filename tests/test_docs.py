@@ -12,9 +12,9 @@ import duckdb
 import pytest
 import yaml
 
-from mcpgen.config import ProjectConfig
 from mcpgen.loading import load_project
 from mcpgen.project import open_project
+from mcpgen.spec.config import ProjectConfig
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -203,8 +203,8 @@ def _documented(field: str, parent: str | None, doc: str) -> bool:
 
 @pytest.mark.parametrize("model", ["Spec", "ProjectConfig"])
 def test_every_spec_and_config_field_is_documented(model):
-    from mcpgen.config import ProjectConfig
-    from mcpgen.spec import Spec
+    from mcpgen.spec.config import ProjectConfig
+    from mcpgen.spec.models import Spec
 
     doc = (REPO / "docs/spec-format.md").read_text()
     fields = sorted(set(_fields({"Spec": Spec, "ProjectConfig": ProjectConfig}[model])), key=str)
@@ -221,7 +221,7 @@ def test_the_readme_command_table_is_the_clis_own_help():
 
 def test_the_auth_guides_files_are_accepted():
     """Each mcpgen.yaml and spec block in docs/auth.md passes the models (blocks say which file they are)."""
-    from mcpgen.spec import Spec
+    from mcpgen.spec.models import Spec
 
     checked = 0
     for block in blocks("docs/auth.md", "yaml"):

@@ -16,11 +16,11 @@ import time
 import pytest
 import services
 
-from mcpgen.config import URLConnection
 from mcpgen.engines import Prepared
 from mcpgen.engines.sqlalchemy import SQLAlchemyEngine
 from mcpgen.errors import QueryError, QueryTimeout, UnsafeSQL
 from mcpgen.loading import load_project
+from mcpgen.spec.config import URLConnection
 
 
 def one_connection(url: str) -> SQLAlchemyEngine:

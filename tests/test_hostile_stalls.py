@@ -11,9 +11,9 @@ import tracemalloc
 import pytest
 
 from mcpgen.errors import ArgumentError, RenderError
-from mcpgen.params import Arguments
 from mcpgen.render import Template
-from mcpgen.spec import Parameter
+from mcpgen.spec.models import Parameter
+from mcpgen.spec.params import Arguments
 
 # Patterns: linear time, and JSON Schema's (ECMA-262) meaning ------------------------------------
 

@@ -3,8 +3,8 @@ import datetime as dt
 import pytest
 
 from mcpgen.errors import ArgumentError
-from mcpgen.params import Arguments
-from mcpgen.spec import Parameter as P
+from mcpgen.spec.models import Parameter as P
+from mcpgen.spec.params import Arguments
 
 
 @pytest.fixture

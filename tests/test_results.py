@@ -5,7 +5,7 @@ from decimal import Decimal
 import pytest
 
 from mcpgen.results import DataToolPayload, build_table, to_cell
-from mcpgen.spec import TableSpec
+from mcpgen.spec.models import TableSpec
 
 
 def test_cells_are_json_scalars_without_precision_loss():

@@ -10,8 +10,8 @@ from click.testing import CliRunner
 from jsonschema import Draft202012Validator
 
 from mcpgen.cli import main
-from mcpgen.schema import config_schema, dumps, spec_schema
-from mcpgen.yamlload import load_yaml
+from mcpgen.spec.schema import config_schema, dumps, spec_schema
+from mcpgen.spec.yamlload import load_yaml
 
 REPO = Path(__file__).resolve().parent.parent
 SHIPPED = sorted((REPO / "specs").glob("*.yaml"))
@@ -70,7 +70,7 @@ def test_config_schema_catches_an_unknown_key():
 
 
 def test_docs_copies_are_up_to_date():
-    """docs/*.schema.json are what `mcpgen schema` prints; regenerate with `python -m mcpgen.schema`."""
+    """docs/*.schema.json are what `mcpgen schema` prints; regenerate with `python -m mcpgen.spec.schema`."""
     assert (REPO / "docs" / "spec.schema.json").read_text(encoding="utf-8") == dumps(spec_schema())
     assert (REPO / "docs" / "config.schema.json").read_text(encoding="utf-8") == dumps(config_schema())
 

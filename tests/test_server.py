@@ -144,8 +144,8 @@ def strict_ajv_errors(schemas: dict[str, dict]) -> list[str]:
 
 
 def test_every_published_schema_compiles_under_strict_ajv(project):
-    from mcpgen.params import Arguments
-    from mcpgen.spec import Parameter as P
+    from mcpgen.spec.models import Parameter as P
+    from mcpgen.spec.params import Arguments
 
     published: dict[str, dict] = {}
 

@@ -1,7 +1,7 @@
 import pytest
 from pydantic import ValidationError
 
-from mcpgen.spec import Chart, Parameter, Spec, parse_duration
+from mcpgen.spec.models import Chart, Parameter, Spec, parse_duration
 
 BASE = {"description": "d", "sql": "SELECT 1", "sources": ["https://x.org/"], "content": "x"}
 

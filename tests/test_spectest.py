@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from mcpgen.cli import main
-from mcpgen.spec import Expect
+from mcpgen.spec.models import Expect
 from mcpgen.spectest import Outcome, check_expectations, run_tests, summary
 
 REPO = Path(__file__).resolve().parent.parent

@@ -1,7 +1,7 @@
 import pytest
 
 from mcpgen.errors import SpecError
-from mcpgen.yamlload import load_yaml
+from mcpgen.spec.yamlload import load_yaml
 
 
 def test_yaml_12_scalars_stay_strings_and_locations_are_kept():

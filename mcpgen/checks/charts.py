@@ -1,6 +1,6 @@
 """Chart settings that make no sense for the chart's type.
 
->>> from mcpgen.spec import Chart
+>>> from mcpgen.spec.models import Chart
 >>> chart_sense(Chart(type="bar", x="city", y="city"))
 [('error', 'y', "column 'city' is both x and y")]
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..spec import Chart
+    from ..spec.models import Chart
 
 
 CHART_JS_OPTIONS = frozenset(

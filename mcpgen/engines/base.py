@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..config import DuckDBConnection, SparkConnection, URLConnection, expand_env
+from ..spec.config import DuckDBConnection, SparkConnection, URLConnection, expand_env
 
 
 @dataclass

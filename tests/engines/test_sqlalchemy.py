@@ -22,12 +22,12 @@ from dataclasses import dataclass
 import pytest
 import services
 
-from mcpgen.config import URLConnection
 from mcpgen.engines import Prepared
 from mcpgen.engines.sqlalchemy import SQLAlchemyEngine
 from mcpgen.errors import QueryError, QueryTimeout, UnsafeSQL
-from mcpgen.params import param_types
 from mcpgen.redaction import redact
+from mcpgen.spec.config import URLConnection
+from mcpgen.spec.params import param_types
 
 BACKENDS = ["postgresql", "mariadb", "sqlite"]
 SECRET = "Sup3r-S3cret_pw"
@@ -671,7 +671,7 @@ def test_describe_gives_names_and_types_without_running(db):
 
 
 def test_param_types_from_spec_parameters():
-    from mcpgen.spec import Parameter
+    from mcpgen.spec.models import Parameter
 
     params = {
         "n": Parameter(type="integer", description="n"),

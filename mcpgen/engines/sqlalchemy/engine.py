@@ -25,10 +25,10 @@ from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 
-from ...config import URLConnection, expand_env
 from ...errors import QueryError, QueryTimeout, UnsafeSQL
 from ...redaction import redact
 from ...rls import claim_settings, with_claim_settings
+from ...spec.config import URLConnection, expand_env
 from ...sql import DIALECTS, check_read_only, find_placeholders
 from ...text import first_line
 from ..base import Prepared, QueryResult

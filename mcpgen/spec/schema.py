@@ -8,7 +8,7 @@ hover text and red squiggles while typing; `mcpgen validate` remains the full ch
 
     mcpgen schema > spec.schema.json
     mcpgen schema --config > config.schema.json
-    python -m mcpgen.schema         # rewrite docs/spec.schema.json and docs/config.schema.json
+    python -m mcpgen.spec.schema         # rewrite docs/spec.schema.json and docs/config.schema.json
 
 >>> schema = spec_schema()
 >>> schema["$schema"], sorted(schema["required"])
@@ -28,7 +28,7 @@ DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 def spec_schema() -> dict[str, Any]:
     """The JSON Schema of one spec file."""
-    from .spec import PARAM_NAME_RE, TEMPLATE_VARIABLES, Spec
+    from .models import PARAM_NAME_RE, TEMPLATE_VARIABLES, Spec
 
     schema = _base(
         Spec.model_json_schema(),
@@ -79,7 +79,7 @@ def dumps(schema: dict) -> str:
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
 
 
-def write_docs(folder: str | Path = Path(__file__).resolve().parent.parent / "docs") -> list[Path]:
+def write_docs(folder: str | Path = Path(__file__).resolve().parents[2] / "docs") -> list[Path]:
     """Write docs/spec.schema.json and docs/config.schema.json."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -91,5 +91,5 @@ def write_docs(folder: str | Path = Path(__file__).resolve().parent.parent / "do
 
 
 if __name__ == "__main__":
-    for path in write_docs(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "docs"):
+    for path in write_docs(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parents[2] / "docs"):
         print(path)

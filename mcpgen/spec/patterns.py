@@ -17,14 +17,14 @@ refused when the spec is read.
 >>> compile_pattern("(a)\\\\1")
 Traceback (most recent call last):
 ...
-mcpgen.patterns.PatternError: pattern is not a valid regular expression for linear-time matching (RE2 syntax: no backreferences or lookaround): invalid escape sequence: \\1
+mcpgen.spec.patterns.PatternError: pattern is not a valid regular expression for linear-time matching (RE2 syntax: no backreferences or lookaround): invalid escape sequence: \\1
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
-from .errors import MCPGenError
+from ..errors import MCPGenError
 
 
 class PatternError(MCPGenError, ValueError):

@@ -1,6 +1,6 @@
 """Parameters: the tool's JSON Schema `inputSchema`, and checking arguments against it.
 
->>> from mcpgen.spec import Parameter
+>>> from mcpgen.spec.models import Parameter
 >>> args = Arguments({"n": Parameter(type="integer", description="How many", default=3, maximum=10)})
 >>> args.schema["properties"]["n"]
 {'type': 'integer', 'description': 'How many', 'default': 3, 'maximum': 10}
@@ -18,11 +18,11 @@ import datetime as dt
 import math
 from typing import Any
 
-from .errors import ArgumentError
-from .identity import current
+from ..errors import ArgumentError
+from ..identity import current
+from ..text import as_json, closest
+from .models import Constraints, Items, Parameter
 from .patterns import matches
-from .spec import Constraints, Items, Parameter
-from .text import as_json, closest
 
 INT64 = (-(2**63), 2**63 - 1)
 MAX_STRING = 65536  # characters, for strings without max_length
@@ -63,7 +63,7 @@ def _value_schema(type_: str, c: Constraints) -> dict[str, Any]:
 def date_bounds(c: Constraints) -> str:
     """The bounds of a date or datetime, in words for the description (mcpgen checks them itself).
 
-    >>> from mcpgen.spec import Parameter
+    >>> from mcpgen.spec.models import Parameter
     >>> date_bounds(Parameter(type="date", description="d", minimum="2013-01-01"))
     'on or after 2013-01-01'
     """

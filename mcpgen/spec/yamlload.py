@@ -15,8 +15,8 @@ import re
 
 import yaml
 
-from .errors import Problem, SpecError
-from .limits import MAX_FILE_BYTES
+from ..errors import Problem, SpecError
+from ..limits import MAX_FILE_BYTES
 
 try:
     from yaml import CSafeLoader as _Base

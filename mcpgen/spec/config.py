@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, StrictBool, StrictInt, Tag, field_validator, model_validator
 
-from .spec import AppChoice, CacheTTL, Duration, SQLDialect, Strict
+from .models import AppChoice, CacheTTL, Duration, SQLDialect, Strict
 
 CONFIG_NAME = "mcpgen.yaml"
 DEFAULT_MAX_ROWS = 1000
