@@ -50,7 +50,7 @@ def main() -> int:
     from mcpgen.loading import load_project
     from mcpgen.spark_cluster import LocalSparkCluster, example_tables
     from mcpgen.spec.params import Arguments, param_types
-    from mcpgen.transpile import transpile
+    from mcpgen.sql.transpile import transpile
 
     cluster = None
     folder = Path(tempfile.mkdtemp(prefix="mcpgen-bench-spark-"))

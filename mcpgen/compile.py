@@ -12,17 +12,18 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
+from .answer.cursors import NEXT_CURSOR_META, Cursors, binding
 from .charts import build_chart
 from .engines import Engine, QueryResult
 from .errors import ArgumentError, MCPGenError
 from .identity import caller_identity
 from .loading import LoadedSpec
-from .paging import CURSOR, LIMIT, NEXT_CURSOR_META, OFFSET, Cursors, binding, paged_sql
 from .render import Template
 from .results import TRUNCATED_META, build_table, json_size_bound
 from .spec.config import Defaults
-from .spec.models import EmptyAnswer
+from .spec.models import CURSOR, EmptyAnswer
 from .spec.params import Arguments, param_types
+from .sql.pages import LIMIT, OFFSET, paged_sql
 from .tools import Answer, Tool, error_result
 
 DEFAULT_EMPTY = Template("No rows matched.")

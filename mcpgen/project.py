@@ -18,12 +18,12 @@ import runpy
 from dataclasses import dataclass
 from pathlib import Path
 
+from .answer.cursors import Cursors
 from .app import project_apps
 from .compile import SpecTool, compile_spec
 from .engines import Engine, create_engine
 from .errors import MCPGenError, Problem, SpecError, UnsafeSQL
 from .loading import LoadedProject, load_project
-from .paging import Cursors
 from .spec.models import AppSettings
 from .tools import Registry, default_registry
 from .validate import check_spec_live, checked_by_default

@@ -16,9 +16,10 @@ import pytest
 import services
 from mcp import Client, StdioServerParameters
 
-from mcpgen.paging import CURSOR, NEXT_CURSOR_META, Cursors
+from mcpgen.answer.cursors import NEXT_CURSOR_META, Cursors
 from mcpgen.project import open_project
 from mcpgen.results import to_cell
+from mcpgen.spec.models import CURSOR
 from mcpgen.validate import run_validate
 
 REPO = Path(__file__).resolve().parent.parent

@@ -1,7 +1,7 @@
 import pytest
 
 from mcpgen.errors import UnsafeSQL
-from mcpgen.sql import check_read_only, find_placeholders, rewrite
+from mcpgen.sql.statements import check_read_only, find_placeholders, rewrite
 
 
 def test_placeholders_skip_casts_strings_and_comments():

@@ -15,8 +15,8 @@ from click.testing import CliRunner
 from mcpgen.cli import main
 from mcpgen.loading import load_project
 from mcpgen.project import open_project
-from mcpgen.sql import find_placeholders
-from mcpgen.transpile import Untranslatable, transpile
+from mcpgen.sql.statements import find_placeholders
+from mcpgen.sql.transpile import Untranslatable, transpile
 
 TARGETS = ["postgres", "mysql", "sqlite", "spark"]
 

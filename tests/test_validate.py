@@ -538,8 +538,8 @@ TRICKY_SQL = [
 
 @pytest.mark.parametrize("dialect", ["duckdb", "postgres", "mysql", "sqlite"])
 def test_the_read_only_fast_path_agrees_with_the_full_parse(monkeypatch, dialect):
-    from mcpgen import sql as sqlmod
     from mcpgen.errors import UnsafeSQL
+    from mcpgen.sql import statements as sqlmod
 
     queries = list(TRICKY_SQL)
     for path in sorted(SPECS.glob("*.yaml")) + sorted(BROKEN.glob("*/*.yaml")):
@@ -559,7 +559,7 @@ def test_the_read_only_fast_path_agrees_with_the_full_parse(monkeypatch, dialect
 
     fast = [verdict(q) for q in queries]
     monkeypatch.setattr(sqlmod, "_plainly_reads", lambda tokens: False)
-    sqlmod._tokens.cache_clear()
+    sqlmod.tokenize.cache_clear()
     assert [verdict(q) for q in queries] == fast
 
 

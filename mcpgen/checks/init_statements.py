@@ -19,7 +19,7 @@ import re
 from sqlglot.errors import SqlglotError
 from sqlglot.tokens import TokenType
 
-from ..sql import _tokens
+from ..sql.statements import tokenize
 from .sql_paths import outside_paths
 
 # Settings that decide what DuckDB may read, write or load: only mcpgen sets them.
@@ -36,7 +36,7 @@ _WRITES = {"COPY", "EXPORT", "IMPORT", "CHECKPOINT", "VACUUM"}
 def init_problem(sql: str) -> str | None:
     """Why an init statement is refused ("changes the setting ..."), or None when it may run."""
     try:
-        tokens = _tokens(sql, "duckdb")
+        tokens = tokenize(sql, "duckdb")
     except SqlglotError:
         return None  # DuckDB itself will say what is wrong with it
     statements: list[list] = [[]]

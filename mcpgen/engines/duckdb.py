@@ -26,7 +26,7 @@ import duckdb
 
 from ..checks import init_problem
 from ..errors import QueryError, QueryTimeout, UnsafeSQL
-from ..sql import check_read_only, find_placeholders, rewrite
+from ..sql.statements import check_read_only, find_placeholders, rewrite
 from ..text import first_line
 from .base import Prepared, QueryResult
 from .deadlines import DEADLINES

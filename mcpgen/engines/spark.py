@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import QueryError, QueryTimeout
-from ..sql import check_read_only, find_placeholders
+from ..sql.statements import check_read_only, find_placeholders
 from ..text import first_line
 from .base import Prepared, QueryResult
 from .deadlines import DEADLINES

@@ -31,6 +31,7 @@ from .patterns import compile_pattern
 NAME_RE = r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$"
 PARAM_NAME_RE = r"^[A-Za-z][A-Za-z0-9_]{0,63}$"
 TEMPLATE_VARIABLES = ("rows", "columns", "row_count", "truncated", "max_rows")
+CURSOR = "cursor"  # the argument a paged tool takes (so no parameter may have its name)
 ParamType = Literal["string", "integer", "number", "boolean", "date", "datetime", "array"]
 ItemType = Literal["string", "integer", "number", "boolean", "date", "datetime"]
 ChartType = Literal["bar", "line", "area", "pie", "doughnut", "scatter", "horizontal_bar", "stacked_bar"]

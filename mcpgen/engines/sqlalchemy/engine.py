@@ -29,7 +29,7 @@ from ...errors import QueryError, QueryTimeout, UnsafeSQL
 from ...redaction import redact
 from ...rls import claim_settings, with_claim_settings
 from ...spec.config import URLConnection, expand_env
-from ...sql import DIALECTS, check_read_only, find_placeholders
+from ...sql.statements import DIALECTS, check_read_only, find_placeholders
 from ...text import first_line
 from ..base import Prepared, QueryResult
 from .backends import backend_for

@@ -1,6 +1,6 @@
 """The SQL as SQLAlchemy's `text()` takes it: escaped colons, `IN :name` lists, typed bind parameters.
 
->>> from mcpgen.sql import find_placeholders
+>>> from mcpgen.sql.statements import find_placeholders
 >>> sql = "SELECT ':x' AS s, n FROM t WHERE n = :n -- :y"
 >>> sa_text(sql, find_placeholders(sql, None))
 "SELECT '\\\\:x' AS s, n FROM t WHERE n = :n -- \\\\:y"
@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from sqlglot.errors import SqlglotError
 from sqlglot.tokens import TokenType
 
-from ...sql import _tokens
+from ...sql.statements import tokenize
 
 # SQLAlchemy's text() takes every `:word` not preceded by ':', a word character or a backslash.
 _IN_BEFORE = re.compile(r"(?i)(?:(?P<not>\bNOT)\s+)?\bIN\s*\Z")
@@ -41,7 +41,7 @@ class Statement:
 def strip_semicolon(sql: str, dialect: str | None) -> str:
     """The SQL without a trailing `;` (and what follows it), so it can be wrapped."""
     try:
-        tokens = _tokens(sql, dialect)
+        tokens = tokenize(sql, dialect)
     except SqlglotError:
         return sql.rstrip().rstrip(";")
     if tokens and tokens[-1].token_type == TokenType.SEMICOLON:

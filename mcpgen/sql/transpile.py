@@ -21,9 +21,9 @@ from sqlglot import exp
 from sqlglot.errors import ErrorLevel, SqlglotError
 from sqlglot.generator import Generator
 
-from .errors import UnsafeSQL
-from .sql import find_placeholders
-from .text import first_line
+from ..errors import UnsafeSQL
+from ..text import first_line
+from .statements import find_placeholders
 
 
 class Untranslatable(UnsafeSQL):

@@ -18,10 +18,10 @@ from functools import lru_cache
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
-from sqlglot.tokens import TokenType
+from sqlglot.tokens import Token, TokenType
 
-from .errors import UnsafeSQL
-from .text import first_line, line_col
+from ..errors import UnsafeSQL
+from ..text import first_line, line_col
 
 # sqlglot dialect names by SQLAlchemy backend name; unknown backends parse as generic SQL.
 DIALECTS = {
@@ -183,15 +183,20 @@ class Placeholder:
 
 
 @lru_cache(maxsize=64)
-def _tokens(sql: str, dialect: str | None):
-    """Tokens of `sql`, shared by the read-only check and the placeholder scan (tokenizing is half of parsing)."""
+def tokenize(sql: str, dialect: str | None) -> tuple[Token, ...]:
+    """The tokens of `sql` in `dialect`, cached: the read-only check, the placeholder scan, the paged-SQL
+    checks and the engines read the same SQL, and tokenizing is half of parsing. SqlglotError if unreadable.
+
+    >>> [t.text for t in tokenize("SELECT a FROM t WHERE b = :n", "duckdb")]
+    ['SELECT', 'a', 'FROM', 't', 'WHERE', 'b', '=', ':', 'n']
+    """
     return tuple(sqlglot.Dialect.get_or_raise(dialect).tokenize(sql))
 
 
 def _readable_tokens(sql: str, dialect: str | None):
-    """`_tokens`, with sqlglot's failure as UnsafeSQL."""
+    """`tokenize`, with sqlglot's failure as UnsafeSQL."""
     try:
-        return _tokens(sql, dialect)
+        return tokenize(sql, dialect)
     except SqlglotError as exc:
         raise UnsafeSQL(f"the SQL cannot be read: {first_line(exc)}") from None
 
@@ -250,7 +255,7 @@ def check_read_only(sql: str, dialect: str | None = "duckdb") -> None:
                     col,
                 )
     try:
-        tokens = list(_tokens(sql, dialect))
+        tokens = list(tokenize(sql, dialect))
     except SqlglotError:
         return _check_tokens(sql, dialect)
     _check_side_effects(sql, tokens, dialect)

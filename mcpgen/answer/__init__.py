@@ -1,0 +1,1 @@
+"""What a call answers: a spec compiled into a tool, and the result it builds."""

@@ -1,0 +1,6 @@
+"""Reading a spec's SQL with sqlglot's tokenizer and syntax tree; nothing here touches a database.
+
+- `statements`: `:name` placeholders, the one-read-only-statement check, the shared tokenizer
+- `transpile`: a spec's SQL translated to its connection's dialect, once at load
+- `pages`: the SQL of one page of a paged spec, and the load-time checks it needs
+"""
