@@ -31,7 +31,7 @@ REPO = HERE.parent
 MEASURE = """
 import json, time, timeit, yaml
 from mcpgen.spec.params import Arguments
-from mcpgen.render import Template
+from mcpgen.templates.render import Template
 from mcpgen.spec.models import Parameter
 
 spec = yaml.safe_load(open({spec!r}))

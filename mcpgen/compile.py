@@ -18,12 +18,12 @@ from .engines import Engine, QueryResult
 from .errors import ArgumentError, MCPGenError
 from .identity import caller_identity
 from .loading import LoadedSpec
-from .render import Template
 from .results import TRUNCATED_META, build_table, json_size_bound
 from .spec.config import Defaults
 from .spec.models import CURSOR, EmptyAnswer
 from .spec.params import Arguments, param_types
 from .sql.pages import LIMIT, OFFSET, paged_sql
+from .templates.render import Template
 from .tools import Answer, Tool, error_result
 
 DEFAULT_EMPTY = Template("No rows matched.")

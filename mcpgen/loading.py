@@ -29,7 +29,6 @@ from .checks import (
 from .engines.file_reach import FileReachError, check_root
 from .errors import ArgumentError, Findings, Problem, SpecError, UnsafeSQL
 from .limits import MAX_FILE_BYTES, MAX_OUTPUT
-from .render import Template
 from .spec.config import CONFIG_NAME, DuckDBConnection, ProjectConfig, URLConnection
 from .spec.models import CURSOR, NAME_RE, TEMPLATE_VARIABLES, EmptyAnswer, Spec, is_union_tag
 from .spec.params import Arguments
@@ -37,6 +36,7 @@ from .spec.yamlload import Located, load_yaml
 from .sql.pages import limits_rows, orders_rows, row_bound
 from .sql.statements import DIALECTS, check_read_only, find_placeholders
 from .sql.transpile import transpile
+from .templates.render import Template
 from .text import closest, did_you_mean, line_col
 
 

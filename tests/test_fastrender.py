@@ -12,7 +12,7 @@ import yaml
 
 from mcpgen.errors import RenderError
 from mcpgen.project import open_project
-from mcpgen.render import Template
+from mcpgen.templates.render import Template
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -88,8 +88,8 @@ def test_broken_templates_fail_with_jinja_s_message():
 
 
 def test_the_subset_is_compiled_and_the_rest_is_left_to_jinja():
-    from mcpgen.fastrender import compile_simple
-    from mcpgen.render import PROSE
+    from mcpgen.templates.fast import compile_simple
+    from mcpgen.templates.render import PROSE
 
     compiled = [compile_simple(PROSE.parse(s), PROSE.finalize) is not None for s in TEMPLATES]
     assert compiled[:8] == [True] * 8
@@ -150,8 +150,8 @@ def test_every_shipped_answer_is_the_same_either_way(folder, tmp_path, monkeypat
 
 
 def test_a_long_loop_stops_soon_after_the_limit():
-    from mcpgen.fastrender import compile_simple
-    from mcpgen.render import PROSE
+    from mcpgen.templates.fast import compile_simple
+    from mcpgen.templates.render import PROSE
 
     fn = compile_simple(PROSE.parse("{% for r in rows %}{{ r.city }} {% endfor %}"), PROSE.finalize)
     rows = [{"city": "x" * 100}] * 1_000_000  # 101 MB of text if rendered whole

@@ -559,7 +559,7 @@ def test_09_template_escapes_refused_by_validate(tmp_path, template):
 def test_09_template_escapes_refused_by_the_sandbox(template):
     from jinja2.exceptions import SecurityError, UndefinedError
 
-    from mcpgen.render import PROSE
+    from mcpgen.templates.render import PROSE
 
     with pytest.raises((SecurityError, UndefinedError)):
         PROSE.from_string(template).render(rows=[{"x": 1}])
@@ -570,7 +570,7 @@ def test_09_template_escapes_refused_by_the_sandbox(template):
 
 def test_10_huge_string_and_power_are_stopped():
     from mcpgen.errors import RenderError
-    from mcpgen.render import Template
+    from mcpgen.templates.render import Template
 
     for source in [
         "{{ 'x' * 10**9 }}",

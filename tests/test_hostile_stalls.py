@@ -11,9 +11,9 @@ import tracemalloc
 import pytest
 
 from mcpgen.errors import ArgumentError, RenderError
-from mcpgen.render import Template
 from mcpgen.spec.models import Parameter
 from mcpgen.spec.params import Arguments
+from mcpgen.templates.render import Template
 
 # Patterns: linear time, and JSON Schema's (ECMA-262) meaning ------------------------------------
 

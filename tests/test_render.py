@@ -4,7 +4,7 @@ import time
 import pytest
 
 from mcpgen.errors import RenderError
-from mcpgen.render import Template
+from mcpgen.templates.render import Template
 
 
 def test_filters():

@@ -24,8 +24,8 @@ from mcpgen.checks import (
 )
 from mcpgen.cli import main
 from mcpgen.redaction import redact
-from mcpgen.render import PROSE
 from mcpgen.spec.models import Chart
+from mcpgen.templates.render import PROSE
 from mcpgen.validate import run_validate
 
 REPO = Path(__file__).resolve().parent.parent

@@ -3,7 +3,7 @@
 Jinja2 only finds these when a template is compiled or rendered, that is, when a model calls
 the tool; here they are found from the syntax tree.
 
->>> from mcpgen.render import PROSE
+>>> from mcpgen.templates.render import PROSE
 >>> filter_problems(PROSE.parse("{{ x | thousand }}"), PROSE)
 [(1, 'thousand', "uses the filter 'thousand', which does not exist; did you mean 'thousands'?")]
 >>> filter_problems(PROSE.parse("{{ y | percent(n=2) }}"), PROSE)[0][2]

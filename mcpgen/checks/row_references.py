@@ -1,6 +1,6 @@
 """The columns of a result row a template reads, so `validate --live` can check they exist.
 
->>> from mcpgen.render import PROSE
+>>> from mcpgen.templates.render import PROSE
 >>> row_references(PROSE.parse("{% for r in rows %}{{ r.city }}{% endfor %}"))
 [(1, 'city')]
 """

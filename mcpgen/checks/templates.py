@@ -1,6 +1,6 @@
 """Template constructs the sandbox refuses or that would blow its limits.
 
->>> from mcpgen.render import PROSE
+>>> from mcpgen.templates.render import PROSE
 >>> template_hazards(PROSE.parse("{{ ''.__class__ }}"))[0][1]
 "reads the internal attribute '__class__', which the sandbox refuses"
 >>> template_hazards(PROSE.parse("{{ 'ab' * 3 }}"))

@@ -10,7 +10,7 @@ missing column, a row that is not a dict), raises `Fallback` so the caller rende
 Jinja itself: the answer, or the error, is always Jinja's. Nothing here calls a method or
 reads an attribute of an object, so the sandbox has nothing to guard.
 
->>> from mcpgen.render import PROSE
+>>> from mcpgen.templates.render import PROSE
 >>> source = "{% for r in rows %}{{ r.city }}{{ ', ' if not loop.last }}{% endfor %}"
 >>> fn = compile_simple(PROSE.parse(source), PROSE.finalize)
 >>> fn({"rows": [{"city": "Oslo"}, {"city": "Bergen"}]}, 1000)
@@ -24,6 +24,8 @@ from collections.abc import Callable
 from typing import Any
 
 from jinja2 import nodes
+
+from .filters import FILTERS
 
 Fn = Callable[[dict[str, Any]], Any]
 Renderer = Callable[[dict[str, Any], int], str]
@@ -76,17 +78,7 @@ def compile_simple(ast: nodes.Template, finalize: Callable[[Any], Any]) -> Rende
     `limit` characters), or None outside the subset.
 
     `finalize` is the environment's: what every `{{ }}` value goes through before it is shown."""
-    from .render import date, join_names, percent, round_, thousands
-
-    filters: dict[str, Callable[..., Any]] = {
-        "thousands": thousands,
-        "round": round_,
-        "percent": percent,
-        "date": date,
-        "join_names": join_names,
-        "length": len,
-    }
-    compiler = _Compiler(filters, finalize)
+    compiler = _Compiler({**FILTERS, "length": len}, finalize)
     try:
         body = compiler.statements(ast.body, loop=None)
     except _Unsupported:

@@ -2,7 +2,7 @@
 
 Templates come from analysts and values from the database, so: an immutable
 sandbox, StrictUndefined, everything a template builds bounded in size and time
-(template_limits.py), and values never evaluated. Markdown images and raw HTML tags
+(`budget`), and values never evaluated. Markdown images and raw HTML tags
 in the rendered prose are broken up so that a row cannot put a live image in front of the user.
 
 >>> t = Template("{{ n | thousands }} people in {{ names | join_names }}")
@@ -12,9 +12,7 @@ in the rendered prose are broken up so that a row cannot put a live image in fro
 
 from __future__ import annotations
 
-import datetime as dt
 import re
-from decimal import Decimal
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -22,50 +20,11 @@ import jinja2
 from jinja2 import StrictUndefined, TemplateError, UndefinedError, nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
-from . import template_limits as limits
-from .errors import RenderError
-from .fastrender import compile_simple
-from .limits import MAX_OUTPUT
-
-
-def thousands(value: Any, sep: str = ",") -> str:
-    """1234567 -> '1,234,567'; 1234.5 -> '1,234.5'."""
-    if value is None:
-        return ""
-    if isinstance(value, (int, Decimal)) and (not isinstance(value, Decimal) or value == value.to_integral()):
-        return f"{int(value):,}".replace(",", sep)
-    if isinstance(value, (float, Decimal)):
-        text = f"{value:,.2f}".rstrip("0").rstrip(".")
-        return text.replace(",", sep)
-    return str(value)
-
-
-def round_(value: Any, ndigits: int = 0) -> Any:
-    if value is None:
-        return None
-    result = round(float(value), ndigits)
-    return int(result) if ndigits <= 0 else result
-
-
-def percent(value: Any, ndigits: int = 1) -> str:
-    """0.1234 -> '12.3%'."""
-    if value is None:
-        return ""
-    return f"{float(value) * 100:.{ndigits}f}%"
-
-
-def date(value: Any, fmt: str = "%Y-%m-%d") -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        value = dt.datetime.fromisoformat(value)
-    return value.strftime(fmt)
-
-
-def join_names(values: Any, sep: str = ", ", last: str = " and ") -> str:
-    """['a', 'b', 'c'] -> 'a, b and c'."""
-    items = [str(v) for v in values]
-    return items[0] if len(items) == 1 else sep.join(items[:-1]) + last + items[-1] if items else ""
+from ..errors import RenderError
+from ..limits import MAX_OUTPUT
+from . import budget
+from .fast import compile_simple
+from .filters import FILTERS
 
 
 class _Environment(ImmutableSandboxedEnvironment):
@@ -79,26 +38,26 @@ class _Environment(ImmutableSandboxedEnvironment):
         return super().getattr(obj, attribute)
 
     def call_binop(self, context, operator_, left, right):
-        limits.tick()
+        budget.tick()
         if operator_ == "*":
-            return limits.bounded_mul(left, right)
+            return budget.bounded_mul(left, right)
         if operator_ == "**":
-            return limits.bounded_pow(left, right)
+            return budget.bounded_pow(left, right)
         if operator_ == "+":
-            return limits.bounded_add(left, right)
+            return budget.bounded_add(left, right)
         if operator_ == "%" and isinstance(left, str):
-            limits.check_format(left, right)
-        return limits.spend(super().call_binop(context, operator_, left, right))
+            budget.check_format(left, right)
+        return budget.spend(super().call_binop(context, operator_, left, right))
 
     def call(__self, __context, __obj, *args, **kwargs):
-        limits.tick()
+        budget.tick()
         owner = getattr(getattr(__obj, "__wrapped__", __obj), "__self__", None)  # the sandbox wraps str.format
         if isinstance(owner, str):  # str methods: ljust, center, zfill, format, replace, join, ...
-            args = limits.check_str_call(owner, getattr(__obj, "__name__", ""), args, kwargs)
-        return limits.spend(super().call(__context, __obj, *args, **kwargs))
+            args = budget.check_str_call(owner, getattr(__obj, "__name__", ""), args, kwargs)
+        return budget.spend(super().call(__context, __obj, *args, **kwargs))
 
     def compile(self, *args, **kwargs):
-        limits.start()  # constant folding runs filters at compile time: a fresh clock for them
+        budget.start()  # constant folding runs filters at compile time: a fresh clock for them
         return super().compile(*args, **kwargs)
 
 
@@ -124,11 +83,11 @@ def _make_env(url: bool) -> _Environment:
         undefined=StrictUndefined,
         autoescape=False,
         keep_trailing_newline=False,
-        finalize=(lambda v: quote(limits.emit(v), safe="")) if url else limits.emit,
+        finalize=(lambda v: quote(budget.emit(v), safe="")) if url else budget.emit,
     )
-    env.filters.update(thousands=thousands, round=round_, percent=percent, date=date, join_names=join_names)
-    env.filters = {**limits.guard_filters(env.filters), **limits.INTERNAL_FILTERS}
-    env.globals["lipsum"] = limits.bounded_lipsum(env.globals["lipsum"])
+    env.filters.update(FILTERS)
+    env.filters = {**budget.guard_filters(env.filters), **budget.INTERNAL_FILTERS}
+    env.globals["lipsum"] = budget.bounded_lipsum(env.globals["lipsum"])
     return env
 
 
@@ -149,7 +108,7 @@ class Template:
         self._compiled: jinja2.Template | None = None  # compiled on first render: `validate` never pays for it
         # A source URL keeps the host its literal text names, whatever the values (checked after rendering).
         self.host = _netloc(re.split(r"\{[{%#]", source, maxsplit=1)[0]) if url else None
-        self._fast: Any = None  # the plain-Python renderer (mcpgen.fastrender), False when Jinja must render
+        self._fast: Any = None  # the plain-Python renderer (mcpgen.templates.fast), False when Jinja must render
         # Plain text needs no rendering: it is its own output.
         self.constant = (
             (source.strip() if url else neutralise(source.strip()))
@@ -162,7 +121,7 @@ class Template:
     @property
     def _template(self):
         if self._compiled is None:
-            self._compiled = self.env.from_string(limits.bound_ast(self.env.parse(self.source)))
+            self._compiled = self.env.from_string(budget.bound_ast(self.env.parse(self.source)))
         return self._compiled
 
     def names(self) -> set[str]:
@@ -188,7 +147,7 @@ class Template:
     def render(
         self,
         context: dict[str, Any],
-        seconds: float = limits.RENDER_SECONDS,
+        seconds: float = budget.RENDER_SECONDS,
         limit: int = MAX_OUTPUT,
         cut: bool = False,
     ) -> str:
@@ -227,7 +186,7 @@ class Template:
         size = 0
         try:
             template = self._template  # compiled on first use (an unknown filter is found here)
-            limits.start(seconds)
+            budget.start(seconds)
             for chunk in template.root_render_func(template.new_context(context)):
                 size += len(chunk)
                 out.append(chunk)
@@ -235,7 +194,7 @@ class Template:
                     break
         except RecursionError:
             raise RenderError("the template recursed too deeply") from None
-        except limits.Overtime:
+        except budget.Overtime:
             raise RenderError(f"the template took longer than {seconds:g} s to render") from None
         except UndefinedError as exc:
             raise RenderError(f"the template uses an undefined value: {exc.message}") from None

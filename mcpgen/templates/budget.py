@@ -39,7 +39,7 @@ from jinja2 import nodes
 from jinja2.sandbox import SecurityError
 from jinja2.visitor import NodeTransformer
 
-from .limits import MAX_BUILT, MAX_INT_BITS, MAX_OUTPUT, MAX_POWER, MAX_SEQUENCE
+from ..limits import MAX_BUILT, MAX_INT_BITS, MAX_OUTPUT, MAX_POWER, MAX_SEQUENCE
 
 RENDER_SECONDS = 1.0
 
