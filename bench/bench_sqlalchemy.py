@@ -61,7 +61,7 @@ from mcp.server.mcpserver import MCPServer  # noqa: E402
 from mcp.types import CallToolResult, TextContent  # noqa: E402
 from pydantic import BaseModel, ConfigDict  # noqa: E402
 
-from mcpgen.engines.sqlalchemy import SQLAlchemyEngine  # noqa: E402
+from mcpgen.engines.sqlalchemy.engine import SQLAlchemyEngine  # noqa: E402
 from mcpgen.project import open_project  # noqa: E402
 from mcpgen.server import ToolServer  # noqa: E402
 from mcpgen.spec.config import URLConnection  # noqa: E402

@@ -14,7 +14,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from .answer.cursors import NEXT_CURSOR_META, Cursors, binding
 from .charts import build_chart
-from .engines import Engine, QueryResult
+from .engines.protocol import Engine, QueryResult
 from .errors import ArgumentError, MCPGenError
 from .identity import caller_identity
 from .loading import LoadedSpec

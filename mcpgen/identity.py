@@ -3,7 +3,7 @@
 Over HTTP the caller is the access token the SDK's bearer middleware verified (see
 mcpgen.auth); over stdio it is the one local user, whose claims come from mcpgen.yaml's
 `stdio_claims`. Claim-bound parameters, per-tool scopes, the audit log and PostgreSQL
-row-level security (mcpgen.rls) all read `current()`.
+row-level security (mcpgen.engines.sqlalchemy.rls) all read `current()`.
 
 >>> alice = Caller(subject="alice", claims={"email": "alice@example.com", "org": {"id": 7}})
 >>> alice.claim("email"), alice.claim("org.id")

@@ -21,7 +21,8 @@ from pathlib import Path
 from .answer.cursors import Cursors
 from .app import project_apps
 from .compile import SpecTool, compile_spec
-from .engines import Engine, create_engine
+from .engines.factory import create_engine
+from .engines.protocol import Engine
 from .errors import MCPGenError, Problem, SpecError, UnsafeSQL
 from .loading import LoadedProject, load_project
 from .spec.models import AppSettings

@@ -28,7 +28,7 @@ from pydantic import ConfigDict, ValidationError, create_model
 
 from . import audit, logs, telemetry
 from .cache import META_KEY, ResultCache
-from .engines.base import QueryResult
+from .engines.protocol import QueryResult
 from .errors import ArgumentError
 from .identity import caller_identity
 from .results import PUBLISHED_SCHEMA, DataToolOutput, DataToolPayload

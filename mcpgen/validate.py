@@ -23,8 +23,7 @@ from .redaction import redact, secrets_of
 from .text import did_you_mean, first_line
 
 if TYPE_CHECKING:
-    from .engines import Engine
-    from .engines.base import Prepared
+    from .engines.protocol import Engine, Prepared
     from .loading import LoadedProject, LoadedSpec
 
 LIVE_TIMEOUT = 10.0  # seconds per connection and per query description
@@ -190,7 +189,7 @@ def _live(loaded: LoadedProject, report: Report, timeout: float, everywhere: boo
     """Open each connection the specs use, describe every query, and check the columns they name.
 
     `everywhere=False` leaves out the connections that are not `checked_by_default`."""
-    from .engines import create_engine
+    from .engines.factory import create_engine
 
     secrets = secrets_of(loaded.config)
     config_path = str(loaded.config_path) if loaded.config_path else str(loaded.specs_dir)

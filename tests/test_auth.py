@@ -444,7 +444,7 @@ def test_claim_settings_are_transaction_local_and_keep_the_timeout(rls_table):
     import services
     from sqlalchemy.engine import make_url
 
-    from mcpgen.engines.sqlalchemy import SQLAlchemyEngine
+    from mcpgen.engines.sqlalchemy.engine import SQLAlchemyEngine
     from mcpgen.spec.config import URLConnection
 
     table, role = rls_table

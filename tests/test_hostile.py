@@ -24,7 +24,7 @@ import httpx2
 import jsonschema
 import pytest
 
-from mcpgen.engines import Prepared
+from mcpgen.engines.protocol import Prepared
 from mcpgen.errors import QueryError, SpecError
 from mcpgen.loading import load_project
 from mcpgen.project import open_project

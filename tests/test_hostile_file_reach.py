@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from mcpgen.engines import Prepared
 from mcpgen.engines.duckdb import DuckDBEngine
 from mcpgen.engines.file_reach import FileReachError, check_root, readable_set
+from mcpgen.engines.protocol import Prepared
 from mcpgen.errors import QueryError, SpecError
 from mcpgen.loading import load_project
 from mcpgen.project import open_project

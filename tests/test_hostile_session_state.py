@@ -16,8 +16,8 @@ import time
 import pytest
 import services
 
-from mcpgen.engines import Prepared
-from mcpgen.engines.sqlalchemy import SQLAlchemyEngine
+from mcpgen.engines.protocol import Prepared
+from mcpgen.engines.sqlalchemy.engine import SQLAlchemyEngine
 from mcpgen.errors import QueryError, QueryTimeout, UnsafeSQL
 from mcpgen.loading import load_project
 from mcpgen.spec.config import URLConnection

@@ -1,8 +1,9 @@
-"""Where a compiled query runs: DuckDB in process (`duckdb`), or any database SQLAlchemy reaches (`sqlalchemy`).
+"""Where a compiled query runs: DuckDB in process, any database SQLAlchemy reaches, or Spark Connect.
 
-`base` holds the `Engine` protocol they share and `create_engine`; `deadlines` cancels queries on time.
+- `protocol`: the `Engine` protocol every engine implements, `Prepared`, `QueryResult`
+- `factory`: `create_engine`, the engine for one connection (each driver imported only when used)
+- `slots`: fair slots, the bound on queries at once per connection (DuckDB, Spark)
+- `deadlines`: the one timer thread that cancels queries on time
+- `file_reach`: which files a DuckDB connection may read (the project folder, never a link out of it)
+- `duckdb`, `spark`, `sqlalchemy/`: the engines themselves
 """
-
-from .base import Engine, Prepared, QueryResult, create_engine
-
-__all__ = ["Engine", "Prepared", "QueryResult", "create_engine"]

@@ -27,9 +27,9 @@ from typing import Any
 from ..errors import QueryError, QueryTimeout
 from ..sql.statements import check_read_only, find_placeholders
 from ..text import first_line
-from .base import Prepared, QueryResult
 from .deadlines import DEADLINES
-from .duckdb import FairSlots
+from .protocol import Prepared, QueryResult
+from .slots import FairSlots
 
 DIALECT = "spark"
 RETRIES = 2  # per RPC when the server cannot be reached; a call to a stopped cluster fails within ~1 s

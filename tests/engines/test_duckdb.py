@@ -105,7 +105,7 @@ def test_sqlalchemy_is_imported_only_for_a_url_connection(tmp_path):
     code = (
         "import sys\n"
         "from mcpgen.spec.config import DuckDBConnection, URLConnection\n"
-        "from mcpgen.engines import create_engine\n"
+        "from mcpgen.engines.factory import create_engine\n"
         "create_engine('default', DuckDBConnection(), '.').close()\n"
         "print('sqlalchemy' in sys.modules)\n"
         "create_engine('local', URLConnection(url='sqlite://'), '.').close()\n"

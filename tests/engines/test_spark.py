@@ -20,7 +20,7 @@ import pytest
 import yaml
 from mcp import Client, StdioServerParameters
 
-from mcpgen.engines import Prepared
+from mcpgen.engines.protocol import Prepared
 from mcpgen.engines.spark import SparkEngine, SparkUnavailable, _Statement
 from mcpgen.errors import QueryError, QueryTimeout, UnsafeSQL
 from mcpgen.results import to_cell

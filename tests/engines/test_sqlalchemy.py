@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import pytest
 import services
 
-from mcpgen.engines import Prepared
-from mcpgen.engines.sqlalchemy import SQLAlchemyEngine
+from mcpgen.engines.protocol import Prepared
+from mcpgen.engines.sqlalchemy.engine import SQLAlchemyEngine
 from mcpgen.errors import QueryError, QueryTimeout, UnsafeSQL
 from mcpgen.redaction import redact
 from mcpgen.spec.config import URLConnection

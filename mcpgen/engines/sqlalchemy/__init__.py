@@ -1,6 +1,7 @@
-"""Any database SQLAlchemy reaches: the engine (`engine`), one class per database (`backends`),
-and the SQL as `text()` takes it (`statements`). Imported only when a project has a `url:` connection."""
+"""Any database SQLAlchemy reaches, for `url:` connections; imported only when a project has one.
 
-from .engine import SQLAlchemyEngine
-
-__all__ = ["SQLAlchemyEngine"]
+- `engine`: the engine (pooled connections, time limits, read-only sessions)
+- `backends`: one `Backend` class per database (PostgreSQL, MySQL/MariaDB, SQLite, others)
+- `statements`: the SQL as `text()` takes it, and the bind types
+- `rls`: PostgreSQL row-level security, the caller's claims as session settings
+"""

@@ -27,12 +27,12 @@ from sqlalchemy.engine import make_url
 
 from ...errors import QueryError, QueryTimeout, UnsafeSQL
 from ...redaction import redact
-from ...rls import claim_settings, with_claim_settings
 from ...spec.config import URLConnection, expand_env
 from ...sql.statements import DIALECTS, check_read_only, find_placeholders
 from ...text import first_line
-from ..base import Prepared, QueryResult
+from ..protocol import Prepared, QueryResult
 from .backends import backend_for
+from .rls import claim_settings, with_claim_settings
 from .statements import Statement, bindparam, sa_text, strip_semicolon, type_key
 
 _DRIVER_HINTS = {

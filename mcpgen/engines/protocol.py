@@ -3,25 +3,17 @@
 An engine takes the spec's SQL once (`prepare`, which also checks it is one read-only
 statement), then runs it per call with bound values, a row cap and a time limit, and can
 say what columns it returns without running it (`describe`, for `mcpgen validate --live`).
+`factory.create_engine` makes one for a connection of mcpgen.yaml.
 
->>> engine = create_engine("default", DuckDBConnection(duckdb=":memory:"), root=".")
->>> query = engine.prepare("SELECT x FROM range(5) t(x) WHERE x < :n")
->>> result = engine.run(query, {"n": 3}, max_rows=2, timeout=5)
->>> result.rows, result.truncated
-([(0,), (1,)], True)
->>> engine.describe(query, timeout=5)
-[('x', 'BIGINT')]
->>> engine.close()
+>>> QueryResult(columns=["x"], rows=[(1,)], truncated=False).rows
+[(1,)]
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
-
-from ..spec.config import DuckDBConnection, SparkConnection, URLConnection, expand_env
 
 
 @dataclass
@@ -66,35 +58,3 @@ class Engine(Protocol):
     def close(self) -> None:
         """Release connections; the engine is not used afterwards."""
         ...
-
-
-def create_engine(
-    name: str, connection: DuckDBConnection | URLConnection | SparkConnection, root: str | os.PathLike
-) -> Engine:
-    """The engine for one `connections:` entry of mcpgen.yaml."""
-    if isinstance(connection, URLConnection):
-        from .sqlalchemy import SQLAlchemyEngine  # SQLAlchemy is imported only when a project uses it
-
-        return SQLAlchemyEngine(name, connection)
-    if isinstance(connection, SparkConnection):
-        from .spark import SparkEngine  # pyspark is imported only when a project uses it
-
-        return SparkEngine(
-            name,
-            expand_env(connection.spark),
-            connection.max_concurrent,
-            float(connection.queue_timeout),
-            connection.conf,
-            connection.database,
-        )
-    from .duckdb import DuckDBEngine
-
-    return DuckDBEngine(
-        name,
-        connection.duckdb,
-        connection.init,
-        root,
-        connection.threads,
-        connection.max_concurrent,
-        float(connection.queue_timeout),
-    )

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 
 import sqlalchemy as sa
 
-from .identity import Caller, current
+from ...identity import Caller, current
 
 
 def with_claim_settings(conn, settings: list[tuple[str, str]], run):
