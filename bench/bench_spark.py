@@ -47,7 +47,7 @@ def main() -> int:
     args = parser.parse_args()
 
     from mcpgen.engines.spark import SparkEngine
-    from mcpgen.loading import load_project
+    from mcpgen.load.project import load_project
     from mcpgen.spark_cluster import LocalSparkCluster, example_tables
     from mcpgen.spec.params import Arguments, param_types
     from mcpgen.sql.transpile import transpile

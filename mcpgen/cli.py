@@ -237,7 +237,7 @@ def _http_options(specs_dir, host, port, token_envs, allow_hosts, allow_origins,
     """HTTP options from the flags plus mcpgen.yaml's `http:` section; exit 2 when unsafe."""
     from .errors import MCPGenError, SpecError
     from .http import HTTPOptions, check_options, read_tokens
-    from .loading import load_project
+    from .load.project import load_project
     from .spec.config import HTTPSettings
 
     try:
@@ -438,18 +438,20 @@ def validate(specs_dir: Path, live: bool, static: bool, fmt: str, strict: bool, 
     template names is checked; --live does the same on SQLAlchemy connections.
     """
     from .app import find_chartjs
+    from .commands.validate import run_validate
     from .errors import SpecError
     from .reports import FORMATS, format_statements
-    from .validate import run_validate
 
     if live and static:
         raise click.UsageError("--live and --static contradict each other; give one")
     try:
-        if show_sql:
-            from .loading import load_project
+        loaded = None
+        if show_sql:  # read once: the statements are printed, then the same project is checked
+            from .load.project import load_project
 
-            click.echo(format_statements(load_project(specs_dir)))
-        report = run_validate(specs_dir, live=live, timeout=timeout, columns=not static)
+            loaded = load_project(specs_dir)
+            click.echo(format_statements(loaded))
+        report = run_validate(specs_dir, live=live, timeout=timeout, columns=not static, loaded=loaded)
     except SpecError as exc:
         for problem in exc.problems:
             click.echo(str(problem), err=True)

@@ -17,7 +17,8 @@ from .charts import build_chart
 from .engines.protocol import Engine, QueryResult
 from .errors import ArgumentError, MCPGenError
 from .identity import caller_identity
-from .loading import LoadedSpec
+from .load.columns import duplicate_columns
+from .load.specs import LoadedSpec
 from .results import TRUNCATED_META, build_table, json_size_bound
 from .spec.config import Defaults
 from .spec.models import CURSOR, EmptyAnswer
@@ -110,11 +111,9 @@ class SpecTool:
     def answer(self, values: dict[str, Any], result: QueryResult, page: Page | None = None) -> CallToolResult:
         """Build prose and structured content from one query result (one page of it for paged tools)."""
         columns = result.columns
-        if len(set(columns)) != len(columns):
-            twice = sorted({c for c in columns if columns.count(c) > 1})
-            raise MCPGenError(
-                f"the query returns column {', '.join(twice)} more than once; give each column its own name with AS"
-            )
+        twice = duplicate_columns(columns)
+        if twice:
+            raise MCPGenError(twice)
         missing = [c for chart in self.spec.charts for c in chart.columns if c not in columns]
         if not isinstance(self.spec.table, bool) and self.spec.table.columns:
             missing += [c for c in self.spec.table.columns if c not in columns]

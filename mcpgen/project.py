@@ -24,10 +24,11 @@ from .compile import SpecTool, compile_spec
 from .engines.factory import create_engine
 from .engines.protocol import Engine
 from .errors import MCPGenError, Problem, SpecError, UnsafeSQL
-from .loading import LoadedProject, load_project
+from .load.columns import check_spec_live, checked_by_default
+from .load.project import load_project
+from .load.specs import LoadedProject
 from .spec.models import AppSettings
 from .tools import Registry, default_registry
-from .validate import check_spec_live, checked_by_default
 
 logger = logging.getLogger("mcpgen")
 

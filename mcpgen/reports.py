@@ -12,8 +12,8 @@ from .errors import Problem
 from .text import plural
 
 if TYPE_CHECKING:
-    from .loading import LoadedProject
-    from .validate import Report
+    from .commands.validate import Report
+    from .load.specs import LoadedProject
 
 
 JSON_VERSION = 1

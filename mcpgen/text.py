@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Iterable
 
 
@@ -62,3 +63,14 @@ def as_json(value: object, limit: int = 60) -> str:
         text = repr(value)
     text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def column_of(source: str, line: int, word: str) -> int:
+    """The 1-based column of `word` on line `line` of `source`, else 1.
+
+    >>> column_of("Hello\\n{{ r.city | thousand }}", 2, "thousand")
+    13
+    """
+    text = (source.splitlines()[line - 1 : line] or [""])[0]
+    match = re.search(rf"\b{re.escape(word)}\b", text)
+    return match.start() + 1 if match else 1

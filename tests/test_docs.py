@@ -12,7 +12,7 @@ import duckdb
 import pytest
 import yaml
 
-from mcpgen.loading import load_project
+from mcpgen.load.project import load_project
 from mcpgen.project import open_project
 from mcpgen.spec.config import ProjectConfig
 

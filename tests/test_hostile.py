@@ -26,7 +26,7 @@ import pytest
 
 from mcpgen.engines.protocol import Prepared
 from mcpgen.errors import QueryError, SpecError
-from mcpgen.loading import load_project
+from mcpgen.load.project import load_project
 from mcpgen.project import open_project
 from mcpgen.results import OUTPUT_SCHEMA
 
@@ -771,7 +771,7 @@ def test_14_duplicate_column_names_stop_serve_before_any_call(tmp_path):
     finally:
         os.chdir(cwd)
     assert [p.message for p in info.value.problems] == [
-        "the query returns column a more than once; give each its own name with AS"
+        "the query returns column a more than once; give each column its own name with AS"
     ]
 
 

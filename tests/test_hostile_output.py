@@ -15,7 +15,7 @@ from test_hostile import SPECS, write_project
 
 from mcpgen.cli import main
 from mcpgen.errors import RenderError
-from mcpgen.loading import load_project
+from mcpgen.load.project import load_project
 from mcpgen.templates.render import Template
 
 # Source URLs: the host is the spec's, whatever the arguments ------------------------------------

@@ -19,7 +19,7 @@ import services
 from mcpgen.engines.protocol import Prepared
 from mcpgen.engines.sqlalchemy.engine import SQLAlchemyEngine
 from mcpgen.errors import QueryError, QueryTimeout, UnsafeSQL
-from mcpgen.loading import load_project
+from mcpgen.load.project import load_project
 from mcpgen.spec.config import URLConnection
 
 

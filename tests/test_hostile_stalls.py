@@ -77,7 +77,7 @@ def test_patterns_that_need_backtracking_or_are_broken_fail_validate(tmp_path, p
 
     from test_hostile import SPECS, write_project
 
-    from mcpgen.loading import load_project
+    from mcpgen.load.project import load_project
 
     spec = textwrap.dedent(SPECS["find_city"]).replace('pattern: "^[A-Z]{2}$"', f"pattern: {json.dumps(pattern)}")
     assert f"pattern: {json.dumps(pattern)}" in spec

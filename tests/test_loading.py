@@ -1,6 +1,6 @@
 """Reading a folder of specs: every problem of every file, each with file:line:col."""
 
-from mcpgen.loading import load_project
+from mcpgen.load.project import load_project
 
 SPEC = """\
 description: Broken on purpose.

@@ -17,10 +17,10 @@ import services
 from mcp import Client, StdioServerParameters
 
 from mcpgen.answer.cursors import NEXT_CURSOR_META, Cursors
+from mcpgen.commands.validate import run_validate
 from mcpgen.project import open_project
 from mcpgen.results import to_cell
 from mcpgen.spec.models import CURSOR
-from mcpgen.validate import run_validate
 
 REPO = Path(__file__).resolve().parent.parent
 FLIGHTS = REPO / "examples" / "data" / "flights.parquet"

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from mcpgen.cli import main
-from mcpgen.loading import load_project
+from mcpgen.load.project import load_project
 from mcpgen.project import open_project
 from mcpgen.sql.statements import find_placeholders
 from mcpgen.sql.transpile import Untranslatable, transpile

@@ -23,10 +23,10 @@ from mcpgen.checks import (
     template_hazards,
 )
 from mcpgen.cli import main
+from mcpgen.commands.validate import run_validate
 from mcpgen.redaction import redact
 from mcpgen.spec.models import Chart
 from mcpgen.templates.render import PROSE
-from mcpgen.validate import run_validate
 
 REPO = Path(__file__).resolve().parent.parent
 SPECS = REPO / "specs"

@@ -1,11 +1,14 @@
 """`mcpgen validate`: run the static checks over a folder (in parallel when it is big), and
 the column checks: open each connection, describe every query without running its work,
-and check every column that charts, `table:` and templates (`r.city`,
-`rows[0]['city']`, `sum(attribute="city")`) name. DuckDB connections (in process, local
-files) are described by default; SQLAlchemy connections only with `--live`.
+and check every column that charts, `table:` and templates name (`load.columns`). DuckDB
+connections (in process, local files) are described by default; SQLAlchemy connections
+only with `--live`.
 
-The static checks themselves are in `checks`; the text, JSON and GitHub forms of the
-report in `reports`. Exit codes: 0 clean, 1 problems found, 2 could not run.
+The static checks themselves are in `load` and `checks`; the text, JSON and GitHub forms of
+the report in `reports`. Exit codes: 0 clean, 1 problems found, 2 could not run.
+
+    report = run_validate("specs")       # Report: problems, files, connections, seconds
+    report.exit_code()                   # 0 clean, 1 problems found
 """
 
 from __future__ import annotations
@@ -17,16 +20,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .checks import row_references
-from .errors import Findings, Problem
-from .redaction import redact, secrets_of
-from .text import did_you_mean, first_line
+from ..errors import Findings, Problem
+from ..load.columns import LIVE_TIMEOUT, check_spec_live, checked_by_default
+from ..redaction import redact, secrets_of
+from ..text import first_line
 
 if TYPE_CHECKING:
-    from .engines.protocol import Engine, Prepared
-    from .loading import LoadedProject, LoadedSpec
+    from ..engines.protocol import Engine
+    from ..load.specs import LoadedProject
 
-LIVE_TIMEOUT = 10.0  # seconds per connection and per query description
 PARALLEL_MIN = 200  # static validation forks workers from this many spec files on
 
 
@@ -56,31 +58,34 @@ def run_validate(
     timeout: float = LIVE_TIMEOUT,
     jobs: int | None = None,
     columns: bool = True,
+    loaded: LoadedProject | None = None,
 ) -> Report:
     """Check a project. Raises SpecError when it cannot run at all (no such folder).
 
     `columns`: describe the queries of DuckDB connections (in process, nothing to reach);
-    `live`: describe those of every connection."""
+    `live`: describe those of every connection. `loaded`: the project already read from
+    `specs_dir` (`--show-sql` prints its statements first), checked here rather than read again."""
     import gc
 
     start = time.perf_counter()
     collecting = gc.isenabled()
     gc.disable()  # loading makes many small objects and no garbage worth a collection (20% faster)
     try:
-        return _run_validate(specs_dir, live, timeout, jobs, start, columns)
+        return _run_validate(specs_dir, live, timeout, jobs, start, columns, loaded)
     finally:
         if collecting:
             gc.enable()
 
 
-def _run_validate(specs_dir, live, timeout, jobs, start, columns=True) -> Report:
-    from .loading import load_project, spec_paths
+def _run_validate(specs_dir, live, timeout, jobs, start, columns=True, loaded=None) -> Report:
+    from ..load.discovery import spec_paths
+    from ..load.project import load_project
 
     specs_dir = Path(specs_dir)
     paths = spec_paths(specs_dir)  # raises SpecError for a missing folder
     jobs = _jobs(len(paths)) if jobs is None else jobs
-    if live or jobs <= 1:
-        loaded = load_project(specs_dir)
+    if live or jobs <= 1 or loaded is not None:
+        loaded = loaded or load_project(specs_dir)
         problems = list(loaded.problems)
         problems += _python_syntax(loaded.python_files, specs_dir)
         report = Report(str(specs_dir), len(paths), problems, live)
@@ -114,12 +119,13 @@ def _static_parallel(
     for the column checks); names are checked for uniqueness here."""
     import multiprocessing
 
-    from .loading import check_unique_names, python_paths
+    from ..load.discovery import python_paths
+    from ..load.spec_checks import check_unique_names
 
     # Warm up here (lazy imports: the SQL dialect, ...), not once per worker.
     _static_chunk(specs_dir, paths[:1], False, timeout)
     if columns:
-        from .engines import duckdb as _  # noqa: F401  imported once here, not once per worker (no connection yet)
+        from ..engines import duckdb as _  # noqa: F401  imported once here, not once per worker (no connection yet)
     chunks = [paths[i::jobs] for i in range(jobs)]
     with multiprocessing.get_context("fork").Pool(jobs) as pool:
         results = pool.starmap(_static_chunk, [(specs_dir, chunk, columns, timeout) for chunk in chunks])
@@ -153,7 +159,7 @@ class _Named:
 def _static_chunk(
     specs_dir: Path, chunk: list[Path], columns: bool, timeout: float
 ) -> tuple[list[Problem], list[_Named], dict[str, str]]:
-    from .loading import load_project
+    from ..load.project import load_project
 
     loaded = load_project(specs_dir, paths=chunk, unique_names=False)
     report = Report(str(specs_dir), len(chunk), list(loaded.problems))
@@ -189,7 +195,7 @@ def _live(loaded: LoadedProject, report: Report, timeout: float, everywhere: boo
     """Open each connection the specs use, describe every query, and check the columns they name.
 
     `everywhere=False` leaves out the connections that are not `checked_by_default`."""
-    from .engines.factory import create_engine
+    from ..engines.factory import create_engine
 
     secrets = secrets_of(loaded.config)
     config_path = str(loaded.config_path) if loaded.config_path else str(loaded.specs_dir)
@@ -242,14 +248,6 @@ def _live(loaded: LoadedProject, report: Report, timeout: float, everywhere: boo
             _close(engine)
 
 
-def checked_by_default(connection: Any) -> bool:
-    """Whether `validate` (without --live) and `serve` describe a connection's queries: DuckDB runs in
-    process on local files, so describing costs milliseconds and reaches nothing."""
-    from .spec.config import DuckDBConnection
-
-    return isinstance(connection, DuckDBConnection)
-
-
 def _probe(engine: Engine, timeout: float) -> None:
     """Reach the database once (engines that connect lazily would otherwise fail once per spec)."""
     engine.describe(engine.prepare("SELECT 1 AS ok"), timeout=timeout)
@@ -263,7 +261,7 @@ def _close(engine: Any) -> None:
 
 
 def _config_where(config_path: Path | None, name: str) -> tuple[int | None, int | None]:
-    from .spec.yamlload import load_yaml
+    from ..spec.yamlload import load_yaml
 
     if config_path is None:
         return None, None
@@ -292,127 +290,3 @@ def _bounded(fn, timeout: float, message: str):
     if "error" in box:
         raise box["error"]
     return box["value"]
-
-
-def describe(
-    engine: Engine, loaded: LoadedSpec, timeout: float = LIVE_TIMEOUT, prepared: Prepared | None = None
-) -> list[tuple[str, str]]:
-    """Result columns and types of a spec's query, without doing the query's work (`Engine.describe`)."""
-    from .spec.params import param_types
-
-    if prepared is None:  # UnsafeSQL if not one read-only query
-        prepared = engine.prepare(loaded.sql, param_types(loaded.spec.parameters))
-    # A string parameter with an enum (a file the query reads, say) is described with its first value, not NULL.
-    known = {
-        n: p.enum[0]
-        for n, p in loaded.spec.parameters.items()
-        if p.type == "string" and p.enum and p.enum[0] is not None
-    }
-    return engine.describe(prepared, timeout=timeout, known=known)
-
-
-def check_spec_live(
-    loaded: LoadedSpec, engine: Any, timeout: float = LIVE_TIMEOUT, prepared: Prepared | None = None
-) -> list[Problem]:
-    """Describe one spec's query on its engine and check every column the spec names."""
-    from .errors import MCPGenError
-    from .loading import column_of
-
-    path, spec, data = str(loaded.path), loaded.spec, loaded.data
-    sql_key = "sql" if spec.sql is not None else "sql_file"
-    try:
-        columns = [name for name, _ in describe(engine, loaded, timeout, prepared)]
-    except MCPGenError as exc:
-        position = getattr(exc, "position", None)
-        at = data.at(sql_key, *position) if position and sql_key == "sql" else _value_where(data, sql_key)
-        return [Problem(path, *at, first_line(exc))]
-    except Exception as exc:
-        return [Problem(path, *_value_where(data, sql_key), f"describing the query failed: {first_line(exc)}")]
-    out: list[Problem] = []
-    have = f"(the query returns {', '.join(columns)})"
-    twice = sorted({c for c in columns if columns.count(c) > 1})
-    if twice:
-        out.append(
-            Problem(
-                path,
-                *_value_where(data, sql_key),
-                f"the query returns column {', '.join(twice)} more than once; give each its own name with AS",
-            )
-        )
-    known = set(columns)
-    # charts
-    chart_data = data.get("chart")
-    for i, chart in enumerate(spec.charts):
-        node = chart_data[i] if isinstance(chart_data, list) else chart_data
-        where = "chart" if not isinstance(chart_data, list) else f"chart[{i}]"
-        for key in ("x", "y", "series"):
-            value = getattr(chart, key)
-            names = value if isinstance(value, list) else [value] if value else []
-            for j, column in enumerate(names):
-                if column not in known:
-                    line, col = _item_where(node, key, j if isinstance(value, list) else None)
-                    out.append(
-                        Problem(
-                            path,
-                            line,
-                            col,
-                            f"{where}.{key} names column '{column}', which the query does not return {have}"
-                            + did_you_mean(column, columns),
-                        )
-                    )
-    # table
-    if not isinstance(spec.table, bool):
-        node = data.get("table")
-        for j, column in enumerate(spec.table.columns or []):
-            if column not in known:
-                out.append(
-                    Problem(
-                        path,
-                        *_item_where(node, "columns", j),
-                        f"table.columns names column '{column}', which the query does not return {have}"
-                        + did_you_mean(column, columns),
-                    )
-                )
-        headers = node.get("headers") if isinstance(node, dict) else None
-        for column in spec.table.headers:
-            if column not in known:
-                line, col = headers.where(column) if headers is not None and hasattr(headers, "where") else (None, None)
-                out.append(
-                    Problem(
-                        path,
-                        line,
-                        col,
-                        f"table.headers labels column '{column}', which the query does not return {have}"
-                        + did_you_mean(column, columns),
-                    )
-                )
-    # templates
-    for key, template in loaded.templates.items():
-        if "sources[" in key:  # source URLs see the parameters only
-            continue
-        reported = set()
-        for line, column in row_references(template.ast):
-            if column not in known and (line, column) not in reported:
-                reported.add((line, column))
-                out.append(
-                    Problem(
-                        path,
-                        *data.at(key, line, column_of(template.source, line, column)),
-                        f"{key}: the template reads column '{column}' of a row, which the query does not return {have}"
-                        + did_you_mean(column, columns),
-                    )
-                )
-    return out
-
-
-def _value_where(data: Any, key: str) -> tuple[int | None, int | None]:
-    return data.where(("value", key)) if hasattr(data, "where") and key in data else (None, None)
-
-
-def _item_where(node: Any, key: str, index: int | None) -> tuple[int | None, int | None]:
-    if not hasattr(node, "where"):
-        return None, None
-    value = node.get(key)
-    if index is not None and hasattr(value, "lines") and index < len(value.lines):
-        return value.lines[index]
-    return node.where(("value", key)) if key in node else node.where()

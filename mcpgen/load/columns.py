@@ -1,0 +1,145 @@
+"""Describing a spec's query on its engine (nothing runs), and checking every column the spec names:
+charts, `table:`, and templates (`r.city`, `rows[0]['city']`, `sum(attribute="city")`). `validate`
+runs it for every spec; `serve` for DuckDB connections before it starts.
+
+>>> duplicate_columns(["city", "population", "city"])
+'the query returns column city more than once; give each column its own name with AS'
+>>> duplicate_columns(["city", "population"]) is None
+True
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..checks import row_references
+from ..errors import MCPGenError, Problem
+from ..spec.config import DuckDBConnection
+from ..spec.params import param_types
+from ..text import column_of, did_you_mean, first_line
+
+if TYPE_CHECKING:
+    from ..engines.protocol import Engine, Prepared
+    from ..spec.models import Spec
+    from ..spec.yamlload import Located
+    from .specs import LoadedSpec
+
+LIVE_TIMEOUT = 10.0  # seconds per connection and per query description
+
+
+def duplicate_columns(columns: list[str]) -> str | None:
+    """The sentence for a result that names a column twice (rows become dicts by name, so one would be
+    lost), else None. `validate` reports it at the query; a call refuses to answer with it."""
+    twice = sorted({c for c in columns if columns.count(c) > 1})
+    if not twice:
+        return None
+    return f"the query returns column {', '.join(twice)} more than once; give each column its own name with AS"
+
+
+def checked_by_default(connection: Any) -> bool:
+    """Whether `validate` (without --live) and `serve` describe a connection's queries: DuckDB runs in
+    process on local files, so describing costs milliseconds and reaches nothing."""
+    return isinstance(connection, DuckDBConnection)
+
+
+def describe(
+    engine: Engine, loaded: LoadedSpec, timeout: float = LIVE_TIMEOUT, prepared: Prepared | None = None
+) -> list[tuple[str, str]]:
+    """Result columns and types of a spec's query, without doing the query's work (`Engine.describe`)."""
+    if prepared is None:  # UnsafeSQL if not one read-only query
+        prepared = engine.prepare(loaded.sql, param_types(loaded.spec.parameters))
+    # A string parameter with an enum (a file the query reads, say) is described with its first value, not NULL.
+    known = {
+        n: p.enum[0]
+        for n, p in loaded.spec.parameters.items()
+        if p.type == "string" and p.enum and p.enum[0] is not None
+    }
+    return engine.describe(prepared, timeout=timeout, known=known)
+
+
+def check_spec_live(
+    loaded: LoadedSpec, engine: Any, timeout: float = LIVE_TIMEOUT, prepared: Prepared | None = None
+) -> list[Problem]:
+    """Describe one spec's query on its engine and check every column the spec names."""
+    path, data = str(loaded.path), loaded.data
+    sql_key = "sql" if loaded.spec.sql is not None else "sql_file"
+    try:
+        columns = [name for name, _ in describe(engine, loaded, timeout, prepared)]
+    except MCPGenError as exc:
+        position = getattr(exc, "position", None)
+        at = data.at(sql_key, *position) if position and sql_key == "sql" else _value_where(data, sql_key)
+        return [Problem(path, *at, first_line(exc))]
+    except Exception as exc:
+        return [Problem(path, *_value_where(data, sql_key), f"describing the query failed: {first_line(exc)}")]
+    twice = duplicate_columns(columns)
+    out = [Problem(path, *_value_where(data, sql_key), twice)] if twice else []
+    missing = _Missing(path, columns)
+    _chart_columns(loaded.spec, data, missing)
+    _table_columns(loaded.spec, data, missing)
+    _template_columns(loaded, missing)
+    return out + missing.problems
+
+
+class _Missing:
+    """The problems for columns a spec names and the query does not return."""
+
+    def __init__(self, path: str, columns: list[str]):
+        self.path, self.columns, self.known = path, columns, set(columns)
+        self.problems: list[Problem] = []
+
+    def check(self, column: str, where: tuple[int | None, int | None], what: str, of: str = "") -> None:
+        """`what` starts the sentence ("chart.x names", "table.headers labels"); `of` follows the column."""
+        if column not in self.known:
+            have = f"(the query returns {', '.join(self.columns)})"
+            message = f"{what} column '{column}'{of}, which the query does not return {have}"
+            self.problems.append(Problem(self.path, *where, message + did_you_mean(column, self.columns)))
+
+
+def _chart_columns(spec: Spec, data: Located, missing: _Missing) -> None:
+    chart_data = data.get("chart")
+    for i, chart in enumerate(spec.charts):
+        node = chart_data[i] if isinstance(chart_data, list) else chart_data
+        where = "chart" if not isinstance(chart_data, list) else f"chart[{i}]"
+        for key in ("x", "y", "series"):
+            value = getattr(chart, key)
+            names = value if isinstance(value, list) else [value] if value else []
+            for j, column in enumerate(names):
+                at = _item_where(node, key, j if isinstance(value, list) else None)
+                missing.check(column, at, f"{where}.{key} names")
+
+
+def _table_columns(spec: Spec, data: Located, missing: _Missing) -> None:
+    if isinstance(spec.table, bool):
+        return
+    node = data.get("table")
+    for j, column in enumerate(spec.table.columns or []):
+        missing.check(column, _item_where(node, "columns", j), "table.columns names")
+    headers = node.get("headers") if isinstance(node, dict) else None
+    for column in spec.table.headers:
+        at = headers.where(column) if headers is not None and hasattr(headers, "where") else (None, None)
+        missing.check(column, at, "table.headers labels")
+
+
+def _template_columns(loaded: LoadedSpec, missing: _Missing) -> None:
+    for key, template in loaded.templates.items():
+        if "sources[" in key:  # source URLs see the parameters only
+            continue
+        reported = set()
+        for line, column in row_references(template.ast):
+            if (line, column) not in reported:
+                reported.add((line, column))
+                at = loaded.data.at(key, line, column_of(template.source, line, column))
+                missing.check(column, at, f"{key}: the template reads", " of a row")
+
+
+def _value_where(data: Any, key: str) -> tuple[int | None, int | None]:
+    return data.where(("value", key)) if hasattr(data, "where") and key in data else (None, None)
+
+
+def _item_where(node: Any, key: str, index: int | None) -> tuple[int | None, int | None]:
+    if not hasattr(node, "where"):
+        return None, None
+    value = node.get(key)
+    if index is not None and hasattr(value, "lines") and index < len(value.lines):
+        return value.lines[index]
+    return node.where(("value", key)) if key in node else node.where()

@@ -1,0 +1,38 @@
+"""Which files make a project: its mcpgen.yaml, its spec files and the Python files `serve` imports.
+
+>>> [p.name for p in spec_paths("specs")][:2], find_config(Path("specs")).name
+(['busiest_routes.yaml', 'carrier_performance.yaml'], 'mcpgen.yaml')
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import Problem, SpecError
+from ..spec.config import CONFIG_NAME
+
+
+def find_config(specs_dir: Path) -> Path | None:
+    """mcpgen.yaml in the specs folder, else in its parent."""
+    for folder in (specs_dir, specs_dir.parent):
+        if (folder / CONFIG_NAME).is_file():
+            return folder / CONFIG_NAME
+    return None
+
+
+def spec_paths(specs_dir: str | Path) -> list[Path]:
+    """The spec files of a folder, in name order; SpecError if there is no such folder."""
+    specs_dir = Path(specs_dir)
+    if not specs_dir.is_dir():
+        raise SpecError([Problem(str(specs_dir), None, None, "no such folder")])
+    return [p for p in _visible(specs_dir, (".yaml", ".yml")) if p.name != CONFIG_NAME]
+
+
+def python_paths(specs_dir: Path) -> list[Path]:
+    """The Python files `serve` imports: visible `*.py` files, not `_private.py` nor `.scratch.py`."""
+    return [p.resolve() for p in _visible(specs_dir, (".py",)) if not p.name.startswith("_")]
+
+
+def _visible(folder: Path, suffixes: tuple[str, ...]) -> list[Path]:
+    """Files of `folder` (not its subfolders) ending in one of `suffixes`, hidden ones left out, in name order."""
+    return sorted(p for p in folder.iterdir() if p.suffix in suffixes and not p.name.startswith("."))

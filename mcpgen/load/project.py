@@ -1,0 +1,196 @@
+"""Reading a project: mcpgen.yaml and every spec in a folder, with every problem found at once.
+
+Loading is static: nothing connects to a database. Each problem is a `Problem`
+with file:line:col; a folder reports all of its problems, not the first. A spec whose
+optional fields are broken is still checked without them (`_without_broken_extras`), so
+one run reports the rest of its problems too.
+
+    project = load_project("specs")      # LoadedProject: config, specs, python_files, problems
+    project.raise_errors()               # SpecError listing every error
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..checks import (
+    init_problem,
+    literal_password,
+)
+from ..engines.file_reach import FileReachError, check_root
+from ..errors import Problem, SpecError
+from ..limits import MAX_FILE_BYTES
+from ..spec.config import DuckDBConnection, ProjectConfig, URLConnection
+from ..spec.models import Spec
+from ..spec.yamlload import Located, load_yaml
+from .discovery import find_config, python_paths, spec_paths
+from .messages import not_utf8, typos, validation_problems
+from .spec_checks import check_spec, check_unique_names
+from .specs import LoadedProject, LoadedSpec
+
+
+def load_project(specs_dir: str | Path, paths: list[Path] | None = None, unique_names: bool = True) -> LoadedProject:
+    """Read and check every spec under `specs_dir` (no database is touched).
+
+    `paths` loads only those spec files, and `unique_names=False` leaves the check
+    across files to the caller (`validate` shares a big project between processes)."""
+    specs_dir = Path(specs_dir)
+    problems: list[Problem] = []
+    paths = spec_paths(specs_dir) if paths is None else paths
+    config_path = find_config(specs_dir)
+    root = (config_path.parent if config_path else specs_dir.parent).resolve()
+    config = _load_config(config_path, problems) if config_path else ProjectConfig()
+    _check_root(root, config, config_path or specs_dir, problems)
+    specs = []
+    for path in paths:
+        loaded = load_spec(path, config, problems, root)
+        if loaded is not None:
+            specs.append(loaded)
+    if unique_names:
+        check_unique_names(specs, problems)
+    python_files = python_paths(specs_dir)
+    if not paths and not python_files:
+        problems.append(Problem(str(specs_dir), None, None, f"no spec files (*.yaml, *.yml) in {specs_dir}"))
+    return LoadedProject(specs_dir, root, config, config_path, specs, python_files, problems)
+
+
+def _load_config(path: Path, problems: list[Problem]) -> ProjectConfig:
+    try:
+        data = load_yaml(path.read_text(encoding="utf-8"), str(path), problems)
+        config = ProjectConfig.model_validate(data if data is not None else {})
+        _check_secrets(config, data, path, problems)
+        _check_init(config, data, path, problems)
+        return config
+    except SpecError as exc:
+        problems.extend(exc.problems)
+    except ValidationError as exc:
+        problems.extend(validation_problems(exc, data, path, ProjectConfig))
+    except UnicodeDecodeError as exc:
+        problems.append(not_utf8(path, exc))
+    return ProjectConfig()
+
+
+def _check_secrets(config: ProjectConfig, data: Any, path: Path, problems: list[Problem]) -> None:
+    """A password written into mcpgen.yaml is a warning; the message never repeats it."""
+    if "connections" not in data:  # the default connection: nothing written, no password
+        return
+    for name, conn in config.connections.items():
+        node: Located = data["connections"][name]
+        if isinstance(conn, URLConnection) and literal_password(conn.url):
+            problems.append(
+                Problem(
+                    str(path),
+                    *node.where("url"),
+                    f"connection '{name}': the URL contains a literal password; write password: ${{ENV_VAR}} instead",
+                    "warning",
+                )
+            )
+        if isinstance(conn, URLConnection) and conn.password and "${" not in conn.password:
+            problems.append(
+                Problem(
+                    str(path),
+                    *node.where("password"),
+                    f"connection '{name}': the password is written out; write password: ${{ENV_VAR}} instead",
+                    "warning",
+                )
+            )
+
+
+def _check_root(root: Path, config: ProjectConfig, where: Path, problems: list[Problem]) -> None:
+    """A DuckDB connection reads the project folder: it may not be `/` or the home folder."""
+    if any(isinstance(c, DuckDBConnection) for c in config.connections.values()):
+        try:
+            check_root(root)
+        except FileReachError as exc:
+            problems.append(Problem(str(where), None, None, str(exc)))
+
+
+def _check_init(config: ProjectConfig, data: Any, path: Path, problems: list[Problem]) -> None:
+    """DuckDB init statements may create tables and views over the project's files, nothing more."""
+    for name, conn in config.connections.items():
+        if not isinstance(conn, DuckDBConnection) or not conn.init:
+            continue
+        node = data["connections"][name].get("init")
+        for i, statement in enumerate(conn.init):
+            problem = init_problem(statement)
+            if problem:
+                line, col = node.lines[i] if hasattr(node, "lines") and i < len(node.lines) else (None, None)
+                problems.append(Problem(str(path), line, col, f"connection '{name}': init statement {i + 1} {problem}"))
+
+
+def load_spec(
+    path: Path, config: ProjectConfig, problems: list[Problem], root: Path | None = None
+) -> LoadedSpec | None:
+    """Load and statically check one spec file; add what is wrong to `problems`."""
+    shown = str(path)
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            problems.append(Problem(shown, None, None, f"the file is larger than {MAX_FILE_BYTES // 1024} KiB"))
+            return None
+        data = load_yaml(path.read_text(encoding="utf-8"), shown, problems)
+    except SpecError as exc:
+        problems.extend(exc.problems)
+        return None
+    except UnicodeDecodeError as exc:
+        problems.append(not_utf8(path, exc))
+        return None
+    if not isinstance(data, Located):
+        problems.append(Problem(shown, 1, 1, "a spec must be a YAML mapping of fields (name, description, sql, ...)"))
+        return None
+    before = len(problems)
+    try:
+        spec = Spec.model_validate(data)
+    except ValidationError as exc:
+        problems.extend(validation_problems(exc, data, path))
+        recovered = _without_broken_extras(exc, data)  # so the other checks still run and report too
+        if recovered is None:
+            return None
+        spec, data = recovered
+    loaded = LoadedSpec(path, spec, spec.name or path.stem, "", data)
+    check_spec(loaded, config, problems, root or path.parent.parent.resolve())
+    return loaded if len([p for p in problems[before:] if p.severity == "error"]) == 0 else None
+
+
+# Fields whose errors do not stop the other checks: leave them out and check the rest.
+_SEPARABLE = {
+    "title",
+    "chart",
+    "table",
+    "tests",
+    "annotations",
+    "empty",
+    "force",
+    "max_rows",
+    "timeout",
+    "cache",
+    "page_size",
+    "max_bytes",
+    "name",
+    "app",
+}
+
+
+def _without_broken_extras(exc: ValidationError, data: Located) -> tuple[Spec, Located] | None:
+    """The spec without the optional fields (and unknown keys) that broke it, with a typo'd key read
+    as the field it was meant to be, or None when a field the other checks need (parameters,
+    sql, sources, content) is itself broken."""
+    errors = exc.errors()
+    renamed = {loc[0]: meant[0] for loc, meant in typos(errors, Spec).items() if len(loc) == 1}
+    broken = {err["loc"][0] for err in errors if err["loc"]} - set(renamed) - set(renamed.values())
+    if any(key in Spec.model_fields and key not in _SEPARABLE for key in broken):
+        return None
+    kept = Located({renamed.get(k, k): v for k, v in data.items() if k not in broken})
+    kept.line, kept.col = data.line, data.col
+    kept.lines = {}
+    for key, where in data.lines.items():
+        if isinstance(key, tuple):
+            kept.lines[(key[0], renamed.get(key[1], key[1]))] = where
+        else:
+            kept.lines[renamed.get(key, key)] = where
+    try:
+        return Spec.model_validate(kept), kept
+    except ValidationError:
+        return None

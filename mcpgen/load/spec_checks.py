@@ -1,0 +1,361 @@
+"""The static checks of one spec, beyond its schema: the tool name, the SQL (one read-only statement,
+placeholders against parameters, files inside the project), parameter defaults, templates, charts,
+and what paging and long prose need. Nothing connects to a database. (The checks of single
+constructs, shared with the engines, are in `mcpgen.checks`.)
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from jinja2 import TemplateSyntaxError, nodes
+
+from ..checks import (
+    caller_paths,
+    chart_sense,
+    filter_problems,
+    outside_paths,
+    source_problem,
+    template_hazards,
+)
+from ..errors import ArgumentError, Problem, UnsafeSQL
+from ..limits import MAX_OUTPUT
+from ..spec.config import CONFIG_NAME, ProjectConfig
+from ..spec.models import CURSOR, NAME_RE, TEMPLATE_VARIABLES, EmptyAnswer
+from ..spec.params import Arguments
+from ..spec.yamlload import Located
+from ..sql.pages import limits_rows, orders_rows, row_bound
+from ..sql.statements import DIALECTS, check_read_only, find_placeholders
+from ..sql.transpile import transpile
+from ..templates.render import Template
+from ..text import column_of, did_you_mean, line_col
+from .specs import LoadedSpec
+
+
+def check_spec(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem], root: Path) -> None:
+    """Every static check of one spec (its name, SQL, parameters, templates, charts, answer size);
+    what is wrong is added to `problems`. `loaded.sql` ends up in its connection's dialect."""
+    _check_name(loaded, problems)
+    sql = _read_sql(loaded, config, problems)
+    if sql is not None:
+        loaded.sql = sql
+        _check_sql(loaded, config, problems, root)
+    _check_parameters(loaded, problems)
+    _check_templates(loaded, problems)
+    _check_charts(loaded, problems)
+    _check_answer_size(loaded, config, problems)
+
+
+def _problem(
+    loaded: LoadedSpec, key: str, message: str, severity: str = "error", offset: tuple[int, int] | None = None
+) -> Problem:
+    """A problem at `key`, or at (line, col) `offset` inside its text."""
+    line, col = loaded.data.at(key, *offset) if offset else loaded.data.where(key)
+    return Problem(str(loaded.path), line, col, message, severity)
+
+
+def _culprit(what: str) -> str | None:
+    """The word of the template a hazard message names: `__class__`, `attr`, `format`, `include`, `range`."""
+    match = re.search(r"'(\w+)'|\{% (\w+)|\.(\w+)\(\)|the (\w+) filter|calls (\w+)\(\)", what)
+    return next((g for g in match.groups() if g), None) if match else None
+
+
+def _check_name(loaded: LoadedSpec, problems: list[Problem]) -> None:
+    if loaded.spec.name is None and not re.match(NAME_RE, loaded.name):
+        problems.append(
+            Problem(
+                str(loaded.path),
+                1,
+                1,
+                f"the file name gives the tool name '{loaded.name}', which is not a valid tool name; "
+                "rename the file or set name:",
+            )
+        )
+
+
+def _read_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem]) -> str | None:
+    """The spec's SQL, from `sql` or its `sql_file`; None (and a problem) when there is none to check."""
+    spec = loaded.spec
+    if spec.connection not in config.connections:
+        problems.append(
+            _problem(
+                loaded,
+                "connection",
+                f"connection '{spec.connection}' is not defined in "
+                f"{CONFIG_NAME} (defined: {', '.join(config.connections) or 'none'})",
+            )
+        )
+        return None
+    if spec.sql_file is None:
+        return spec.sql
+    sql_path = loaded.path.parent / spec.sql_file
+    if not sql_path.is_file():
+        problems.append(_problem(loaded, "sql_file", f"sql_file {spec.sql_file} does not exist"))
+        return None
+    return sql_path.read_text(encoding="utf-8")
+
+
+def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem], root: Path) -> None:
+    """One read-only statement, placeholders against parameters, no file outside the project,
+    no file chosen by the caller."""
+    spec = loaded.spec
+    key = "sql" if spec.sql is not None else "sql_file"
+    target = _dialect(config.connections[spec.connection])
+    source = spec.dialect or config.dialect
+    try:
+        check_read_only(loaded.sql, source)
+        used = {p.name: p for p in find_placeholders(loaded.sql, source)}
+        if target is not None and target != source:
+            loaded.sql = transpile(loaded.sql, source, target)  # once, here: a call runs the translation
+            check_read_only(loaded.sql, target)  # what the database runs: its own side effects and comments
+        loaded.dialect = target or source
+    except UnsafeSQL as exc:
+        inline = loaded.data.where(("value", key))[0] == loaded.data.where(key)[0]  # `sql: SELECT ...` on one line
+        line, col = (exc.line, exc.col) if exc.line else _locate(loaded.sql, str(exc)) if not inline else (None, None)
+        offset = (line, col or 1) if line and key == "sql" else None
+        problems.append(_problem(loaded, key, f"{exc}", offset=offset))
+        return
+    if target == "duckdb":
+        for line, col, reason in outside_paths(loaded.sql) + caller_paths(loaded.sql, spec.parameters, root):
+            at = (line, col) if key == "sql" and source == target else None
+            problems.append(_problem(loaded, key, f"the SQL {reason}", offset=at))
+    for name, p in used.items():
+        if name not in spec.parameters:
+            problems.append(
+                _problem(
+                    loaded,
+                    key,
+                    f"the SQL uses :{name}, which is not a declared parameter"
+                    + did_you_mean(name, spec.parameters, prefix=":"),
+                    offset=(p.line, p.col) if key == "sql" else None,
+                )
+            )
+        elif p.after_in and spec.parameters[name].type != "array":
+            problems.append(
+                _problem(
+                    loaded,
+                    key,
+                    f"IN :{name} needs an array parameter, but {name} is {spec.parameters[name].type}",
+                    offset=(p.line, p.col) if key == "sql" else None,
+                )
+            )
+    for name in spec.parameters:
+        if name not in used:
+            problems.append(
+                Problem(
+                    str(loaded.path),
+                    *Located.where(loaded.data["parameters"], name),
+                    f"parameter '{name}' is declared but the SQL never uses :{name}",
+                    "warning",
+                )
+            )
+
+
+def _locate(sql: str, message: str) -> tuple[int | None, int | None]:
+    """Where in `sql` an UnsafeSQL message points: the second statement, or the word it names."""
+    if "exactly one statement" in message:
+        match = re.search(r";\s*(?=\S)", sql.rstrip().rstrip(";"))
+        index = match.end() if match else None
+    else:
+        word = re.search(r"(?:contains|not) ([A-Z]+)", message)
+        match = word and re.search(rf"\b{word[1]}\b", sql, re.IGNORECASE)
+        index = match.start() if match else None
+    if index is None:
+        return None, None
+    return line_col(sql, index)
+
+
+def _dialect(connection: Any) -> str | None:
+    """The sqlglot dialect a connection speaks (None: one sqlglot does not know)."""
+    if hasattr(connection, "spark"):
+        return "spark"
+    if not hasattr(connection, "url"):
+        return "duckdb"
+    backend = connection.url.split(":", 1)[0].split("+", 1)[0].lower()
+    return DIALECTS.get(backend)
+
+
+LOOP_ROWS_WARNING = 1000  # a `content` loop over more rows than this (~100 characters each) passes the prose cap
+
+
+def _check_answer_size(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem]) -> None:
+    """Paged specs need a stable row order; prose that loops over many rows gets a warning."""
+    spec = loaded.spec
+    if spec.connection not in config.connections or not loaded.sql:
+        return
+    dialect = loaded.dialect  # `loaded.sql` is in the connection's dialect by now
+    key = "sql" if spec.sql is not None else "sql_file"
+    if spec.page_size:
+        if CURSOR in spec.parameters:
+            problems.append(
+                _problem(loaded, "page_size", f"a paged spec takes '{CURSOR}' itself: rename the parameter")
+            )
+        if limits_rows(loaded.sql, dialect):
+            problems.append(
+                _problem(
+                    loaded,
+                    key,
+                    "page_size and a LIMIT, OFFSET or FETCH of the query's own do not go together: "
+                    "remove it (each page is the next page_size rows)",
+                )
+            )
+        if not orders_rows(loaded.sql, dialect):
+            problems.append(
+                _problem(
+                    loaded,
+                    key,
+                    "page_size needs the query to end with ORDER BY (on columns that give each row one place), "
+                    "or pages could repeat or skip rows",
+                )
+            )
+        return
+    content = loaded.templates.get("content")
+    if content is None or not content.loops_over("rows"):
+        return
+    bound = row_bound(loaded.sql, dialect, spec.parameters, spec.max_rows or config.defaults.max_rows)
+    if bound > LOOP_ROWS_WARNING:
+        problems.append(
+            _problem(
+                loaded,
+                "content",
+                f"content loops over every row, and up to {bound:,} rows can come back: long prose is cut at "
+                f"{MAX_OUTPUT:,} characters; set page_size, a lower max_rows or LIMIT, or summarise",
+                "warning",
+            )
+        )
+
+
+def _check_parameters(loaded: LoadedSpec, problems: list[Problem]) -> None:
+    """Each default must satisfy its own parameter's constraints."""
+    for name, param in loaded.spec.parameters.items():
+        if "default" in param.model_fields_set and param.default is not None:
+            try:
+                Arguments({name: param}).validate({name: param.default})
+            except ArgumentError as exc:
+                reason = str(exc).split(": ", 1)[-1]
+                problems.append(
+                    Problem(
+                        str(loaded.path),
+                        *Located.where(loaded.data["parameters"], name),
+                        f"the default of '{name}' is invalid: {reason}",
+                    )
+                )
+
+
+def _check_templates(loaded: LoadedSpec, problems: list[Problem]) -> None:
+    spec = loaded.spec
+    allowed = set(spec.parameters) | set(TEMPLATE_VARIABLES)
+    empty = spec.empty.content if isinstance(spec.empty, EmptyAnswer) else spec.empty
+    fields = {"content": spec.content, "empty": empty, "force": spec.force}
+    for key, source in fields.items():
+        if source is not None:
+            template = _checked_template(loaded, key, source, False, allowed, problems)
+            if template is not None:
+                loaded.templates[key] = template
+    empty_node = loaded.data.get("empty")
+    url_lists = [("sources", spec.sources, loaded.data)]
+    if isinstance(spec.empty, EmptyAnswer) and spec.empty.sources is not None and isinstance(empty_node, Located):
+        url_lists.append(("empty.sources", spec.empty.sources, empty_node))
+    for name, sources, node in url_lists:
+        for i, source in enumerate(sources):
+            key = f"{name}[{i}]"
+            where = node["sources"].lines[i]
+            template = _checked_template(loaded, key, source, True, set(spec.parameters), problems, where)
+            if template is not None:
+                loaded.templates[key] = template
+    if (
+        spec.sources
+        and all("{" in s for s in spec.sources)
+        and not (isinstance(spec.empty, EmptyAnswer) and spec.empty.sources)
+    ):
+        problems.append(
+            _problem(
+                loaded,
+                "sources",
+                "every source is a template, so an answer with no rows would cite pages made from the "
+                "arguments, which may not exist; add the dataset's own URL to sources, or give "
+                "empty: {content: ..., sources: [...]}",
+                "warning",
+            )
+        )
+
+
+def _checked_template(
+    loaded: LoadedSpec,
+    key: str,
+    source: str,
+    url: bool,
+    allowed: set[str],
+    problems: list[Problem],
+    where: tuple[int | None, int | None] | None = None,
+) -> Template | None:
+    """The compiled template of field `key`, or None when it has a problem (added to `problems`);
+    `where`: the (line, col) of a source URL in its list."""
+    field_key = key.split("[")[0]
+    try:
+        template = Template(source, url=url)
+    except TemplateSyntaxError as exc:
+        problems.append(
+            _problem(loaded, field_key, f"{key}: template syntax error: {exc.message}", offset=(exc.lineno, 1))
+        )
+        return None
+    hazards = template_hazards(template.ast)
+    for line, what in hazards:
+        word = _culprit(what)
+        offset = (line, column_of(source, line, word) if word else 1)
+        problems.append(_problem(loaded, field_key, f"{key}: the template {what}", offset=offset))
+    if url:
+        reason = source_problem(source)
+        if reason:
+            problems.append(Problem(str(loaded.path), *(where or (None, None)), f"{key}: {source!r} {reason}"))
+            return None
+    if hazards:
+        return None
+    unknown = sorted(template.names() - allowed - {"range", "loop", "lipsum", "cycler", "joiner", "namespace", "dict"})
+    if unknown:
+        first = min((n.lineno for n in template.ast.find_all(nodes.Name) if n.name in unknown), default=1)
+        hint = did_you_mean(unknown[0], allowed) if len(unknown) == 1 else ""
+        problems.append(
+            _problem(
+                loaded,
+                field_key,
+                f"{key}: the template uses {', '.join(unknown)}, which "
+                f"{'is' if len(unknown) == 1 else 'are'} neither a parameter nor one of "
+                f"{', '.join(sorted(allowed))}{hint}",
+                offset=(first, column_of(source, first, unknown[0])),
+            )
+        )
+    filters = filter_problems(template.ast, template.env)
+    for line, name, what in filters:
+        offset = (line, column_of(source, line, name))
+        problems.append(_problem(loaded, field_key, f"{key}: the template {what}", offset=offset))
+    return None if unknown or filters else template
+
+
+def _check_charts(loaded: LoadedSpec, problems: list[Problem]) -> None:
+    node: Any = loaded.data.get("chart")
+    for i, chart in enumerate(loaded.spec.charts):
+        item = node[i] if isinstance(node, list) else node
+        for severity, key, message in chart_sense(chart):
+            where: tuple[int | None, int | None] = item.where(key) if key in item else item.where()
+            prefix = "chart" if not isinstance(node, list) else f"chart[{i}]"
+            problems.append(Problem(str(loaded.path), *where, f"{prefix}: {message}", severity))
+
+
+def check_unique_names(specs: list, problems: list[Problem]) -> None:
+    seen: dict[str, LoadedSpec] = {}
+    for loaded in specs:
+        if loaded.name in seen:
+            line, col = loaded.where("name")
+            problems.append(
+                Problem(
+                    str(loaded.path),
+                    line,
+                    col,
+                    f"tool name '{loaded.name}' is already used by {seen[loaded.name].path}",
+                )
+            )
+        else:
+            seen[loaded.name] = loaded

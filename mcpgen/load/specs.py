@@ -1,0 +1,49 @@
+"""What loading gives: a spec that passed the static checks, and a whole project.
+
+>>> from mcpgen.load.project import load_project
+>>> project = load_project("specs")
+>>> sorted(s.name for s in project.specs)[:2], project.errors
+(['busiest_routes', 'carrier_performance'], [])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import Findings, Problem, SpecError
+from ..spec.config import ProjectConfig
+from ..spec.models import Spec
+from ..spec.yamlload import Located
+from ..templates.render import Template
+
+
+@dataclass
+class LoadedSpec:
+    """A spec that passed the static checks, with what compiling it needs."""
+
+    path: Path
+    spec: Spec
+    name: str
+    sql: str
+    data: Located  # the raw mapping, for line numbers
+    templates: dict[str, Template] = field(default_factory=dict)
+    dialect: str | None = None  # the dialect of `sql` (None: a database sqlglot does not know)
+
+    def where(self, key: str) -> tuple[int | None, int | None]:
+        return self.data.where(key)
+
+
+@dataclass
+class LoadedProject(Findings):
+    specs_dir: Path
+    root: Path  # paths in SQL are relative to this folder
+    config: ProjectConfig
+    config_path: Path | None
+    specs: list[LoadedSpec]
+    python_files: list[Path]
+    problems: list[Problem]
+
+    def raise_errors(self) -> None:
+        if self.errors:
+            raise SpecError(self.errors)
