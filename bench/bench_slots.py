@@ -28,7 +28,7 @@ import anyio.to_thread
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mcpgen.engines.duckdb import DuckDBEngine
-from mcpgen.server import ToolServer
+from mcpgen.serve.server import ToolServer
 
 QUERIES = {
     "tiny (SELECT :n)": "SELECT :n AS n",

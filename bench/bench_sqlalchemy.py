@@ -62,8 +62,8 @@ from mcp.types import CallToolResult, TextContent  # noqa: E402
 from pydantic import BaseModel, ConfigDict  # noqa: E402
 
 from mcpgen.engines.sqlalchemy.engine import SQLAlchemyEngine  # noqa: E402
-from mcpgen.project import open_project  # noqa: E402
-from mcpgen.server import ToolServer  # noqa: E402
+from mcpgen.serve.project import open_project  # noqa: E402
+from mcpgen.serve.server import ToolServer  # noqa: E402
 from mcpgen.spec.config import URLConnection  # noqa: E402
 
 QUERY = """SELECT name, country_code, population

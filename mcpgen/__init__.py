@@ -7,17 +7,22 @@ Attributes load on first use so that `mcpgen --help` stays fast.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-__all__ = ["DataToolOutput", "DataToolPayload", "Registry", "__version__", "registry"]
+from .version import __version__
+
+__all__ = ["DataToolOutput", "DataToolPayload", "Registry", "__version__", "identity", "registry"]
 
 
 def __getattr__(name: str):
     if name in ("DataToolOutput", "DataToolPayload"):
-        from . import results
+        from .answer import results
 
         return getattr(results, name)
     if name in ("Registry", "registry"):
-        from . import tools as module
+        from .serve import registry as module
 
         return module.Registry if name == "Registry" else module.default_registry
+    if name == "identity":  # `mcpgen.identity.current()`: who is calling, inside a hand-written tool
+        import importlib
+
+        return importlib.import_module(".identity", __name__)
     raise AttributeError(f"module 'mcpgen' has no attribute {name!r}")

@@ -34,7 +34,7 @@ def _setup_logging(verbose: bool = False) -> None:
 
 def _open(specs_dir: Path):
     from .errors import SpecError
-    from .project import open_project
+    from .serve.project import open_project
 
     try:
         project = open_project(specs_dir)
@@ -145,7 +145,7 @@ def serve(
     import anyio
 
     from . import logs
-    from .server import ToolServer
+    from .serve.server import ToolServer
 
     logs.setup(log_format, verbose)
     specs_dir = specs_dir.resolve()  # opening the project changes the working directory
@@ -163,7 +163,7 @@ def serve(
     server = ToolServer(project.registry, tags=_start_serving(project, tags, toolset))
     reloader = None
     if reload_:
-        from .reload import Reloader
+        from .serve.reload import Reloader
 
         reloader = Reloader(server, project, specs_dir)
     try:
@@ -185,7 +185,7 @@ def serve(
         pass
     finally:
         (reloader or project).close()
-        from . import telemetry
+        from .serve import telemetry
 
         telemetry.shutdown()
 
@@ -216,8 +216,8 @@ def _split(text: str | None) -> list[str]:
 
 def _start_serving(project, tags: str | None, toolset: str | None) -> frozenset[str] | None:
     """The tags to serve; the audit log and telemetry started per mcpgen.yaml. Exit 2 on bad settings."""
-    from . import audit, telemetry
     from .errors import MCPGenError
+    from .serve import audit, telemetry
 
     config = project.loaded.config
     try:
@@ -437,10 +437,10 @@ def validate(specs_dir: Path, live: bool, static: bool, fmt: str, strict: bool, 
     Queries on DuckDB connections are described (not run) so that every column a chart, table or
     template names is checked; --live does the same on SQLAlchemy connections.
     """
-    from .app import find_chartjs
     from .commands.validate import run_validate
     from .errors import SpecError
     from .reports import FORMATS, format_statements
+    from .serve.mcp_app import find_chartjs
 
     if live and static:
         raise click.UsageError("--live and --static contradict each other; give one")
@@ -497,7 +497,7 @@ def test_specs(specs_dir: Path, select: str | None) -> None:
 )
 def build_app(out: Path | None) -> None:
     """Fetch the pinned Chart.js with npm, check its checksums, and keep it for the MCP App to inline."""
-    from .app import CHARTJS, VENDOR, AppBuildError, build_html, build_vendor
+    from .serve.mcp_app import CHARTJS, VENDOR, AppBuildError, build_html, build_vendor
     from .spec.models import AppSettings
 
     try:

@@ -41,12 +41,12 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from .app import APP_URI, App, build_html, check_chartjs, find_chartjs, host_csp
 from .errors import MCPGenError, Problem, SpecError
 from .identity import local_user
 from .limits import MAX_BODY_BYTES
-from .project import Project, open_project
-from .reload import LiveProject, watch_project
+from .serve.mcp_app import APP_URI, App, build_html, check_chartjs, find_chartjs, host_csp
+from .serve.project import Project, open_project
+from .serve.reload import LiveProject, watch_project
 from .spec.models import AppSettings
 from .text import plural
 

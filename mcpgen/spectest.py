@@ -76,7 +76,7 @@ def run_tests(specs_dir: str | Path, select: str | None = None) -> list[TestResu
 
     Raises SpecError when the project does not load."""
     from .identity import local_user
-    from .project import open_project
+    from .serve.project import open_project
 
     cwd = os.getcwd()
     project = open_project(specs_dir)  # changes to the project root, where DuckDB reads files
@@ -98,7 +98,7 @@ def run_tests(specs_dir: str | Path, select: str | None = None) -> list[TestResu
 
 
 def _call(registry: Any, tool: Any, args: dict[str, Any]) -> Outcome:
-    from .results import to_cell
+    from .answer.results import to_cell
 
     handler = tool.handler
     recorder = None

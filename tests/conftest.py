@@ -16,7 +16,7 @@ import pytest
 import services
 import yaml
 
-from mcpgen.results import to_cell
+from mcpgen.answer.results import to_cell
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -12,9 +12,9 @@ import anyio
 import pytest
 from mcp import Client
 
-from mcpgen.app import APP_URI, CDN_ORIGIN, CHARTJS
-from mcpgen.project import open_project
-from mcpgen.server import ToolServer
+from mcpgen.serve.mcp_app import APP_URI, CDN_ORIGIN, CHARTJS
+from mcpgen.serve.project import open_project
+from mcpgen.serve.server import ToolServer
 
 ROOT = Path(__file__).resolve().parent.parent
 CHARTJS_FILE = ROOT / "tests" / ".artifacts" / "node" / "node_modules" / "chart.js" / CHARTJS.file
@@ -156,7 +156,7 @@ def test_without_chartjs_the_app_declares_the_cdn_with_integrity(project_of, mon
     wrong = tmp_path / "chart.umd.min.js"
     wrong.write_text("window.Chart = function () {};")  # not the pinned file: refused
     monkeypatch.setenv("MCPGEN_CHARTJS", str(wrong))
-    monkeypatch.setattr("mcpgen.app.VENDOR", tmp_path / "no-vendor")
+    monkeypatch.setattr("mcpgen.serve.mcp_app.VENDOR", tmp_path / "no-vendor")
     app = project_of({"one": SPEC}).registry.apps[APP_URI]
     contents = app.contents()
     assert contents.meta["ui"]["csp"] == {"resourceDomains": [CDN_ORIGIN]}
@@ -191,7 +191,7 @@ def test_validate_notes_the_cdn_fallback(monkeypatch, tmp_path):
 
     from mcpgen.cli import main
 
-    monkeypatch.setattr("mcpgen.app.VENDOR", tmp_path / "no-vendor")
+    monkeypatch.setattr("mcpgen.serve.mcp_app.VENDOR", tmp_path / "no-vendor")
     monkeypatch.delenv("MCPGEN_CHARTJS", raising=False)
     result = CliRunner().invoke(main, ["validate", "--format", "json", str(ROOT / "specs")])
     assert result.exit_code == 0
@@ -208,7 +208,7 @@ def test_build_app_fetches_the_pinned_chartjs_and_refuses_a_wrong_checksum(tmp_p
     import dataclasses
     import shutil
 
-    from mcpgen.app import AppBuildError, build_vendor
+    from mcpgen.serve.mcp_app import AppBuildError, build_vendor
 
     if shutil.which("npm") is None:
         pytest.skip("npm is not installed")
@@ -217,7 +217,9 @@ def test_build_app_fetches_the_pinned_chartjs_and_refuses_a_wrong_checksum(tmp_p
     assert hashlib.sha256(out.read_bytes()).hexdigest() == CHARTJS.sha256
     assert "MIT" in (tmp_path / "vendor" / "chart.js-LICENSE.md").read_text()
 
-    monkeypatch.setattr("mcpgen.app.CHARTJS", dataclasses.replace(CHARTJS, integrity="sha512-" + "A" * 86 + "=="))
+    monkeypatch.setattr(
+        "mcpgen.serve.mcp_app.CHARTJS", dataclasses.replace(CHARTJS, integrity="sha512-" + "A" * 86 + "==")
+    )
     with pytest.raises(AppBuildError, match="does not match its pinned checksum; nothing was written"):
         build_vendor(tmp_path / "other")
     assert not (tmp_path / "other").exists()

@@ -24,16 +24,18 @@ from mcp.server.auth.provider import AccessToken
 from mcp.types import CallToolResult, TextContent
 from oidc import ec_jwk, ed_jwk, public, rsa_jwk
 
-from mcpgen import audit, identity, telemetry
+from mcpgen import identity
+from mcpgen.answer.results import DataToolOutput
 from mcpgen.auth import AuthSetupError, JWTVerifier, KeySet
 from mcpgen.errors import ArgumentError
 from mcpgen.http import HTTPOptions, HTTPSetupError, check_options
-from mcpgen.project import open_project
-from mcpgen.server import ToolServer
+from mcpgen.serve import audit, telemetry
+from mcpgen.serve.project import open_project
+from mcpgen.serve.registry import Registry
+from mcpgen.serve.server import ToolServer
 from mcpgen.spec.config import AuditConfig, AuthConfig, TelemetryConfig
 from mcpgen.spec.models import Parameter
 from mcpgen.spec.params import Arguments
-from mcpgen.tools import DataToolOutput, Registry
 
 ISSUER = "https://id.example.com"
 AUDIENCE = "https://mcp.example.com/mcp"
@@ -426,7 +428,7 @@ def test_nothing_of_opentelemetry_sdk_is_imported_when_off(tmp_path):
         (tmp_path / name).parent.mkdir(exist_ok=True)
         (tmp_path / name).write_text(text)
     code = (
-        "import sys; from mcpgen.project import open_project; from mcpgen import identity;"
+        "import sys; from mcpgen.serve.project import open_project; from mcpgen import identity;"
         f"p = open_project({str(tmp_path / 'specs')!r}); u = identity.local_user({{'email': 'bob@example.com'}});"
         "u.__enter__(); p.registry.call_sync('my_orders', {}); p.close();"
         "print(sorted(m for m in sys.modules if m.startswith('opentelemetry.sdk') or m.startswith('opentelemetry.exporter')))"

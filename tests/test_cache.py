@@ -19,10 +19,10 @@ from mcp.server.auth.provider import AccessToken
 from mcp.types import CallToolResult, TextContent
 
 from mcpgen import logs
-from mcpgen.cache import META_KEY, ResultCache
-from mcpgen.project import open_project
-from mcpgen.reload import Reloader
-from mcpgen.server import ToolServer
+from mcpgen.answer.cache import META_KEY, ResultCache
+from mcpgen.serve.project import open_project
+from mcpgen.serve.reload import Reloader
+from mcpgen.serve.server import ToolServer
 
 CONFIG = """\
 connections:

@@ -1,7 +1,7 @@
 import pytest
 from pydantic import ValidationError
 
-from mcpgen.charts import build_chart
+from mcpgen.answer.charts import build_chart
 from mcpgen.spec.models import Chart
 
 ROWS = [("1952", "Asia", 40.0), ("1952", "Europe", 64.0), ("1957", "Asia", 42.0)]

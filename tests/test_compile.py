@@ -6,7 +6,7 @@ import pytest
 
 from mcpgen import logs
 from mcpgen.errors import SpecError
-from mcpgen.project import open_project
+from mcpgen.serve.project import open_project
 
 CSV = (
     "city,country,population,founded\nOslo,NO,709037,1040-01-01\nBergen,NO,285911,1070-01-01\n"

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from mcpgen.load.project import load_project
-from mcpgen.project import open_project
+from mcpgen.serve.project import open_project
 from mcpgen.spec.config import ProjectConfig
 
 REPO = Path(__file__).resolve().parent.parent
@@ -81,7 +81,7 @@ def test_the_contracts_project_file_example_is_accepted(monkeypatch):
 
 
 def test_the_contracts_result_example_fits_the_output_schema():
-    from mcpgen.results import DataToolPayload
+    from mcpgen.answer.results import DataToolPayload
 
     payload = DataToolPayload.model_validate(json.loads(blocks("docs/spec-format.md", "json")[0]))
     assert payload.sources == ["https://www.geonames.org/"] and payload.table[1] == ["Shanghai", 24874500]

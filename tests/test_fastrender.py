@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from mcpgen.errors import RenderError
-from mcpgen.project import open_project
+from mcpgen.serve.project import open_project
 from mcpgen.templates.render import Template
 
 REPO = Path(__file__).resolve().parent.parent

@@ -24,11 +24,11 @@ import httpx2
 import jsonschema
 import pytest
 
+from mcpgen.answer.results import OUTPUT_SCHEMA
 from mcpgen.engines.protocol import Prepared
 from mcpgen.errors import QueryError, SpecError
 from mcpgen.load.project import load_project
-from mcpgen.project import open_project
-from mcpgen.results import OUTPUT_SCHEMA
+from mcpgen.serve.project import open_project
 
 CITIES = [(1, "Oslo", 709000), (2, "Bergen", 285000), (3, "Tromsø", 77000), (4, "Bodø", 52000)]
 
@@ -864,7 +864,7 @@ async def _timed(project, tool, arguments):
 
 
 def _gather(project, calls):
-    from mcpgen.server import ToolServer
+    from mcpgen.serve.server import ToolServer
 
     async def main():
         ToolServer.raise_thread_limit()
@@ -934,8 +934,8 @@ def test_18_fifty_at_once_all_answered(project):
 
 
 def test_19_invalid_edit_keeps_the_last_good_tools(tmp_path, caplog):
-    from mcpgen.reload import Reloader
-    from mcpgen.server import ToolServer
+    from mcpgen.serve.reload import Reloader
+    from mcpgen.serve.server import ToolServer
 
     cwd = os.getcwd()
     specs = write_project(tmp_path, {"count_cities": SPECS["count_cities"]})
@@ -976,7 +976,7 @@ TOKEN = "t0k-" + "x" * 28
 
 def _asgi(project, **options):
     from mcpgen.http import HTTPOptions, build_app
-    from mcpgen.server import ToolServer
+    from mcpgen.serve.server import ToolServer
 
     return build_app(ToolServer(project.registry), HTTPOptions(port=8000, **options))
 

@@ -22,7 +22,7 @@ from mcpgen.engines.file_reach import FileReachError, check_root, readable_set
 from mcpgen.engines.protocol import Prepared
 from mcpgen.errors import QueryError, SpecError
 from mcpgen.load.project import load_project
-from mcpgen.project import open_project
+from mcpgen.serve.project import open_project
 
 SECRET = "hunter2-do-not-leak"
 

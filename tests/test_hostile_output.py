@@ -109,7 +109,7 @@ def test_no_raw_html_tag_in_prose(html):
 
 
 def test_prose_force_and_empty_text_of_a_tool_are_neutralised(tmp_path):
-    from mcpgen.project import open_project
+    from mcpgen.serve.project import open_project
 
     spec = """
         description: Rows that try to show an image.

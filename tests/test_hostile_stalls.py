@@ -340,8 +340,8 @@ def test_get_on_the_mcp_endpoint_is_405_in_process(method, path):
     import httpx2
 
     from mcpgen.http import HTTPOptions, build_app
-    from mcpgen.server import ToolServer
-    from mcpgen.tools import Registry
+    from mcpgen.serve.registry import Registry
+    from mcpgen.serve.server import ToolServer
 
     app = build_app(ToolServer(Registry()), HTTPOptions(port=8000))
 

@@ -17,9 +17,9 @@ import services
 from mcp import Client, StdioServerParameters
 
 from mcpgen.answer.cursors import NEXT_CURSOR_META, Cursors
+from mcpgen.answer.results import to_cell
 from mcpgen.commands.validate import run_validate
-from mcpgen.project import open_project
-from mcpgen.results import to_cell
+from mcpgen.serve.project import open_project
 from mcpgen.spec.models import CURSOR
 
 REPO = Path(__file__).resolve().parent.parent

@@ -36,7 +36,7 @@ import services
 import yaml
 from sqlalchemy.engine import make_url
 
-from mcpgen.project import open_project
+from mcpgen.serve.project import open_project
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "examples" / "data"

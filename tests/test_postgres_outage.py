@@ -27,7 +27,7 @@ import yaml
 from mcp import Client, StdioServerParameters
 from sqlalchemy.engine import make_url
 
-from mcpgen.project import open_project
+from mcpgen.serve.project import open_project
 
 SECRET = "0utage-Pa55word"  # trust auth accepts any password; it must never show up in a message
 

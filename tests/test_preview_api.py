@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from starlette.testclient import TestClient
 
-from mcpgen.app import CHARTJS
 from mcpgen.preview import create_app
+from mcpgen.serve.mcp_app import CHARTJS
 
 SPEC = """\
 title: Numbers
@@ -76,7 +76,7 @@ def test_broken_specs_are_listed_with_file_and_line(project):
 
 
 def test_the_app_is_served_under_the_csp_a_host_builds(project, tmp_path, monkeypatch):
-    monkeypatch.setattr("mcpgen.app.VENDOR", tmp_path / "no-vendor")
+    monkeypatch.setattr("mcpgen.serve.mcp_app.VENDOR", tmp_path / "no-vendor")
     monkeypatch.delenv("MCPGEN_CHARTJS", raising=False)
     with client(project) as http:
         page = http.get("/app/numbers")

@@ -5,7 +5,7 @@ import textwrap
 import pytest
 
 from mcpgen.errors import SpecError
-from mcpgen.project import open_project
+from mcpgen.serve.project import open_project
 
 SPEC = """\
 description: One.

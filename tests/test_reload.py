@@ -17,9 +17,9 @@ from conftest import JSON_HEADERS, free_port, wait_healthy
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from mcpgen.project import open_project
-from mcpgen.reload import Reloader
-from mcpgen.server import ToolServer
+from mcpgen.serve.project import open_project
+from mcpgen.serve.reload import Reloader
+from mcpgen.serve.server import ToolServer
 
 pytestmark = pytest.mark.slow
 
@@ -205,8 +205,8 @@ content: "{{ rows[0].n }}"
 
 
 def test_a_replaced_project_closes_only_once_its_calls_have_returned(project, monkeypatch):
-    from mcpgen.project import open_project
-    from mcpgen.reload import LiveProject
+    from mcpgen.serve.project import open_project
+    from mcpgen.serve.reload import LiveProject
 
     (project / "specs" / "slow.yaml").write_text(SLOW)
     monkeypatch.chdir(project)  # open_project changes the working directory

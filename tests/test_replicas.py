@@ -81,7 +81,7 @@ def test_both_replicas_answer_what_duckdb_answers():
 def test_every_shipped_spec_answers_through_the_balancer_what_it_answers_in_process(monkeypatch):
     """The shipped specs on DuckDB behind two replicas: every `tests:` case that expects no error
     gives the structured content the same project gives in process."""
-    from mcpgen.project import open_project
+    from mcpgen.serve.project import open_project
 
     cases = []
     for path in sorted((REPO / "specs").glob("*.yaml")):

@@ -4,7 +4,7 @@ from decimal import Decimal
 
 import pytest
 
-from mcpgen.results import DataToolPayload, build_table, to_cell
+from mcpgen.answer.results import DataToolPayload, build_table, to_cell
 from mcpgen.spec.models import TableSpec
 
 
@@ -29,7 +29,7 @@ def test_table_columns_and_headers():
 def test_whole_decimals_stay_integers_and_cells_publish_one_type_list():
     assert to_cell(Decimal("4542820771.000")) == 4542820771
     assert to_cell(Decimal("1E+30")) == str(10**30)
-    from mcpgen.results import OUTPUT_SCHEMA
+    from mcpgen.answer.results import OUTPUT_SCHEMA
 
     cell = OUTPUT_SCHEMA["properties"]["table"]["items"]["items"]
     assert cell == {"type": ["string", "number", "boolean", "null"]}
@@ -38,7 +38,7 @@ def test_whole_decimals_stay_integers_and_cells_publish_one_type_list():
 def test_the_published_schema_promises_the_same_shape_without_re_checking_cells():
     import jsonschema
 
-    from mcpgen.results import OUTPUT_SCHEMA, PUBLISHED_SCHEMA
+    from mcpgen.answer.results import OUTPUT_SCHEMA, PUBLISHED_SCHEMA
 
     good = {"sources": ["https://example.org/"], "table": [["a", "b"], [1, None], ["x", True]]}
     jsonschema.validate(good, OUTPUT_SCHEMA)

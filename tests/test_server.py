@@ -8,9 +8,9 @@ from conftest import REPO, direct_table, good_args, shipped_specs
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from mcpgen.project import open_project
-from mcpgen.server import ToolServer
-from mcpgen.tools import Registry
+from mcpgen.serve.project import open_project
+from mcpgen.serve.registry import Registry
+from mcpgen.serve.server import ToolServer
 
 
 @pytest.fixture(scope="module")

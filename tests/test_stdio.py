@@ -11,7 +11,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from mcpgen.stdio import _is_pipe
+from mcpgen.serve.stdio import _is_pipe
 
 pytestmark = pytest.mark.slow
 
@@ -88,7 +88,7 @@ def test_a_regular_file_is_not_a_pipe(tmp_path):
 def test_a_line_past_the_limit_is_dropped_and_reading_goes_on():
     import asyncio
 
-    from mcpgen import stdio
+    from mcpgen.serve import stdio
 
     async def main():
         reader = asyncio.StreamReader(limit=16)

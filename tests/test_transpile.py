@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from mcpgen.cli import main
 from mcpgen.load.project import load_project
-from mcpgen.project import open_project
+from mcpgen.serve.project import open_project
 from mcpgen.sql.statements import find_placeholders
 from mcpgen.sql.transpile import Untranslatable, transpile
 

@@ -1,1 +1,9 @@
-"""What a call answers: a spec compiled into a tool, and the result it builds."""
+"""What a call answers: a spec compiled into a tool, and the result it builds.
+
+- `tool`: `Tool` and `Answer`, and the results every call ends in (`error_result`, `check_result`)
+- `compile`: a loaded spec compiled into a tool: arguments checked, the query run, the answer built
+- `results`: the result's shape (`DataToolOutput`, the published output schema), table cells
+- `charts`: Chart.js configs from the rows
+- `cache`: the result cache (`cache: 60s`)
+- `cursors`: the signed cursors that continue a paged answer
+"""

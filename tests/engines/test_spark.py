@@ -20,11 +20,11 @@ import pytest
 import yaml
 from mcp import Client, StdioServerParameters
 
+from mcpgen.answer.results import to_cell
 from mcpgen.commands.validate import run_validate
 from mcpgen.engines.protocol import Prepared
 from mcpgen.engines.spark import SparkEngine, SparkUnavailable, _Statement
 from mcpgen.errors import QueryError, QueryTimeout, UnsafeSQL
-from mcpgen.results import to_cell
 from mcpgen.spark_cluster import example_tables, free_port
 
 REPO = Path(__file__).resolve().parents[2]

@@ -29,9 +29,12 @@ from mcp.types import (
     ReadResourceResult,
 )
 
-from . import __version__, audit, identity, logs
+from .. import identity, logs
+from ..answer.tool import Tool
+from ..version import __version__
+from . import audit
+from .registry import Registry
 from .stdio import stdio_streams
-from .tools import Registry, Tool
 
 logger = logging.getLogger("mcpgen")
 

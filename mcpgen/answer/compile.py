@@ -12,20 +12,20 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-from .answer.cursors import NEXT_CURSOR_META, Cursors, binding
+from ..engines.protocol import Engine, QueryResult
+from ..errors import ArgumentError, MCPGenError
+from ..identity import caller_identity
+from ..load.columns import duplicate_columns
+from ..load.specs import LoadedSpec
+from ..spec.config import Defaults
+from ..spec.models import CURSOR, EmptyAnswer
+from ..spec.params import Arguments, param_types
+from ..sql.pages import LIMIT, OFFSET, paged_sql
+from ..templates.render import Template
 from .charts import build_chart
-from .engines.protocol import Engine, QueryResult
-from .errors import ArgumentError, MCPGenError
-from .identity import caller_identity
-from .load.columns import duplicate_columns
-from .load.specs import LoadedSpec
+from .cursors import NEXT_CURSOR_META, Cursors, binding
 from .results import TRUNCATED_META, build_table, json_size_bound
-from .spec.config import Defaults
-from .spec.models import CURSOR, EmptyAnswer
-from .spec.params import Arguments, param_types
-from .sql.pages import LIMIT, OFFSET, paged_sql
-from .templates.render import Template
-from .tools import Answer, Tool, error_result
+from .tool import Answer, Tool, error_result
 
 DEFAULT_EMPTY = Template("No rows matched.")
 NOTE_ROOM = 400  # characters kept free for the sentences that say a table was cut and where the next page is

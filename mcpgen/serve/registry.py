@@ -1,4 +1,5 @@
-"""The registry: tools by name, and the seed's rule that every tool declares its sources.
+"""The registry: tools by name, and the rule that every tool declares its sources. A hand-written
+tool is registered only if it returns `DataToolOutput`; every call is logged, audited and traced.
 
 >>> from mcp.types import CallToolResult, TextContent
 >>> reg = Registry()
@@ -16,80 +17,26 @@ from __future__ import annotations
 import inspect
 import json
 import logging
-import sys
-from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 import anyio.to_thread
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from mcp.types import Tool as MCPTool
+from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import ConfigDict, ValidationError, create_model
 
-from . import audit, logs, telemetry
-from .cache import META_KEY, ResultCache
-from .engines.protocol import QueryResult
-from .errors import ArgumentError
-from .identity import caller_identity
-from .results import PUBLISHED_SCHEMA, DataToolOutput, DataToolPayload
-from .spec.config import DEFAULT_CACHE_BYTES
-from .spec.models import ScopeRule
-from .text import as_json
+from .. import logs
+from ..answer.cache import META_KEY, ResultCache
+from ..answer.results import DataToolOutput
+from ..answer.tool import READ_ONLY, Answer, Tool, check_result, error_result
+from ..engines.protocol import QueryResult
+from ..errors import ArgumentError
+from ..identity import caller_identity
+from ..spec.config import DEFAULT_CACHE_BYTES
+from ..spec.models import ScopeRule
+from ..text import as_json
+from . import audit, telemetry
 
 logger = logging.getLogger("mcpgen")
-
-READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
-
-
-def error_result(message: str) -> CallToolResult:
-    """An `isError` result carrying one sentence for the model.
-
-    Called inside an `except` block, it notes the exception's class for the call log."""
-    handled = sys.exc_info()[1]
-    logs.note_error(type(handled).__name__ if handled is not None else "ToolError")
-    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
-
-
-@dataclass
-class Answer:
-    """A query tool's result, with the query result behind it: the call log reads rows,
-    truncation and query time from `query` (None when no query ran)."""
-
-    result: CallToolResult
-    query: QueryResult | None = None
-
-
-@dataclass
-class Tool:
-    """One registered tool. `handler(arguments)` returns a CallToolResult (a query tool's, an
-    Answer); it may be async."""
-
-    name: str
-    description: str
-    input_schema: dict[str, Any]
-    handler: Callable[[dict[str, Any]], Any]
-    title: str | None = None
-    annotations: ToolAnnotations | None = None
-    source: str | None = None  # the file that defined it
-    is_async: bool = field(default=False)
-    cache_ttl: float | None = None  # seconds an answer is kept (spec tools with `cache:`)
-    cache_key: Callable[[dict[str, Any]], Hashable] | None = None  # validated arguments; raises ArgumentError
-    scopes: ScopeRule | None = None  # who may see and call it (see mcpgen.identity)
-    tags: frozenset[str] = frozenset()  # for `serve --tags` / toolsets
-    sensitive: frozenset[str] = frozenset()  # arguments the audit log records only as hashes
-    wants_app: bool = True  # False: no MCP App (`@registry.tool(app=False)`; specs say `app: false`)
-    app: str | None = None  # the ui:// resource of its MCP App (mcpgen.app), if it has one
-
-    def to_mcp(self) -> MCPTool:
-        return MCPTool(
-            name=self.name,
-            title=self.title,
-            description=self.description,
-            input_schema=self.input_schema,
-            output_schema=PUBLISHED_SCHEMA,
-            annotations=self.annotations,
-            _meta={"ui": {"resourceUri": self.app}} if self.app else None,
-        )
 
 
 class Registry:
@@ -99,7 +46,7 @@ class Registry:
         self._tools: dict[str, Tool] = {}
         self.active = 0  # calls in flight (reload waits for them before closing engines)
         self.cache = ResultCache(cache_max_bytes)  # a reload builds a new Registry: a new, empty cache
-        self.apps: dict[str, Any] = {}  # ui:// uri -> mcpgen.app.App, served as resources
+        self.apps: dict[str, Any] = {}  # ui:// uri -> mcpgen.serve.mcp_app.App, served as resources
 
     def __contains__(self, name: str) -> bool:
         return name in self._tools
@@ -222,31 +169,6 @@ class Registry:
     def call_sync(self, name: str, arguments: dict[str, Any] | None = None) -> CallToolResult:
         """`call` for code that is not async (the CLI, tests)."""
         return anyio.run(self.call, name, arguments)
-
-
-def check_result(name: str, result: Any) -> CallToolResult:
-    """Hold a result to the output schema; a broken one becomes a clear `isError`."""
-    if not isinstance(result, CallToolResult):
-        return error_result(f"Tool '{name}' returned {type(result).__name__}, not a CallToolResult.")
-    if result.is_error:
-        return result
-    try:
-        payload = DataToolPayload.model_validate(result.structured_content)  # refuses NaN and infinities
-        if payload.charts:  # free-form Chart.js configs: only JSON itself can check them
-            json.dumps(payload.charts, allow_nan=False)
-    except (ValidationError, ValueError, TypeError) as exc:
-        detail = _first_error(exc)
-        logger.error("tool %s broke the output schema: %s", name, detail)
-        return error_result(f"Tool '{name}' returned a result that breaks its output schema ({detail}).")
-    return result
-
-
-def _first_error(exc: Exception) -> str:
-    if isinstance(exc, ValidationError):
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "structuredContent"
-        return f"{where}: {err['msg']}"
-    return str(exc)
 
 
 def _plain_optionals(schema: dict[str, Any]) -> dict[str, Any]:

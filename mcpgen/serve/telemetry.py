@@ -18,8 +18,8 @@ import contextlib
 import time
 from typing import Any
 
-from . import __version__
-from .errors import MCPGenError
+from ..errors import MCPGenError
+from ..version import __version__
 
 _OFF = contextlib.nullcontext()
 

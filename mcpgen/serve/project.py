@@ -18,17 +18,17 @@ import runpy
 from dataclasses import dataclass
 from pathlib import Path
 
-from .answer.cursors import Cursors
-from .app import project_apps
-from .compile import SpecTool, compile_spec
-from .engines.factory import create_engine
-from .engines.protocol import Engine
-from .errors import MCPGenError, Problem, SpecError, UnsafeSQL
-from .load.columns import check_spec_live, checked_by_default
-from .load.project import load_project
-from .load.specs import LoadedProject
-from .spec.models import AppSettings
-from .tools import Registry, default_registry
+from ..answer.compile import SpecTool, compile_spec
+from ..answer.cursors import Cursors
+from ..engines.factory import create_engine
+from ..engines.protocol import Engine
+from ..errors import MCPGenError, Problem, SpecError, UnsafeSQL
+from ..load.columns import check_spec_live, checked_by_default
+from ..load.project import load_project
+from ..load.specs import LoadedProject
+from ..spec.models import AppSettings
+from .mcp_app import project_apps
+from .registry import Registry, default_registry
 
 logger = logging.getLogger("mcpgen")
 

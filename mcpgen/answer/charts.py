@@ -11,8 +11,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from ..spec.models import Chart
 from .results import to_cell
-from .spec.models import Chart
 
 _JS_TYPE = {
     "bar": "bar",

@@ -19,7 +19,7 @@ from typing import Annotated, Any
 from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, WithJsonSchema
 
-from .spec.models import TableSpec
+from ..spec.models import TableSpec
 
 MAX_SAFE_INT = 2**53
 TRUNCATED_META = "mcpgen/truncated"  # result `_meta` key when rows were cut at max_rows: {"max_rows": n}

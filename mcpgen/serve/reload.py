@@ -24,10 +24,10 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 
-from .errors import SpecError
+from ..errors import SpecError
+from ..spec.config import CONFIG_NAME
+from ..text import plural
 from .project import Project, open_project
-from .spec.config import CONFIG_NAME
-from .text import plural
 
 logger = logging.getLogger("mcpgen")
 

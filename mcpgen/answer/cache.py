@@ -31,7 +31,7 @@ from typing import Any
 import anyio
 from mcp.types import CallToolResult
 
-from .spec.config import DEFAULT_CACHE_BYTES
+from ..spec.config import DEFAULT_CACHE_BYTES
 
 META_KEY = "mcpgen/cache"  # in a result's _meta: "hit" or "miss"
 

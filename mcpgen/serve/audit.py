@@ -33,11 +33,11 @@ import sys
 import time
 from typing import Any
 
-from .errors import MCPGenError
-from .identity import current
-from .logs import CallStats
+from ..errors import MCPGenError
+from ..identity import current
+from ..logs import CallStats
 
-AUDIT = logging.getLogger("mcpgen.audit")
+AUDIT = logging.getLogger("mcpgen.serve.audit")
 AUDIT.propagate = False  # its own sink, whatever the root logger does
 _SECRET_NAME = re.compile(r"pass|secret|token|api_?key", re.IGNORECASE)
 _key: bytes | None = None

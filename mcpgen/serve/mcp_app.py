@@ -36,9 +36,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import __version__
-from .errors import MCPGenError
-from .spec.models import AppSettings
+from ..errors import MCPGenError
+from ..spec.models import AppSettings
+from ..version import __version__
 
 if TYPE_CHECKING:  # the SDK is imported where resources are built: `mcpgen validate` never pays for it
     from mcp.types import Resource, TextResourceContents
@@ -46,8 +46,8 @@ if TYPE_CHECKING:  # the SDK is imported where resources are built: `mcpgen vali
 logger = logging.getLogger("mcpgen")
 
 APP_URI = "ui://mcpgen/answer"
-STATIC = Path(__file__).parent / "static"
-VENDOR = Path(__file__).parent / "vendor"  # filled by `mcpgen build-app`; ignored by git
+STATIC = Path(__file__).parent.parent / "static"
+VENDOR = Path(__file__).parent.parent / "vendor"  # filled by `mcpgen build-app`; ignored by git
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,106 @@
+"""A tool as the server holds it (`Tool`), a query tool's answer (`Answer`), and the results every
+call ends in: a clear `isError` sentence, or a result held to the output schema.
+
+>>> check_result("t", error_result("Nothing matched.")).content[0].text
+'Nothing matched.'
+>>> check_result("t", "text").content[0].text
+"Tool 't' returned str, not a CallToolResult."
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import Tool as MCPTool
+from pydantic import ValidationError
+
+from .. import logs
+from ..engines.protocol import QueryResult
+from ..spec.models import ScopeRule
+from .results import PUBLISHED_SCHEMA, DataToolPayload
+
+logger = logging.getLogger("mcpgen")
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+
+
+def error_result(message: str) -> CallToolResult:
+    """An `isError` result carrying one sentence for the model.
+
+    Called inside an `except` block, it notes the exception's class for the call log."""
+    handled = sys.exc_info()[1]
+    logs.note_error(type(handled).__name__ if handled is not None else "ToolError")
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+
+@dataclass
+class Answer:
+    """A query tool's result, with the query result behind it: the call log reads rows,
+    truncation and query time from `query` (None when no query ran)."""
+
+    result: CallToolResult
+    query: QueryResult | None = None
+
+
+@dataclass
+class Tool:
+    """One registered tool. `handler(arguments)` returns a CallToolResult (a query tool's, an
+    Answer); it may be async."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    handler: Callable[[dict[str, Any]], Any]
+    title: str | None = None
+    annotations: ToolAnnotations | None = None
+    source: str | None = None  # the file that defined it
+    is_async: bool = field(default=False)
+    cache_ttl: float | None = None  # seconds an answer is kept (spec tools with `cache:`)
+    cache_key: Callable[[dict[str, Any]], Hashable] | None = None  # validated arguments; raises ArgumentError
+    scopes: ScopeRule | None = None  # who may see and call it (see mcpgen.identity)
+    tags: frozenset[str] = frozenset()  # for `serve --tags` / toolsets
+    sensitive: frozenset[str] = frozenset()  # arguments the audit log records only as hashes
+    wants_app: bool = True  # False: no MCP App (`@registry.tool(app=False)`; specs say `app: false`)
+    app: str | None = None  # the ui:// resource of its MCP App (mcpgen.serve.mcp_app), if it has one
+
+    def to_mcp(self) -> MCPTool:
+        return MCPTool(
+            name=self.name,
+            title=self.title,
+            description=self.description,
+            input_schema=self.input_schema,
+            output_schema=PUBLISHED_SCHEMA,
+            annotations=self.annotations,
+            _meta={"ui": {"resourceUri": self.app}} if self.app else None,
+        )
+
+
+def check_result(name: str, result: Any) -> CallToolResult:
+    """Hold a result to the output schema; a broken one becomes a clear `isError`."""
+    if not isinstance(result, CallToolResult):
+        return error_result(f"Tool '{name}' returned {type(result).__name__}, not a CallToolResult.")
+    if result.is_error:
+        return result
+    try:
+        payload = DataToolPayload.model_validate(result.structured_content)  # refuses NaN and infinities
+        if payload.charts:  # free-form Chart.js configs: only JSON itself can check them
+            json.dumps(payload.charts, allow_nan=False)
+    except (ValidationError, ValueError, TypeError) as exc:
+        detail = _first_error(exc)
+        logger.error("tool %s broke the output schema: %s", name, detail)
+        return error_result(f"Tool '{name}' returned a result that breaks its output schema ({detail}).")
+    return result
+
+
+def _first_error(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "structuredContent"
+        return f"{where}: {err['msg']}"
+    return str(exc)
