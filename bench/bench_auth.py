@@ -45,7 +45,7 @@ from mcp.client.streamable_http import streamable_http_client
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from mcpgen.auth import JWTVerifier, KeySet  # noqa: E402
+from mcpgen.http.auth import JWTVerifier, KeySet  # noqa: E402
 
 ISSUER = "https://id.bench.invalid/"
 CALL = ("top_cities", {"top_n": 5})

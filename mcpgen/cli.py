@@ -151,7 +151,7 @@ def serve(
     specs_dir = specs_dir.resolve()  # opening the project changes the working directory
     options = None
     if http_:
-        from .http_limits import ConnectionLimits
+        from .http.connections import ConnectionLimits
 
         limits = ConnectionLimits(header_timeout, body_timeout, max_connections)
         options = _http_options(
@@ -168,7 +168,8 @@ def serve(
         reloader = Reloader(server, project, specs_dir)
     try:
         if options is not None:
-            from .http import HTTPSetupError, serve_http
+            from .http.app import serve_http
+            from .http.options import HTTPSetupError
 
             try:
                 anyio.run(serve_http, server, options, reloader)
@@ -236,7 +237,7 @@ def _start_serving(project, tags: str | None, toolset: str | None) -> frozenset[
 def _http_options(specs_dir, host, port, token_envs, allow_hosts, allow_origins, max_body, insecure, limits):
     """HTTP options from the flags plus mcpgen.yaml's `http:` section; exit 2 when unsafe."""
     from .errors import MCPGenError, SpecError
-    from .http import HTTPOptions, check_options, read_tokens
+    from .http.options import HTTPOptions, check_options, read_tokens
     from .load.project import load_project
     from .spec.config import HTTPSettings
 

@@ -1,7 +1,7 @@
 """Who is calling: the verified claims and scopes behind one tool call.
 
 Over HTTP the caller is the access token the SDK's bearer middleware verified (see
-mcpgen.auth); over stdio it is the one local user, whose claims come from mcpgen.yaml's
+mcpgen.http.auth); over stdio it is the one local user, whose claims come from mcpgen.yaml's
 `stdio_claims`. Claim-bound parameters, per-tool scopes, the audit log and PostgreSQL
 row-level security (mcpgen.engines.sqlalchemy.rls) all read `current()`.
 

@@ -26,9 +26,9 @@ from oidc import ec_jwk, ed_jwk, public, rsa_jwk
 
 from mcpgen import identity
 from mcpgen.answer.results import DataToolOutput
-from mcpgen.auth import AuthSetupError, JWTVerifier, KeySet
 from mcpgen.errors import ArgumentError
-from mcpgen.http import HTTPOptions, HTTPSetupError, check_options
+from mcpgen.http.auth import AuthSetupError, JWTVerifier, KeySet
+from mcpgen.http.options import HTTPOptions, HTTPSetupError, check_options
 from mcpgen.serve import audit, telemetry
 from mcpgen.serve.project import open_project
 from mcpgen.serve.registry import Registry

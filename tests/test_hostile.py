@@ -975,7 +975,8 @@ TOKEN = "t0k-" + "x" * 28
 
 
 def _asgi(project, **options):
-    from mcpgen.http import HTTPOptions, build_app
+    from mcpgen.http.app import build_app
+    from mcpgen.http.options import HTTPOptions
     from mcpgen.serve.server import ToolServer
 
     return build_app(ToolServer(project.registry), HTTPOptions(port=8000, **options))
@@ -1026,7 +1027,7 @@ def test_20_host_origin_and_token_checked_before_any_tool(project, sql_runs, hea
 
 
 def test_21_non_loopback_without_token_refuses(project):
-    from mcpgen.http import HTTPOptions, HTTPSetupError, check_options
+    from mcpgen.http.options import HTTPOptions, HTTPSetupError, check_options
 
     for host in ("0.0.0.0", "::", "10.1.2.3", "example.org"):
         with pytest.raises(HTTPSetupError, match="--insecure-no-auth"):

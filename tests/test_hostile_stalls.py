@@ -339,7 +339,8 @@ def test_get_on_the_mcp_endpoint_is_405_in_process(method, path):
     import anyio
     import httpx2
 
-    from mcpgen.http import HTTPOptions, build_app
+    from mcpgen.http.app import build_app
+    from mcpgen.http.options import HTTPOptions
     from mcpgen.serve.registry import Registry
     from mcpgen.serve.server import ToolServer
 
@@ -359,7 +360,7 @@ def test_get_on_the_mcp_endpoint_is_405_in_process(method, path):
 def test_a_flood_of_accept_errors_is_logged_once_per_interval():
     import logging
 
-    from mcpgen.http_limits import RateLimitedLog
+    from mcpgen.http.connections import RateLimitedLog
 
     log = logging.getLogger("asyncio.test-flood")
     seen: list[str] = []

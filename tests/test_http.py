@@ -253,7 +253,7 @@ def test_a_taken_port_is_one_clear_sentence():
 
 def test_accepted_connections_have_tcp_nodelay():
     """Without it, kept-alive responses wait for the client's delayed ACK (see docs/benchmarks.md)."""
-    from mcpgen.http import _listen
+    from mcpgen.http.app import _listen
 
     listener = _listen("127.0.0.1", free_port())
     try:

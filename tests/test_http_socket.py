@@ -7,7 +7,8 @@ import socket
 
 import pytest
 
-from mcpgen.http import HTTPSetupError, _listen
+from mcpgen.http.app import _listen
+from mcpgen.http.options import HTTPSetupError
 
 
 async def _accepted_nodelay(sock: socket.socket) -> int:

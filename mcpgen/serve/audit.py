@@ -37,7 +37,7 @@ from ..errors import MCPGenError
 from ..identity import current
 from ..logs import CallStats
 
-AUDIT = logging.getLogger("mcpgen.serve.audit")
+AUDIT = logging.getLogger("mcpgen.audit")
 AUDIT.propagate = False  # its own sink, whatever the root logger does
 _SECRET_NAME = re.compile(r"pass|secret|token|api_?key", re.IGNORECASE)
 _key: bytes | None = None

@@ -32,7 +32,7 @@ import httpx2
 import jwt
 from mcp.server.auth.provider import AccessToken, TokenVerifier
 
-from .http import HTTPSetupError, is_loopback
+from .options import HTTPSetupError, is_loopback
 
 logger = logging.getLogger("mcpgen")
 
