@@ -32,12 +32,23 @@ def _setup_logging(verbose: bool = False) -> None:
     logs.setup(verbose=verbose, calls=False)
 
 
-def _open(specs_dir: Path):
+def _load(specs_dir: Path):
+    """The project read (not opened), or None when it cannot be read at all (`_open` then says why)."""
+    from .errors import SpecError
+    from .load.project import load_project
+
+    try:
+        return load_project(specs_dir)
+    except SpecError:
+        return None
+
+
+def _open(specs_dir: Path, loaded=None):
     from .errors import SpecError
     from .serve.project import open_project
 
     try:
-        project = open_project(specs_dir)
+        project = open_project(specs_dir, loaded=loaded)
     except SpecError as exc:
         for problem in exc.problems:
             click.echo(str(problem), err=True)
@@ -149,15 +160,16 @@ def serve(
 
     logs.setup(log_format, verbose)
     specs_dir = specs_dir.resolve()  # opening the project changes the working directory
-    options = None
-    if http_:
+    options = loaded = None
+    if http_:  # the project is read once: its `http:` settings first, then it is opened
         from .http.connections import ConnectionLimits
 
+        loaded = _load(specs_dir)
         limits = ConnectionLimits(header_timeout, body_timeout, max_connections)
         options = _http_options(
-            specs_dir, host, port, token_envs, allow_hosts, allow_origins, max_body_bytes, insecure_no_auth, limits
+            loaded, host, port, token_envs, allow_hosts, allow_origins, max_body_bytes, insecure_no_auth, limits
         )
-    project = _open(specs_dir)
+    project = _open(specs_dir, loaded)
     gc.freeze()
     gc.enable()
     server = ToolServer(project.registry, tags=_start_serving(project, tags, toolset))
@@ -201,50 +213,35 @@ def _serving_line(tools: int, specs_dir: Path, terminal: bool) -> str:
     return line + "; waiting for an MCP client on stdin (Ctrl-C to stop)" if terminal else line
 
 
-def _served_tags(config, tags: str | None, toolset: str | None) -> frozenset[str] | None:
-    """The tags `--tags` / `--toolset` select; None serves every tool."""
-    if toolset is not None:
-        if toolset not in config.toolsets:
-            known = ", ".join(config.toolsets) or "none are defined"
-            raise click.BadParameter(f"no toolset named '{toolset}' in mcpgen.yaml ({known})", param_hint="--toolset")
-        return frozenset(config.toolsets[toolset]) | frozenset(_split(tags))
-    return frozenset(_split(tags)) if tags else None
-
-
-def _split(text: str | None) -> list[str]:
-    return [t.strip() for t in (text or "").split(",") if t.strip()]
-
-
 def _start_serving(project, tags: str | None, toolset: str | None) -> frozenset[str] | None:
     """The tags to serve; the audit log and telemetry started per mcpgen.yaml. Exit 2 on bad settings."""
     from .errors import MCPGenError
     from .serve import audit, telemetry
+    from .serve.server import ToolsetError, served_tags
 
     config = project.loaded.config
     try:
-        served = _served_tags(config, tags, toolset)
+        served = served_tags(config.toolsets, tags, toolset)
         audit.setup(config.audit)
         telemetry.setup(config.telemetry)
-    except (MCPGenError, click.BadParameter) as exc:
+    except MCPGenError as exc:
         project.close()
-        if isinstance(exc, click.BadParameter):
-            raise
+        if isinstance(exc, ToolsetError):
+            raise click.BadParameter(str(exc), param_hint="--toolset") from None
         click.echo(f"mcpgen: error: {exc}", err=True)
         raise click.exceptions.Exit(2) from None
     return served
 
 
-def _http_options(specs_dir, host, port, token_envs, allow_hosts, allow_origins, max_body, insecure, limits):
+def _http_options(loaded, host, port, token_envs, allow_hosts, allow_origins, max_body, insecure, limits):
     """HTTP options from the flags plus mcpgen.yaml's `http:` section; exit 2 when unsafe."""
-    from .errors import MCPGenError, SpecError
+    from .errors import MCPGenError
     from .http.options import HTTPOptions, check_options, read_tokens
-    from .load.project import load_project
     from .spec.config import HTTPSettings
 
-    try:
-        loaded = load_project(specs_dir)
+    if loaded is not None:
         settings, auth, root = loaded.config.http, loaded.config.auth, str(loaded.root)
-    except SpecError:
+    else:
         settings, auth, root = HTTPSettings(), None, "."  # opening the project reports the problems
     try:
         options = HTTPOptions(
@@ -298,14 +295,16 @@ def call(tool: str, args: tuple[str, ...], specs_dir: Path, as_json: bool) -> No
     finally:
         project.close()
     if as_json:
-        from .terminal import json_text
+        from .commands.terminal import json_text
 
         dumped = json.dumps(
             result.model_dump(mode="json", by_alias=True, exclude_none=True), indent=2, ensure_ascii=False
         )
         click.echo(json_text(dumped))
     else:
-        _print_result(result)
+        from .commands.terminal import print_result
+
+        print_result(result)
     if result.is_error:
         raise click.exceptions.Exit(1)
 
@@ -347,67 +346,19 @@ def _read_value(text: str, schema: dict):
         return text
 
 
-def _print_result(result) -> None:
-    """Prose, table, charts and sources as plain text: values are data, never markup or escapes."""
-    from rich.console import Console
-    from rich.table import Table
-
-    from .terminal import plain
-    from .terminal import text as plain_text
-
-    console = Console(highlight=False)
-    prose = "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
-    if result.is_error:
-        Console(stderr=True, highlight=False).print(plain_text("error: ", "bold red") + plain_text(prose))
-        return
-    data = result.structured_content or {}
-    # The prose exactly as the model reads it (no wrapping, markup or emoji codes), control characters dropped.
-    if data.get("force"):
-        click.echo(plain(data["force"]))
-        click.echo()
-    click.echo(plain(prose))
-    if data.get("table"):
-        header, *rows = data["table"]
-        table = Table()
-        for h in header:
-            table.add_column(plain_text(h))
-        for row in rows:
-            table.add_row(*[plain_text(v) for v in row])
-        console.print(table)
-    for chart in data.get("charts") or []:
-        sets = ", ".join(str(d.get("label")) for d in chart["data"]["datasets"])
-        console.print(plain_text(f"chart: {chart['type']} ({sets})"))
-    for url in data.get("sources", []):
-        console.print(plain_text(f"source: {url}"))
-
-
 @main.command(name="list")
 @click.argument("specs_dir", type=SPECS_DIR)
 def list_tools(specs_dir: Path) -> None:
     """List the tools in SPECS_DIR with their parameters."""
     from rich.console import Console
-    from rich.table import Table
 
-    from .terminal import text as plain_text
+    from .commands.terminal import tool_table
 
     _setup_logging()
     project = _open(specs_dir)
-    table = Table("tool", "title", "parameters", "from")
-    for tool in project.registry:
-        props = tool.input_schema.get("properties", {})
-        required = set(tool.input_schema.get("required", []))
-        params = ", ".join(f"{n}{'' if n in required else '?'}: {_type_label(p)}" for n, p in props.items())
-        table.add_row(*map(plain_text, (tool.name, tool.title, params, Path(tool.source or "").name)))
+    table = tool_table(project.registry)
     project.close()
     Console().print(table)
-
-
-def _type_label(schema: dict) -> str:
-    """`string`, `date-time`, `string[]` for a property's JSON Schema; `any` when it has no one type."""
-    if schema.get("type") == "array":
-        return f"{_type_label(schema.get('items') or {})}[]"
-    kind = schema.get("format") or schema.get("type", "any")
-    return kind if isinstance(kind, str) else " | ".join(kind)
 
 
 @main.command()
@@ -438,9 +389,9 @@ def validate(specs_dir: Path, live: bool, static: bool, fmt: str, strict: bool, 
     Queries on DuckDB connections are described (not run) so that every column a chart, table or
     template names is checked; --live does the same on SQLAlchemy connections.
     """
+    from .commands.reports import FORMATS, format_statements
     from .commands.validate import run_validate
     from .errors import SpecError
-    from .reports import FORMATS, format_statements
     from .serve.mcp_app import find_chartjs
 
     if live and static:
@@ -470,8 +421,8 @@ def validate(specs_dir: Path, live: bool, static: bool, fmt: str, strict: bool, 
 @click.option("-k", "select", metavar="NAME", help="Only tests whose tool name or test name contains NAME.")
 def test_specs(specs_dir: Path, select: str | None) -> None:
     """Run the `tests:` of every spec in SPECS_DIR against the real connections; exit 1 on any failure."""
+    from .commands.spectest import run_tests, summary
     from .errors import SpecError
-    from .spectest import run_tests, summary
 
     _setup_logging()
     try:
@@ -480,7 +431,7 @@ def test_specs(specs_dir: Path, select: str | None) -> None:
         for problem in exc.problems:
             click.echo(str(problem), err=True)
         raise click.exceptions.Exit(2) from None
-    from .terminal import plain
+    from .commands.terminal import plain
 
     for result in results:
         click.echo(plain(result.line()))  # a reason may quote a database error or a value
@@ -539,7 +490,7 @@ def schema(of_config: bool) -> None:
 @VERBOSE
 def preview(specs_dir: Path, port: int, chartjs: str | None, verbose: bool) -> None:
     """Preview the tools in SPECS_DIR in a browser, drawn by their MCP App as hosts show them (loopback only)."""
-    from .preview import PreviewError, chartjs_file, run
+    from .commands.preview import PreviewError, chartjs_file, run
 
     _setup_logging(verbose)
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from starlette.testclient import TestClient
 
-from mcpgen.preview import create_app
+from mcpgen.commands.preview import preview_app
 from mcpgen.serve.mcp_app import CHARTJS
 
 SPEC = """\
@@ -35,13 +35,13 @@ def project(tmp_path, monkeypatch):
 
 
 def client(specs, **kw):
-    return TestClient(create_app(specs, watch=False, **kw), base_url="http://127.0.0.1:8765")
+    return TestClient(preview_app(specs, watch=False, **kw), base_url="http://127.0.0.1:8765")
 
 
 def test_tools_call_and_checks(project):
     with client(project) as http:
         page = http.get("/")
-        assert page.status_code == 200 and '<script src="/static/app.js"' in page.text
+        assert page.status_code == 200 and '<script src="/static/preview.js"' in page.text
         assert "script-src 'self';" in page.headers["content-security-policy"]
         assert "frame-src 'self'" in page.headers["content-security-policy"]
         tools = http.get("/api/tools").json()
@@ -93,6 +93,6 @@ def test_chartjs_must_be_the_pinned_file(project, tmp_path):
     js = tmp_path / "chart.umd.js"
     js.write_text("window.Chart = function () {};")
     with pytest.raises(ValueError, match="is not dist/chart.umd.min.js of Chart.js 4.6.1"):
-        create_app(project, chartjs=str(js))
+        preview_app(project, chartjs=str(js))
     with pytest.raises(ValueError, match="no such file"):
-        create_app(project, chartjs=str(tmp_path / "missing.js"))
+        preview_app(project, chartjs=str(tmp_path / "missing.js"))

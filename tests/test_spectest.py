@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from mcpgen.cli import main
+from mcpgen.commands.spectest import Outcome, check_expectations, run_tests, summary
 from mcpgen.spec.models import Expect
-from mcpgen.spectest import Outcome, check_expectations, run_tests, summary
 
 REPO = Path(__file__).resolve().parent.parent
 SPECS = REPO / "specs"

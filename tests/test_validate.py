@@ -312,7 +312,7 @@ def test_grouped_format_keeps_a_header_per_file():
 
 
 def test_text_format_is_coloured_on_a_terminal():
-    from mcpgen.reports import format_text
+    from mcpgen.commands.reports import format_text
 
     report = run_validate(BROKEN / "insert")
     assert "\x1b[31m" in format_text(report, color=True)

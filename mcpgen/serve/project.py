@@ -45,13 +45,14 @@ class Project:
             engine.close()
 
 
-def open_project(specs_dir: str | Path, columns: bool = True) -> Project:
+def open_project(specs_dir: str | Path, columns: bool = True, loaded: LoadedProject | None = None) -> Project:
     """Load, check and compile every tool under `specs_dir`; raise SpecError if anything is wrong.
 
     Queries on DuckDB connections are described, as `mcpgen validate` does, so a column that a
     chart, table or template names and the query does not return stops the start, not a call
-    (`columns=False` skips that: the same checks still stand at call time)."""
-    loaded = load_project(specs_dir)
+    (`columns=False` skips that: the same checks still stand at call time). `loaded`: the
+    project already read from `specs_dir` (`serve --http` reads its settings first), not read again."""
+    loaded = loaded or load_project(specs_dir)
     loaded.raise_errors()
     os.chdir(loaded.root)  # DuckDB reads relative paths from the working directory
     problems: list[Problem] = []

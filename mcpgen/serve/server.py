@@ -31,6 +31,7 @@ from mcp.types import (
 
 from .. import identity, logs
 from ..answer.tool import Tool
+from ..errors import MCPGenError
 from ..version import __version__
 from . import audit
 from .registry import Registry
@@ -175,3 +176,25 @@ class ToolServer:
             finally:
                 self.listen.close()
                 tg.cancel_scope.cancel()
+
+
+class ToolsetError(MCPGenError):
+    """`serve --toolset` names a toolset that mcpgen.yaml does not define."""
+
+
+def served_tags(toolsets: dict[str, list[str]], tags: str | None, toolset: str | None) -> frozenset[str] | None:
+    """The tags `--tags A,B` and `--toolset NAME` select (a tool with one of them is served); None serves
+    every tool.
+
+    >>> sorted(served_tags({"ops": ["health"]}, "sales, ,finance", "ops"))
+    ['finance', 'health', 'sales']
+    >>> served_tags({}, None, None) is None
+    True
+    """
+    chosen = [t.strip() for t in (tags or "").split(",") if t.strip()]
+    if toolset is not None:
+        if toolset not in toolsets:
+            known = ", ".join(toolsets) or "none are defined"
+            raise ToolsetError(f"no toolset named '{toolset}' in mcpgen.yaml ({known})")
+        return frozenset(toolsets[toolset]) | frozenset(chosen)
+    return frozenset(chosen) if tags else None

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .spec.models import Expect
-from .text import plural
+from ..spec.models import Expect
+from ..text import plural
 
 
 @dataclass
@@ -75,8 +75,8 @@ def run_tests(specs_dir: str | Path, select: str | None = None) -> list[TestResu
     """Run every spec test whose tool name or test name contains `select` (all when None).
 
     Raises SpecError when the project does not load."""
-    from .identity import local_user
-    from .serve.project import open_project
+    from ..identity import local_user
+    from ..serve.project import open_project
 
     cwd = os.getcwd()
     project = open_project(specs_dir)  # changes to the project root, where DuckDB reads files
@@ -98,7 +98,7 @@ def run_tests(specs_dir: str | Path, select: str | None = None) -> list[TestResu
 
 
 def _call(registry: Any, tool: Any, args: dict[str, Any]) -> Outcome:
-    from .answer.results import to_cell
+    from ..answer.results import to_cell
 
     handler = tool.handler
     recorder = None

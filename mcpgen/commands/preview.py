@@ -4,7 +4,7 @@
 
 A Starlette app served by uvicorn on 127.0.0.1 only:
 
-    GET  /                 the page (mcpgen/static/index.html, app.js, style.css)
+    GET  /                 the page (mcpgen/static/preview.html, preview.js, preview.css)
     GET  /api/version      {"version": n}; n grows each time the specs are reloaded
     GET  /api/tools        the tools as tools/list gives them, plus errors/warnings with file:line
     POST /api/call/{name}  JSON arguments -> {"result": CallToolResult JSON, "elapsed_ms": ...}
@@ -41,20 +41,20 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from .errors import MCPGenError, Problem, SpecError
-from .identity import local_user
-from .limits import MAX_BODY_BYTES
-from .serve.mcp_app import APP_URI, App, build_html, check_chartjs, find_chartjs, host_csp
-from .serve.project import Project, open_project
-from .serve.reload import LiveProject, watch_project
-from .spec.models import AppSettings
-from .text import plural
+from ..errors import MCPGenError, Problem, SpecError
+from ..identity import local_user
+from ..limits import MAX_BODY_BYTES
+from ..serve.mcp_app import APP_URI, App, build_html, check_chartjs, find_chartjs, host_csp
+from ..serve.project import Project, open_project
+from ..serve.reload import LiveProject, watch_project
+from ..spec.models import AppSettings
+from ..text import plural
 
 logger = logging.getLogger("mcpgen")
 
 HOST = "127.0.0.1"  # loopback only: the preview has no authentication
 DEFAULT_PORT = 8765
-STATIC = Path(__file__).parent / "static"
+STATIC = Path(__file__).parent.parent / "static"
 
 
 class PreviewError(MCPGenError):
@@ -201,13 +201,13 @@ class PreviewState:
         await watch_project(self.specs_dir, changed, stop)
 
 
-def create_app(
+def preview_app(
     specs_dir: str | Path, chartjs: str | None = None, watch: bool = True, state: PreviewState | None = None
 ) -> Starlette:
     """The preview app. `chartjs`: a local copy of the pinned Chart.js for the app to inline."""
     chartjs_path = chartjs_file(chartjs)
     state = state or PreviewState(Path(specs_dir))
-    page = (STATIC / "index.html").read_text(encoding="utf-8")
+    page = (STATIC / "preview.html").read_text(encoding="utf-8")
     csp = (
         "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
         "script-src 'self'; connect-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'none'; "
@@ -341,7 +341,7 @@ def run(
 
     logging.getLogger("watchfiles").setLevel(logging.WARNING)  # "1 change detected": the reload line says it
     sock = listen(port)
-    app = create_app(specs_dir, chartjs)
+    app = preview_app(specs_dir, chartjs)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
 
     async def main() -> None:

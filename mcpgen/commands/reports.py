@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from .errors import Problem
-from .text import plural
+from ..errors import Problem
+from ..text import plural
 
 if TYPE_CHECKING:
-    from .commands.validate import Report
-    from .load.specs import LoadedProject
+    from ..load.specs import LoadedProject
+    from .validate import Report
 
 
 JSON_VERSION = 1
