@@ -1,0 +1,108 @@
+"""What `import mcpgen`, `mcpgen serve specs/` and `mcpgen validate specs/` load, pinned (as click's
+tests/test_imports.py pins its own), so that the start-up budget cannot grow unnoticed.
+
+Each runs in a fresh interpreter that writes `sys.modules` when it exits. mcpgen's own modules
+must be exactly the listed ones (a module newly loaded at start is a decision: add it here); other
+packages may be fewer than listed, never more. The standard library is not counted.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+DUMP = """
+import atexit, json, sys
+out = sys.argv[1]
+atexit.register(lambda: open(out, "w").write(json.dumps(sorted(sys.modules))))
+if len(sys.argv) > 2:
+    sys.argv = ["mcpgen", *sys.argv[2:]]
+    from mcpgen.cli import main
+    main()
+else:
+    import mcpgen
+"""
+
+SDK = {"mcp", "mcp_types", "anyio", "sniffio", "httpx2", "certifi", "idna", "starlette", "sse_starlette", "uvicorn"}
+SDK |= {"python_multipart", "cryptography", "opentelemetry", "jwt", "h11", "typing_inspection", "annotated_types"}
+CORE = {"pydantic", "pydantic_core", "typing_extensions", "yaml", "click", "jinja2", "markupsafe", "sqlglot", "re2"}
+CORE |= {"duckdb", "mypy_extensions", "cython_runtime", "annotated_types", "typing_inspection"}
+
+CHECKS = [f"checks.{m}" for m in ("charts", "filters", "init_statements", "passwords", "row_references")]
+CHECKS += ["checks", "checks.sql_paths", "checks.templates", "checks.urls"]
+LOADING = ["version", "errors", "identity", "limits", "text", "redaction", "cli", *CHECKS]
+LOADING += ["spec", "spec.config", "spec.models", "spec.params", "spec.patterns", "spec.yamlload"]
+LOADING += ["sql", "sql.pages", "sql.statements", "sql.transpile"]
+LOADING += ["templates", "templates.budget", "templates.fast", "templates.filters", "templates.render"]
+LOADING += ["engines", "engines.deadlines", "engines.duckdb", "engines.factory", "engines.file_reach"]
+LOADING += ["engines.protocol", "engines.slots", "serve", "serve.mcp_app"]
+LOADING += ["load", "load.columns", "load.discovery", "load.messages", "load.project", "load.spec_checks", "load.specs"]
+
+SERVE = [*LOADING, "logs", "serve.audit", "serve.project", "serve.registry", "serve.server", "serve.stdio"]
+SERVE += ["serve.telemetry", "answer", "answer.cache", "answer.charts", "answer.compile", "answer.cursors"]
+SERVE += ["answer.results", "answer.tool"]
+VALIDATE = [*LOADING, "commands", "commands.reports", "commands.validate"]
+
+
+def modules(tmp_path: Path, *command: str) -> list[str]:
+    """sys.modules at the exit of an interpreter that ran `command` (none: `import mcpgen`)."""
+    out = tmp_path / "modules.json"
+    subprocess.run(
+        [sys.executable, "-c", DUMP, str(out), *command],
+        cwd=REPO,
+        input=b"",  # a pipe closed at once: `serve` over stdio stops at the end of its input
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+    )
+    return json.loads(out.read_text())
+
+
+def loaded(tmp_path: Path, *command: str) -> tuple[set[str], set[str]]:
+    """(mcpgen modules, other top-level packages) that running `command` loaded."""
+    names = modules(tmp_path, *command)
+    ours = {n for n in names if n == "mcpgen" or n.startswith("mcpgen.")}
+    tops = {n.split(".")[0] for n in names} - set(sys.stdlib_module_names) - {"mcpgen", "__main__"} - bare()
+    return ours, {t for t in tops if not t.startswith("_")}
+
+
+@functools.cache
+def bare() -> frozenset[str]:
+    """What the interpreter itself loads here before any mcpgen code (site hooks, .pth files)."""
+    run = subprocess.run(
+        [sys.executable, "-c", "import json, sys; print(json.dumps(sorted(sys.modules)))"],
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
+    return frozenset(n.split(".")[0] for n in json.loads(run.stdout))
+
+
+def mcpgen(names: list[str]) -> set[str]:
+    return {"mcpgen", *(f"mcpgen.{n}" for n in names)}
+
+
+def test_import_mcpgen_loads_nothing_else(tmp_path):
+    ours, others = loaded(tmp_path)
+    assert ours == mcpgen(["version"])
+    assert others == set()
+
+
+def test_serve_loads_its_budget(tmp_path):
+    ours, others = loaded(tmp_path, "serve", "specs")
+    assert ours == mcpgen(SERVE)
+    assert others <= CORE | SDK | {"watchfiles"}, others - (CORE | SDK)
+    assert not others & {"sqlalchemy", "pyspark", "rich", "jsonschema", "psycopg", "pymysql"}
+
+
+def test_validate_loads_neither_the_sdk_nor_serving(tmp_path):
+    ours, others = loaded(tmp_path, "validate", "specs")
+    assert ours == mcpgen(VALIDATE)
+    assert others <= CORE, others - CORE
+    assert not any(n.startswith(("mcpgen.answer", "mcpgen.serve.server", "mcpgen.http")) for n in ours)
