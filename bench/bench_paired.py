@@ -92,117 +92,155 @@ async def open_session(stack, v):
     return s, startup, new[0]
 
 
+class Round:
+    """One round's sessions (one per variant, started in alternating order) and its results."""
+
+    def __init__(self, cfg, o, rnd):
+        self.o = o
+        self.names = list(cfg["variants"])
+        if rnd % 2:
+            self.names.reverse()
+        self.res = {n: {"variant": n, "round": rnd} for n in self.names}
+        self.sess, self.pids = {}, {}
+        self.tool = {n: cfg["variants"][n].get("tool", cfg.get("tool")) for n in self.names}
+        self.args = {n: cfg["variants"][n].get("args", cfg.get("args", {})) for n in self.names}
+
+    def order(self, i):
+        """The variants in turn, reversed every other step so neither always goes first."""
+        return self.names if i % 2 == 0 else self.names[::-1]
+
+    async def call(self, n):
+        return await self.sess[n].call_tool(self.tool[n], self.args[n])
+
+
 async def one_round(cfg, o, rnd):
-    names = list(cfg["variants"])
-    if rnd % 2:
-        names.reverse()
-    res = {n: {"variant": n, "round": rnd} for n in names}
-    sess, pids = {}, {}
+    r = Round(cfg, o, rnd)
     async with contextlib.AsyncExitStack() as stack:
-        for n in names:  # sequential start-ups, alternating order per round
+        for n in r.names:  # sequential start-ups, alternating order per round
             s, st, pid = await open_session(stack, cfg["variants"][n])
-            sess[n], pids[n] = s, pid
-            res[n]["startup_ms"] = round(st, 1)
-            res[n]["rss_start_mb"] = proc_tree_rss(pid)
-        tool = {n: cfg["variants"][n].get("tool", cfg.get("tool")) for n in names}
-        args = {n: cfg["variants"][n].get("args", cfg.get("args", {})) for n in names}
-        # tools/list: first (uncached) then repeated, alternating
-        for n in names:
-            t = time.perf_counter()
-            lt = await sess[n].list_tools()
-            res[n]["list_tools_first_ms"] = round((time.perf_counter() - t) * 1000, 2)
-            res[n]["n_tools"] = len(lt.tools)
-        if o.list_repeat:
-            lts = {n: [] for n in names}
-            for i in range(o.list_repeat):
-                for n in names if i % 2 == 0 else names[::-1]:
-                    t = time.perf_counter()
-                    await sess[n].list_tools()
-                    lts[n].append((time.perf_counter() - t) * 1000)
-            for n in names:
-                res[n]["list_tools_p50_ms"] = round(statistics.median(lts[n]), 2)
+            r.sess[n], r.pids[n] = s, pid
+            r.res[n]["startup_ms"] = round(st, 1)
+            r.res[n]["rss_start_mb"] = proc_tree_rss(pid)
+        await list_tools_phase(r)
         if o.n == 0:
-            for n in names:
-                res[n]["rss_end_mb"] = proc_tree_rss(pids[n])
-            return list(res.values())
-        for n in names:
-            t = time.perf_counter()
-            first = await sess[n].call_tool(tool[n], args[n])
-            res[n]["first_call_ms"] = round((time.perf_counter() - t) * 1000, 2)
-            d = first.model_dump(mode="json", by_alias=True, exclude_none=True)
-            res[n]["isError"] = bool(d.get("isError"))
-            if d.get("isError"):
-                res[n]["error_text"] = d["content"][0].get("text", "")[:200]
-            res[n]["result_json_bytes"] = len(json.dumps(d, separators=(",", ":"), ensure_ascii=False).encode())
-        for _ in range(o.warmup):
-            for n in names:
-                await sess[n].call_tool(tool[n], args[n])
-        # sequential, alternating call by call
-        lat = {n: [] for n in names}
-        errs = {n: 0 for n in names}
-        cpu0 = {n: proc_cpu(pids[n]) for n in names}
-        busy = {n: 0.0 for n in names}
-        for i in range(o.n):
-            for n in names if i % 2 == 0 else names[::-1]:
-                a = time.perf_counter()
-                r = await sess[n].call_tool(tool[n], args[n])
-                dt = time.perf_counter() - a
-                lat[n].append(dt * 1000)
-                busy[n] += dt
-                errs[n] += bool(r.is_error)
-        for n in names:
-            res[n].update(
-                seq_p50_ms=round(statistics.median(lat[n]), 3),
-                seq_p95_ms=round(pct(lat[n], 95), 3),
-                seq_p99_ms=round(pct(lat[n], 99), 3),
-                seq_mean_ms=round(statistics.fmean(lat[n]), 3),
-                seq_calls_per_s=round(o.n / busy[n], 1),
-                seq_errors=errs[n],
-                seq_server_cpu_us=round((proc_cpu(pids[n]) - cpu0[n]) / o.n * 1e6, 1),
-            )
-            if o.latencies:
-                res[n]["seq_latencies_ms"] = [round(x, 4) for x in lat[n]]
-        # bounded concurrency: o.conc workers per server, servers run one after the other, alternating,
-        # in o.conc_blocks blocks each
+            for n in r.names:
+                r.res[n]["rss_end_mb"] = proc_tree_rss(r.pids[n])
+            return list(r.res.values())
+        await first_calls_phase(r)
+        await sequential_phase(r)
         if o.conc:
-            lat2 = {n: [] for n in names}
-            wall = {n: 0.0 for n in names}
-            errs2 = {n: 0 for n in names}
-            per_block = o.n // o.conc_blocks
-            for b in range(o.conc_blocks):
-                for n in names if b % 2 == 0 else names[::-1]:
-                    left = [per_block]
-
-                    async def worker(n=n, left=left):
-                        while left[0] > 0:
-                            left[0] -= 1
-                            a = time.perf_counter()
-                            r = await sess[n].call_tool(tool[n], args[n])
-                            lat2[n].append((time.perf_counter() - a) * 1000)
-                            errs2[n] += bool(r.is_error)
-
-                    t = time.perf_counter()
-                    await asyncio.gather(*(worker() for _ in range(o.conc)))
-                    wall[n] += time.perf_counter() - t
-            for n in names:
-                res[n].update(
-                    conc_calls_per_s=round(len(lat2[n]) / wall[n], 1),
-                    conc_p50_ms=round(statistics.median(lat2[n]), 2),
-                    conc_p99_ms=round(pct(lat2[n], 99), 2),
-                    conc_errors=errs2[n],
-                )
-        for n in names:
-            res[n]["rss_after_mb"] = proc_tree_rss(pids[n])
+            await concurrent_phase(r)
+        for n in r.names:
+            r.res[n]["rss_after_mb"] = proc_tree_rss(r.pids[n])
         if o.mem_calls:
-            done = o.n + o.warmup + 1 + (o.n if o.conc else 0)
-            while done < o.mem_calls:
-                for n in names:
-                    await sess[n].call_tool(tool[n], args[n])
-                done += 1
-            for n in names:
-                res[n]["mem_calls"] = done
-                res[n]["rss_after_mem_calls_mb"] = proc_tree_rss(pids[n])
-    return list(res.values())
+            await memory_phase(r)
+    return list(r.res.values())
+
+
+async def list_tools_phase(r):
+    """tools/list: first (uncached) then repeated, alternating."""
+    for n in r.names:
+        t = time.perf_counter()
+        lt = await r.sess[n].list_tools()
+        r.res[n]["list_tools_first_ms"] = round((time.perf_counter() - t) * 1000, 2)
+        r.res[n]["n_tools"] = len(lt.tools)
+    if r.o.list_repeat:
+        lts = {n: [] for n in r.names}
+        for i in range(r.o.list_repeat):
+            for n in r.order(i):
+                t = time.perf_counter()
+                await r.sess[n].list_tools()
+                lts[n].append((time.perf_counter() - t) * 1000)
+        for n in r.names:
+            r.res[n]["list_tools_p50_ms"] = round(statistics.median(lts[n]), 2)
+
+
+async def first_calls_phase(r):
+    for n in r.names:
+        t = time.perf_counter()
+        first = await r.call(n)
+        r.res[n]["first_call_ms"] = round((time.perf_counter() - t) * 1000, 2)
+        d = first.model_dump(mode="json", by_alias=True, exclude_none=True)
+        r.res[n]["isError"] = bool(d.get("isError"))
+        if d.get("isError"):
+            r.res[n]["error_text"] = d["content"][0].get("text", "")[:200]
+        r.res[n]["result_json_bytes"] = len(json.dumps(d, separators=(",", ":"), ensure_ascii=False).encode())
+    for _ in range(r.o.warmup):
+        for n in r.names:
+            await r.call(n)
+
+
+async def sequential_phase(r):
+    """Sequential calls, alternating call by call."""
+    o, names = r.o, r.names
+    lat = {n: [] for n in names}
+    errs = {n: 0 for n in names}
+    cpu0 = {n: proc_cpu(r.pids[n]) for n in names}
+    busy = {n: 0.0 for n in names}
+    for i in range(o.n):
+        for n in r.order(i):
+            a = time.perf_counter()
+            result = await r.call(n)
+            dt = time.perf_counter() - a
+            lat[n].append(dt * 1000)
+            busy[n] += dt
+            errs[n] += bool(result.is_error)
+    for n in names:
+        r.res[n].update(
+            seq_p50_ms=round(statistics.median(lat[n]), 3),
+            seq_p95_ms=round(pct(lat[n], 95), 3),
+            seq_p99_ms=round(pct(lat[n], 99), 3),
+            seq_mean_ms=round(statistics.fmean(lat[n]), 3),
+            seq_calls_per_s=round(o.n / busy[n], 1),
+            seq_errors=errs[n],
+            seq_server_cpu_us=round((proc_cpu(r.pids[n]) - cpu0[n]) / o.n * 1e6, 1),
+        )
+        if o.latencies:
+            r.res[n]["seq_latencies_ms"] = [round(x, 4) for x in lat[n]]
+
+
+async def concurrent_phase(r):
+    """Bounded concurrency: o.conc workers per server, servers run one after the other, alternating,
+    in o.conc_blocks blocks each."""
+    o, names = r.o, r.names
+    lat2 = {n: [] for n in names}
+    wall = {n: 0.0 for n in names}
+    errs2 = {n: 0 for n in names}
+    per_block = o.n // o.conc_blocks
+    for b in range(o.conc_blocks):
+        for n in r.order(b):
+            left = [per_block]
+
+            async def worker(n=n, left=left):
+                while left[0] > 0:
+                    left[0] -= 1
+                    a = time.perf_counter()
+                    result = await r.call(n)
+                    lat2[n].append((time.perf_counter() - a) * 1000)
+                    errs2[n] += bool(result.is_error)
+
+            t = time.perf_counter()
+            await asyncio.gather(*(worker() for _ in range(o.conc)))
+            wall[n] += time.perf_counter() - t
+    for n in names:
+        r.res[n].update(
+            conc_calls_per_s=round(len(lat2[n]) / wall[n], 1),
+            conc_p50_ms=round(statistics.median(lat2[n]), 2),
+            conc_p99_ms=round(pct(lat2[n], 99), 2),
+            conc_errors=errs2[n],
+        )
+
+
+async def memory_phase(r):
+    o = r.o
+    done = o.n + o.warmup + 1 + (o.n if o.conc else 0)
+    while done < o.mem_calls:
+        for n in r.names:
+            await r.call(n)
+        done += 1
+    for n in r.names:
+        r.res[n]["mem_calls"] = done
+        r.res[n]["rss_after_mem_calls_mb"] = proc_tree_rss(r.pids[n])
 
 
 async def main():

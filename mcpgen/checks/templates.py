@@ -10,6 +10,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 from jinja2 import nodes
 
@@ -46,88 +48,93 @@ _UNSAFE_ATTRS = frozenset(
 def template_hazards(ast: nodes.Template) -> list[tuple[int, str]]:
     """(line, what) for each construct a spec template may not use; `what` completes "the template ..."."""
     out: list[tuple[int, str]] = []
-    kinds = (
-        nodes.Getattr,
-        nodes.Getitem,
-        nodes.Filter,
-        nodes.Call,
-        nodes.Mul,
-        nodes.Pow,
-        nodes.Include,
-        nodes.Import,
-        nodes.FromImport,
-        nodes.Extends,
-    )
-    for node in ast.find_all(kinds):
-        line = node.lineno
-        if isinstance(node, nodes.Getattr):
-            if node.attr.startswith("_") or node.attr in _UNSAFE_ATTRS:
-                out.append((line, f"reads the internal attribute '{node.attr}', which the sandbox refuses"))
-        elif isinstance(node, nodes.Getitem):
-            if isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str) and node.arg.value.startswith("_"):
-                out.append((line, f"reads the internal item '{node.arg.value}', which the sandbox refuses"))
-        elif isinstance(node, nodes.Filter):
-            if node.name == "attr":
-                out.append(
-                    (
-                        line,
-                        "uses the attr filter, which reaches attributes by name; write r.column or r['column'] instead",
-                    )
-                )
-            elif node.name == "format" and not isinstance(node.node, nodes.Const):
-                out.append(
-                    (
-                        line,
-                        "uses the format filter, but its format string is not a literal (values must never act as "
-                        "templates); write e.g. '%s km' | format(r.distance)",
-                    )
-                )
-        elif isinstance(node, nodes.Call):
-            if isinstance(node.node, nodes.Getattr) and node.node.attr in ("format", "format_map"):
-                out.append(
-                    (
-                        line,
-                        f"calls .{node.node.attr}(), which can reach into objects; use the format "
-                        "filter ('%s' | format(x)), ~ or the thousands/round filters",
-                    )
-                )
-            elif isinstance(node.node, nodes.Name) and node.node.name == "range" and node.args:
-                size = _const_number(node.args[-1] if len(node.args) < 3 else node.args[1])
-                if isinstance(size, int) and abs(size) > MAX_RANGE:
-                    out.append((line, f"calls range() with {size:,} items; the sandbox allows {MAX_RANGE:,}"))
-        elif isinstance(node, nodes.Pow):
-            exponent = _const_number(node.right)
-            if isinstance(exponent, (int, float)) and abs(exponent) > MAX_POWER:
-                out.append((line, f"raises to the power {exponent:,}; templates may not go above {MAX_POWER:,}"))
-        elif isinstance(node, nodes.Mul):
-            for seq, n in ((node.left, node.right), (node.right, node.left)):
-                count = _const_number(n)
-                if isinstance(seq, (nodes.Const, nodes.List, nodes.Tuple)) and isinstance(count, int):
-                    length = (
-                        len(seq.value)
-                        if isinstance(seq, nodes.Const) and isinstance(seq.value, str)
-                        else (len(seq.items) if not isinstance(seq, nodes.Const) else None)
-                    )
-                    if length is not None and length * count > MAX_SEQUENCE:
-                        items = f"{length * count:,}" if count < _HUGE else "an astronomical number of"
-                        out.append(
-                            (
-                                line,
-                                f"builds a sequence of {items} items with *; "
-                                f"templates may not build more than {MAX_SEQUENCE:,}",
-                            )
-                        )
-                        break
-        else:  # include, import, extends
-            words: dict[type[nodes.Node], str] = {
-                nodes.Include: "include",
-                nodes.Import: "import",
-                nodes.FromImport: "from ... import",
-                nodes.Extends: "extends",
-            }
-            word = words[type(node)]
-            out.append((line, f"uses {{% {word} %}}; spec templates cannot load other templates"))
+    node: nodes.Node
+    for node in ast.find_all(tuple(_HAZARDS)):
+        what = _HAZARDS[type(node)](node)
+        if what is not None:
+            out.append((node.lineno, what))
     return list(dict.fromkeys(out))
+
+
+def _getattr(node: nodes.Getattr) -> str | None:
+    if node.attr.startswith("_") or node.attr in _UNSAFE_ATTRS:
+        return f"reads the internal attribute '{node.attr}', which the sandbox refuses"
+    return None
+
+
+def _getitem(node: nodes.Getitem) -> str | None:
+    if isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str) and node.arg.value.startswith("_"):
+        return f"reads the internal item '{node.arg.value}', which the sandbox refuses"
+    return None
+
+
+def _filter(node: nodes.Filter) -> str | None:
+    if node.name == "attr":
+        return "uses the attr filter, which reaches attributes by name; write r.column or r['column'] instead"
+    if node.name == "format" and not isinstance(node.node, nodes.Const):
+        return (
+            "uses the format filter, but its format string is not a literal (values must never act as "
+            "templates); write e.g. '%s km' | format(r.distance)"
+        )
+    return None
+
+
+def _call(node: nodes.Call) -> str | None:
+    if isinstance(node.node, nodes.Getattr) and node.node.attr in ("format", "format_map"):
+        return (
+            f"calls .{node.node.attr}(), which can reach into objects; use the format "
+            "filter ('%s' | format(x)), ~ or the thousands/round filters"
+        )
+    if isinstance(node.node, nodes.Name) and node.node.name == "range" and node.args:
+        size = _const_number(node.args[-1] if len(node.args) < 3 else node.args[1])
+        if isinstance(size, int) and abs(size) > MAX_RANGE:
+            return f"calls range() with {size:,} items; the sandbox allows {MAX_RANGE:,}"
+    return None
+
+
+def _pow(node: nodes.Pow) -> str | None:
+    exponent = _const_number(node.right)
+    if isinstance(exponent, (int, float)) and abs(exponent) > MAX_POWER:
+        return f"raises to the power {exponent:,}; templates may not go above {MAX_POWER:,}"
+    return None
+
+
+def _mul(node: nodes.Mul) -> str | None:
+    for seq, n in ((node.left, node.right), (node.right, node.left)):
+        count = _const_number(n)
+        length = _literal_length(seq)
+        if length is not None and isinstance(count, int) and length * count > MAX_SEQUENCE:
+            items = f"{length * count:,}" if count < _HUGE else "an astronomical number of"
+            return f"builds a sequence of {items} items with *; templates may not build more than {MAX_SEQUENCE:,}"
+    return None
+
+
+def _literal_length(node: nodes.Node) -> int | None:
+    """The length of a literal string, list or tuple; None for anything else."""
+    if isinstance(node, nodes.Const):
+        return len(node.value) if isinstance(node.value, str) else None
+    return len(node.items) if isinstance(node, (nodes.List, nodes.Tuple)) else None
+
+
+def _loads(word: str):
+    def hazard(node: nodes.Node) -> str:
+        return f"uses {{% {word} %}}; spec templates cannot load other templates"
+
+    return hazard
+
+
+_HAZARDS: dict[type, Callable[[Any], str | None]] = {
+    nodes.Getattr: _getattr,
+    nodes.Getitem: _getitem,
+    nodes.Filter: _filter,
+    nodes.Call: _call,
+    nodes.Mul: _mul,
+    nodes.Pow: _pow,
+    nodes.Include: _loads("include"),
+    nodes.Import: _loads("import"),
+    nodes.FromImport: _loads("from ... import"),
+    nodes.Extends: _loads("extends"),
+}
 
 
 _HUGE = 10**30  # stands for any constant too big to compute

@@ -248,21 +248,9 @@ def preview_app(
 
     async def call(request: Request) -> Response:
         name = request.path_params["name"]
-        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
-            # Also keeps other web sites out: a cross-site JSON POST needs a CORS preflight we never answer.
-            return JSONResponse({"error": "send the arguments as application/json"}, status_code=415)
-        declared = request.headers.get("content-length", "0")
-        if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-            return JSONResponse({"error": "the arguments are larger than 1 MiB"}, status_code=413)
-        body = await request.body()
-        if len(body) > MAX_BODY_BYTES:
-            return JSONResponse({"error": "the arguments are larger than 1 MiB"}, status_code=413)
-        try:
-            arguments = json.loads(body or b"{}")
-        except ValueError:
-            return JSONResponse({"error": "the body is not valid JSON"}, status_code=400)
-        if not isinstance(arguments, dict):
-            return JSONResponse({"error": "the arguments must be a JSON object"}, status_code=400)
+        arguments = await _arguments(request)
+        if isinstance(arguments, Response):
+            return arguments
         async with state.using() as project:
             if project is None or name not in project.registry:
                 return JSONResponse({"error": f"no tool named '{name}'"}, status_code=404)
@@ -312,6 +300,26 @@ def preview_app(
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
     app.state.preview = state
     return app
+
+
+async def _arguments(request: Request) -> dict | Response:
+    """The JSON object a call posts, or the error response that refuses it."""
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+        # Also keeps other web sites out: a cross-site JSON POST needs a CORS preflight we never answer.
+        return JSONResponse({"error": "send the arguments as application/json"}, status_code=415)
+    declared = request.headers.get("content-length", "0")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        return JSONResponse({"error": "the arguments are larger than 1 MiB"}, status_code=413)
+    body = await request.body()
+    if len(body) > MAX_BODY_BYTES:
+        return JSONResponse({"error": "the arguments are larger than 1 MiB"}, status_code=413)
+    try:
+        arguments = json.loads(body or b"{}")
+    except ValueError:
+        return JSONResponse({"error": "the body is not valid JSON"}, status_code=400)
+    if not isinstance(arguments, dict):
+        return JSONResponse({"error": "the arguments must be a JSON object"}, status_code=400)
+    return arguments
 
 
 def listen(port: int):

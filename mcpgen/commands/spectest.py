@@ -123,17 +123,8 @@ def _call(registry: Any, tool: Any, args: dict[str, Any]) -> Outcome:
 
 def check_expectations(expect: Expect, outcome: Outcome) -> list[str]:
     """Every way `outcome` misses `expect`, as short reasons; empty when it passes."""
-    reasons: list[str] = []
     if expect.error_contains is not None:
-        wanted = [expect.error_contains] if isinstance(expect.error_contains, str) else expect.error_contains
-        if not outcome.is_error:
-            return [f"expected an error containing {', '.join(map(repr, wanted))}, but the call succeeded"]
-        reasons += [
-            f"the error does not contain {w!r} (it says: {_short(outcome.text)})"
-            for w in wanted
-            if w not in outcome.text
-        ]
-        return reasons
+        return _error_reasons(expect.error_contains, outcome)
     if outcome.is_error:
         return [f"the call failed: {_short(outcome.text)}"]
     rows = outcome.rows
@@ -141,10 +132,32 @@ def check_expectations(expect: Expect, outcome: Outcome) -> list[str]:
         if any(v is not None for v in (expect.row_count, expect.min_rows, expect.rows, expect.first_row)):
             return ["the result has no rows to check (no table)"]
         rows = []  # no row expectation to check
+    reasons = _count_reasons(expect, rows) + _row_reasons(expect, rows)
+    return reasons + [
+        f"the prose does not contain {t!r}" for t in expect.content_contains or [] if t not in outcome.text
+    ]
+
+
+def _error_reasons(error_contains: str | list[str], outcome: Outcome) -> list[str]:
+    wanted = [error_contains] if isinstance(error_contains, str) else error_contains
+    if not outcome.is_error:
+        return [f"expected an error containing {', '.join(map(repr, wanted))}, but the call succeeded"]
+    return [
+        f"the error does not contain {w!r} (it says: {_short(outcome.text)})" for w in wanted if w not in outcome.text
+    ]
+
+
+def _count_reasons(expect: Expect, rows: list[dict]) -> list[str]:
+    reasons = []
     if expect.row_count is not None and len(rows) != expect.row_count:
         reasons.append(f"expected {plural(expect.row_count, 'row')}, got {len(rows)}")
     if expect.min_rows is not None and len(rows) < expect.min_rows:
         reasons.append(f"expected at least {plural(expect.min_rows, 'row')}, got {len(rows)}")
+    return reasons
+
+
+def _row_reasons(expect: Expect, rows: list[dict]) -> list[str]:
+    reasons = []
     if expect.rows is not None:
         if len(rows) != len(expect.rows):
             reasons.append(f"expected {plural(len(expect.rows), 'row')}, got {len(rows)}")
@@ -158,9 +171,6 @@ def check_expectations(expect: Expect, outcome: Outcome) -> list[str]:
         elif not _same(expect.first_row, rows[0], exact=False):
             diff = {k: rows[0].get(k, "<missing>") for k in expect.first_row}
             reasons.append(f"first row: expected {_show(expect.first_row)}, got {_show(diff)}")
-    for text in expect.content_contains or []:
-        if text not in outcome.text:
-            reasons.append(f"the prose does not contain {text!r}")
     return reasons
 
 

@@ -173,26 +173,36 @@ def _convert(name: str, type_: str, value: Any, c: Parameter | Items) -> Any:
         if not INT64[0] <= value <= INT64[1]:
             raise ArgumentError(f"Invalid argument '{name}': {as_json(value)} is outside the 64-bit integer range.")
     if type_ == "string":
-        if len(value) > MAX_STRING and c.max_length is None:
-            raise ArgumentError(
-                f"Invalid argument '{name}': a string of {len(value)} characters is longer than "
-                f"the limit of {MAX_STRING}."
-            )
-        if "\x00" in value:
-            raise ArgumentError(f"Invalid argument '{name}': the string contains a NUL character.")
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ArgumentError(f"Invalid argument '{name}': the string is not valid Unicode.") from None
+        _check_string(name, value, c)
     if type_ == "number" and not math.isfinite(value):
         raise ArgumentError(f"Invalid argument '{name}': {value} is not a finite number.")
     if type_ in ("date", "datetime"):
-        value = _parse_date(name, type_, value)
-        if c.minimum is not None and _utc(value) < _utc(_parse_date(name, type_, str(c.minimum))):
-            raise ArgumentError(f"Invalid argument '{name}': {value.isoformat()} is before the minimum of {c.minimum}.")
-        if c.maximum is not None and _utc(value) > _utc(_parse_date(name, type_, str(c.maximum))):
-            raise ArgumentError(f"Invalid argument '{name}': {value.isoformat()} is after the maximum of {c.maximum}.")
+        value = _date_within(name, type_, value, c)
     return value
+
+
+def _check_string(name: str, value: str, c: Parameter | Items) -> None:
+    """What a database may be given as text: bounded, no NUL, valid Unicode."""
+    if len(value) > MAX_STRING and c.max_length is None:
+        raise ArgumentError(
+            f"Invalid argument '{name}': a string of {len(value)} characters is longer than the limit of {MAX_STRING}."
+        )
+    if "\x00" in value:
+        raise ArgumentError(f"Invalid argument '{name}': the string contains a NUL character.")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ArgumentError(f"Invalid argument '{name}': the string is not valid Unicode.") from None
+
+
+def _date_within(name: str, type_: str, value: str, c: Parameter | Items) -> dt.date:
+    """The date or datetime `value`, held to the parameter's minimum and maximum."""
+    parsed = _parse_date(name, type_, value)
+    if c.minimum is not None and _utc(parsed) < _utc(_parse_date(name, type_, str(c.minimum))):
+        raise ArgumentError(f"Invalid argument '{name}': {parsed.isoformat()} is before the minimum of {c.minimum}.")
+    if c.maximum is not None and _utc(parsed) > _utc(_parse_date(name, type_, str(c.maximum))):
+        raise ArgumentError(f"Invalid argument '{name}': {parsed.isoformat()} is after the maximum of {c.maximum}.")
+    return parsed
 
 
 def _utc(value):
@@ -219,7 +229,22 @@ _TYPES = {"string": (str,), "integer": (int,), "number": (int, float), "boolean"
 
 def _check(name: str, schema: dict[str, Any], value: Any) -> None:
     """Hold one value to its JSON Schema (the keywords `parameter_schema` writes); raise one sentence."""
-    kind = schema["type"]
+    _check_type(name, schema["type"], value)
+    shown, size = as_json(value), len(value) if isinstance(value, (str, list)) else 0
+    if "enum" in schema and value not in schema["enum"]:
+        choices = [as_json(v, 30) for v in schema["enum"]]
+        near = closest(value, schema["enum"]) if isinstance(value, str) else None
+        hint = f" (did you mean {as_json(near)}?)" if near is not None else ""
+        _fail(name, f"{shown} is not one of {', '.join(choices)}{hint}")
+    _check_bounds(name, schema, value, shown)
+    _check_sizes(name, schema, value, shown, size)
+    if schema["type"] == "array" and isinstance(value, list):
+        for i, item in enumerate(value):
+            _check(f"{name}[{i}]", schema["items"], item)
+
+
+def _check_type(name: str, kind: str, value: Any) -> None:
+    """JSON Schema's `type`: a bool is no number, and 3.0 is an integer."""
     if (isinstance(value, bool) and kind != "boolean") or (
         not isinstance(value, _TYPES[kind])
         and not (kind == "integer" and isinstance(value, float) and value.is_integer())
@@ -227,16 +252,17 @@ def _check(name: str, schema: dict[str, Any], value: Any) -> None:
         article = "an" if kind[0] in "aeiou" else "a"
         got = as_json(value) if value is None or isinstance(value, bool) else f"{_type_name(value)} {as_json(value)}"
         raise ArgumentError(f"Invalid argument '{name}': expected {article} {kind}, got {got}.")
-    shown, size = as_json(value), len(value) if isinstance(value, (str, list)) else 0
-    if "enum" in schema and value not in schema["enum"]:
-        choices = [as_json(v, 30) for v in schema["enum"]]
-        near = closest(value, schema["enum"]) if isinstance(value, str) else None
-        hint = f" (did you mean {as_json(near)}?)" if near is not None else ""
-        _fail(name, f"{shown} is not one of {', '.join(choices)}{hint}")
+
+
+def _check_bounds(name: str, schema: dict[str, Any], value: Any, shown: str) -> None:
     if "minimum" in schema and value < schema["minimum"]:
         _fail(name, f"{shown} is less than the minimum of {schema['minimum']}")
     if "maximum" in schema and value > schema["maximum"]:
         _fail(name, f"{shown} is greater than the maximum of {schema['maximum']}")
+
+
+def _check_sizes(name: str, schema: dict[str, Any], value: Any, shown: str, size: int) -> None:
+    """Lengths of strings (and their pattern), numbers of items of arrays."""
     if "minLength" in schema and size < schema["minLength"]:
         _fail(name, f"{shown} is shorter than the minimum length of {schema['minLength']}")
     if "maxLength" in schema and size > schema["maxLength"]:
@@ -247,9 +273,6 @@ def _check(name: str, schema: dict[str, Any], value: Any) -> None:
         _fail(name, f"{size} items are fewer than the minimum of {schema['minItems']}")
     if "maxItems" in schema and size > schema["maxItems"]:
         _fail(name, f"{size} items are more than the maximum of {schema['maxItems']}")
-    if kind == "array" and isinstance(value, list):
-        for i, item in enumerate(value):
-            _check(f"{name}[{i}]", schema["items"], item)
 
 
 def _name(name: str, limit: int = 60) -> str:

@@ -45,38 +45,45 @@ def ecma_to_re2(pattern: str) -> str:
     """
     out, i, in_class = [], 0, False
     while i < len(pattern):
-        c = pattern[i]
-        if c == "\\":
-            escape = pattern[i + 1 : i + 2]
-            if escape in _NOT_ECMA:
-                raise PatternError(
-                    f"pattern uses {_NOT_ECMA[escape]}, which JSON Schema's regular expressions (ECMA-262) lack"
-                )
-            if escape == "s":
-                out.append(_SPACES if in_class else f"[{_SPACES}]")
-            elif escape == "S":
-                if in_class:
-                    raise PatternError("pattern uses \\S inside [...]: write it outside the brackets")
-                out.append(f"[^{_SPACES}]")
-            else:
-                out.append(pattern[i : i + 2])
+        if pattern[i] == "\\":
+            out.append(_escape(pattern[i + 1 : i + 2], pattern[i : i + 2], in_class))
             i += 2
             continue
-        if in_class:
-            if pattern.startswith("[:", i):
-                raise PatternError("pattern uses a POSIX class like [:alpha:], which ECMA-262 lacks")
-            in_class = c != "]"
-        elif c == "[":
-            in_class = True
-            if pattern.startswith("[^]", i) or pattern.startswith("[]", i):
-                raise PatternError("pattern has an empty or negated-empty class, which RE2 reads differently")
-        elif c == ".":
-            c = _DOT
-        elif pattern.startswith("(?", i) and pattern[i + 2 : i + 3] not in (":", "=", "!", "<"):
-            raise PatternError("pattern uses inline flags or (?P<...>), which ECMA-262 lacks")
-        out.append(c)
+        text, in_class = _character(pattern, i, in_class)
+        out.append(text)
         i += 1
     return "".join(out)
+
+
+def _escape(escape: str, written: str, in_class: bool) -> str:
+    """A backslash escape (`written`, e.g. `\\s`) in RE2 syntax."""
+    if escape in _NOT_ECMA:
+        raise PatternError(f"pattern uses {_NOT_ECMA[escape]}, which JSON Schema's regular expressions (ECMA-262) lack")
+    if escape == "s":
+        return _SPACES if in_class else f"[{_SPACES}]"
+    if escape == "S":
+        if in_class:
+            raise PatternError("pattern uses \\S inside [...]: write it outside the brackets")
+        return f"[^{_SPACES}]"
+    return written
+
+
+def _character(pattern: str, i: int, in_class: bool) -> tuple[str, bool]:
+    """The RE2 text for the character at `i`, and whether a [...] class is open after it."""
+    c = pattern[i]
+    if in_class:
+        if pattern.startswith("[:", i):
+            raise PatternError("pattern uses a POSIX class like [:alpha:], which ECMA-262 lacks")
+        return c, c != "]"
+    if c == "[":
+        if pattern.startswith("[^]", i) or pattern.startswith("[]", i):
+            raise PatternError("pattern has an empty or negated-empty class, which RE2 reads differently")
+        return c, True
+    if c == ".":
+        return _DOT, False
+    if pattern.startswith("(?", i) and pattern[i + 2 : i + 3] not in (":", "=", "!", "<"):
+        raise PatternError("pattern uses inline flags or (?P<...>), which ECMA-262 lacks")
+    return c, False
 
 
 @lru_cache(maxsize=1024)

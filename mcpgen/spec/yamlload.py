@@ -175,58 +175,54 @@ def _first_alias(text: str):
 def _explain(exc: yaml.MarkedYAMLError, lines: list[str]) -> tuple[int, int, str] | None:
     """(line, col, what to do) for the parser errors people make most, instead of the parser's words
     ("while parsing a block mapping, did not find expected key")."""
-    problem, context = exc.problem or "", exc.context or ""
+    problem = exc.problem or ""
     at, opened = exc.problem_mark, exc.context_mark
     if at is None:
         return None
-
-    def indent(n: int) -> int:
-        return len(lines[n]) - len(lines[n].lstrip(" ")) if n < len(lines) else 0
-
-    def previous(n: int) -> int | None:  # the nearest line above that holds something
-        return next(
-            (i for i in range(n - 1, -1, -1) if lines[i].strip() and not lines[i].lstrip().startswith("#")), None
-        )
-
-    def spaces(n: int) -> str:
-        return "1 space" if n == 1 else f"{n} spaces"
-
-    def indentation(n: int) -> tuple[int, int, str]:
-        above = previous(n)
-        around = indent(above) if above is not None else 0
-        return (
-            n + 1,
-            indent(n) + 1,
-            f"check the indentation of line {n + 1} (it has {spaces(indent(n))}; the keys around it have {around})",
-        )
-
     if problem == "did not find expected key":
-        return indentation(at.line)
+        return _indentation(lines, at.line)
     if problem.startswith("mapping values are not allowed"):
-        above = previous(at.line)
-        if above is not None and indent(at.line) != indent(above) and not lines[above].rstrip().endswith(":"):
-            return indentation(at.line)
+        above = _previous(lines, at.line)
+        if (
+            above is not None
+            and _line_indent(lines, at.line) != _line_indent(lines, above)
+            and not lines[above].rstrip().endswith(":")
+        ):
+            return _indentation(lines, at.line)
         return (
             at.line + 1,
             at.column + 1,
             "a value that contains ': ' must be quoted, e.g. description: \"Note: ...\", or written as a "
             "block (description: | and the text on the lines below)",
         )
-    if problem == "could not find expected ':'" and opened is not None:
+    unclosed = _unclosed(exc, lines) if opened is not None else None
+    if unclosed is not None:
+        return unclosed
+    if problem == "found character that cannot start any token":
+        char = lines[at.line][at.column] if at.line < len(lines) and at.column < len(lines[at.line]) else "?"
+        return at.line + 1, at.column + 1, f"a plain value cannot start with {char!r}: put the value in quotes"
+    return None
+
+
+def _unclosed(exc: yaml.MarkedYAMLError, lines: list[str]) -> tuple[int, int, str] | None:
+    """A key without its colon, a quote or a flow collection left open: pointed at where it opened."""
+    problem, context, at, opened = exc.problem or "", exc.context or "", exc.problem_mark, exc.context_mark
+    assert at is not None and opened is not None
+    if problem == "could not find expected ':'":
         return (
             opened.line + 1,
             opened.column + 1,
             f"line {opened.line + 1} is not a 'key: value' pair: add ': ' after the key, or indent the line "
             "under the key whose value it continues",
         )
-    if context == "while scanning a quoted scalar" and opened is not None:
+    if context == "while scanning a quoted scalar":
         return (
             opened.line + 1,
             opened.column + 1,
             f"the quote opened on line {opened.line + 1} is never closed: close it on the same line, or write "
             "a long text as a block (key: | and the text on the lines below)",
         )
-    if context.startswith("while parsing a flow") and opened is not None:
+    if context.startswith("while parsing a flow"):
         close = "}" if "mapping" in context else "]"
         return (
             at.line + 1,
@@ -234,10 +230,24 @@ def _explain(exc: yaml.MarkedYAMLError, lines: list[str]) -> tuple[int, int, str
             f"the {lines[opened.line][opened.column]} opened on line {opened.line + 1} is not closed: separate its "
             f"items with commas and end it with {close} (a text containing , : {{ }} [ ] must be quoted)",
         )
-    if problem == "found character that cannot start any token":
-        char = lines[at.line][at.column] if at.line < len(lines) and at.column < len(lines[at.line]) else "?"
-        return at.line + 1, at.column + 1, f"a plain value cannot start with {char!r}: put the value in quotes"
     return None
+
+
+def _line_indent(lines: list[str], n: int) -> int:
+    return len(lines[n]) - len(lines[n].lstrip(" ")) if n < len(lines) else 0
+
+
+def _previous(lines: list[str], n: int) -> int | None:
+    """The nearest line above line `n` that holds something."""
+    return next((i for i in range(n - 1, -1, -1) if lines[i].strip() and not lines[i].lstrip().startswith("#")), None)
+
+
+def _indentation(lines: list[str], n: int) -> tuple[int, int, str]:
+    above = _previous(lines, n)
+    around = _line_indent(lines, above) if above is not None else 0
+    has = _line_indent(lines, n)
+    spaces = "1 space" if has == 1 else f"{has} spaces"
+    return n + 1, has + 1, f"check the indentation of line {n + 1} (it has {spaces}; the keys around it have {around})"
 
 
 def load_yaml(text: str, path: str, warnings: list[Problem] | None = None):

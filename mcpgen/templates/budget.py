@@ -240,9 +240,14 @@ def check_str_call(text: str, name: str, args: tuple, kwargs: dict) -> tuple:
 
 def guard_filters(filters: dict) -> dict:
     """Every filter, wrapped: the clock first, size checks before the growing ones, `spend` after."""
-    center, indent, fmt, replace, join, wordwrap, sum_, tojson, urlize = (
-        filters[n] for n in ("center", "indent", "format", "replace", "join", "wordwrap", "sum", "tojson", "urlize")
-    )
+    checked = {**filters, **_plain_guards(filters), **_context_guards(filters)}
+    counts = ("batch", "center", "indent", "slice", "truncate", "wordwrap", "urlize", "round", "tojson", "pprint")
+    return {name: _spending(f, name in counts, name in _TEXT_FILTERS) for name, f in checked.items()}
+
+
+def _plain_guards(filters: dict) -> dict:
+    """Size checks for the growing filters that take only their value and arguments."""
+    center, indent, fmt = filters["center"], filters["indent"], filters["format"]
 
     def center_(value, width=80):
         check_ints([width])
@@ -257,6 +262,15 @@ def guard_filters(filters: dict) -> dict:
     def format_(value, *args, **kwargs):
         check_format(value, args, kwargs)
         return fmt(value, *args, **kwargs)
+
+    return {"center": center_, "indent": indent_, "format": format_}
+
+
+def _context_guards(filters: dict) -> dict:
+    """Size checks for the growing filters that Jinja passes its eval context or environment."""
+    replace, join, wordwrap, sum_, tojson, urlize = (
+        filters[n] for n in ("replace", "join", "wordwrap", "sum", "tojson", "urlize")
+    )
 
     def replace_(eval_ctx, value, old, new, count=None):
         check_replace(str(printable(value)), str(old), str(new), -1 if count is None else count)
@@ -301,20 +315,14 @@ def guard_filters(filters: dict) -> dict:
     ]
     for wrapper, original in passing:
         wrapper.jinja_pass_arg = original.jinja_pass_arg  # eval context / environment, as the originals take
-    checked = dict(
-        filters,
-        center=center_,
-        indent=indent_,
-        format=format_,
-        replace=replace_,
-        join=join_,
-        wordwrap=wordwrap_,
-        sum=sum__,
-        tojson=tojson_,
-        urlize=urlize_,
-    )
-    counts = ("batch", "center", "indent", "slice", "truncate", "wordwrap", "urlize", "round", "tojson", "pprint")
-    return {name: _spending(f, name in counts, name in _TEXT_FILTERS) for name, f in checked.items()}
+    return {
+        "replace": replace_,
+        "join": join_,
+        "wordwrap": wordwrap_,
+        "sum": sum__,
+        "tojson": tojson_,
+        "urlize": urlize_,
+    }
 
 
 # Filters that turn their value into text: a value that would print huge is refused unprinted.
