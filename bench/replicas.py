@@ -5,7 +5,7 @@ replica when the first could not take it (see docs/deploy.md for which retries a
 
     python bench/replicas.py --replicas 2           # prints the URL and the token; Ctrl-C stops all
 
-Used by bench/bench_replicas.py and tests/test_replicas.py. Needs the `haproxy` binary
+Used by bench/bench_replicas.py and tests/replicas/test_replicas.py. Needs the `haproxy` binary
 (Debian: apt-get install haproxy).
 """
 

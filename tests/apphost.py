@@ -3,7 +3,7 @@ ext-apps AppBridge and the TypeScript MCP client) bundled by esbuild, a real `mc
 and Playwright routes that serve the host page and forward /mcp to that server. Every other
 request the page makes is refused and recorded, so tests can assert that nothing leaves the page.
 
-Used by tests/test_app_browser.py and by docs/app_screenshot.py.
+Used by tests/browser/test_mcp_app_browser.py and by docs/app_screenshot.py.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from conftest import stop
+from servers import stop
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "tests" / ".artifacts"

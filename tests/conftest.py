@@ -1,24 +1,14 @@
-"""Shared fixtures and helpers: database services (tests/services.py) and `mcpgen serve` processes."""
+"""Shared fixtures for every folder of tests/: database services (helpers in tests/services.py), the Spark
+cluster, and the skipping of slow tests. Plain helpers live in modules beside this file (services,
+servers, shipped, oidc, apphost, hostile_specs), importable from any folder (pytest's `pythonpath`)."""
 
-import datetime as dt
 import os
-import re
-import signal
-import socket
-import subprocess
-import sys
-import time
-from pathlib import Path
 
-import duckdb
-import httpx2
 import pytest
 import services
-import yaml
 
-from mcpgen.answer.results import to_cell
-
-REPO = Path(__file__).resolve().parent.parent
+# Helper modules, not test files: imported by name (`import services`), never collected as modules themselves.
+collect_ignore = ["apphost.py", "hostile_specs.py", "oidc.py", "servers.py", "services.py", "shipped.py"]
 
 
 # --- slow tests (browsers, the Spark cluster, load, server processes) run in CI and on request -------
@@ -31,101 +21,6 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
-
-
-# --- the shipped specs, and their queries run straight on DuckDB -----------------------------------
-def shipped_specs():
-    out = {}
-    for path in sorted((REPO / "specs").glob("*.yaml")):
-        spec = yaml.safe_load(path.read_text())
-        out[spec.get("name", path.stem)] = spec
-    return out
-
-
-def good_args(spec):
-    for case in spec.get("tests", []):
-        if "error_contains" not in case.get("expect", {}):
-            return case.get("args", {})
-    return {}
-
-
-def direct_table(spec, args):
-    """The spec's SQL run straight on DuckDB with the project's init statements: no mcpgen code."""
-    config = yaml.safe_load((REPO / "mcpgen.yaml").read_text())
-    con = duckdb.connect()
-    with pytest.MonkeyPatch.context() as mp:
-        mp.chdir(REPO)
-        for statement in config["connections"]["default"]["init"]:
-            con.execute(statement)
-    values = {}
-    for name, p in (spec.get("parameters") or {}).items():
-        value = args.get(name, p.get("default"))
-        if value is not None and p["type"] == "date":
-            value = dt.date.fromisoformat(value)
-        if value is not None and p["type"] == "datetime":
-            value = dt.datetime.fromisoformat(value)
-        values[name] = value
-    sql = re.sub(r"\bIN\s+:([A-Za-z_]\w*)", r"IN (SELECT unnest($\1))", spec["sql"])
-    sql = re.sub(r"(?<![:\w]):([A-Za-z_]\w*)", r"$\1", sql)
-    used = set(re.findall(r"\$([A-Za-z_]\w*)", sql))
-    cur = con.execute(sql, {k: v for k, v in values.items() if k in used})
-    columns = [d[0] for d in cur.description]
-    rows = cur.fetchmany(spec.get("max_rows", 1000))
-    table = spec.get("table", True)
-    if table is False:
-        return None
-    chosen = table["columns"] if isinstance(table, dict) and table.get("columns") else columns
-    headers = table.get("headers", {}) if isinstance(table, dict) else {}
-    return [[headers.get(c, c) for c in chosen]] + [[to_cell(r[columns.index(c)]) for c in chosen] for r in rows]
-
-
-# --- `mcpgen serve --http` processes on loopback ---------------------------------------------------
-JSON_HEADERS = {
-    "content-type": "application/json",
-    "accept": "application/json, text/event-stream",
-    "mcp-protocol-version": "2025-06-18",
-}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start(args: list[str], env: dict | None = None, stderr=None) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "mcpgen.cli", "serve", *args],
-        stdout=subprocess.PIPE,
-        stderr=stderr or subprocess.PIPE,
-        env={**os.environ, **(env or {})},
-        cwd=REPO,
-    )
-
-
-def wait_healthy(proc: subprocess.Popen, port: int, seconds: float = 20) -> dict:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"server exited with {proc.returncode}")
-        try:
-            response = httpx2.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
-            if response.status_code == 200:
-                return response.json()
-        except httpx2.TransportError:
-            pass
-        time.sleep(0.1)
-    raise AssertionError("server did not become healthy")
-
-
-def stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 # --- database services: PostgreSQL, MariaDB, and the cities table in each ----------------------------

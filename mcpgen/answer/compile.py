@@ -1,6 +1,6 @@
 """Compiling a checked spec into a Tool: validate arguments, run the query, render the answer.
 
-Whole specs compiled and called are in tests/test_compile.py.
+Whole specs compiled and called are in tests/answer/test_compile.py.
 """
 
 from __future__ import annotations

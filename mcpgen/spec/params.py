@@ -243,6 +243,15 @@ def _check(name: str, schema: dict[str, Any], value: Any) -> None:
             _check(f"{name}[{i}]", schema["items"], item)
 
 
+def _matches(pattern: str, value: str) -> bool:
+    """`matches`, leaving a string that is not valid Unicode (a lone surrogate, which RE2 cannot take)
+    to the conversion, which refuses it in its own sentence."""
+    try:
+        return matches(pattern, value)
+    except UnicodeEncodeError:
+        return True
+
+
 def _check_type(name: str, kind: str, value: Any) -> None:
     """JSON Schema's `type`: a bool is no number, and 3.0 is an integer."""
     if (isinstance(value, bool) and kind != "boolean") or (
@@ -267,7 +276,7 @@ def _check_sizes(name: str, schema: dict[str, Any], value: Any, shown: str, size
         _fail(name, f"{shown} is shorter than the minimum length of {schema['minLength']}")
     if "maxLength" in schema and size > schema["maxLength"]:
         _fail(name, f"a string of {size} characters is longer than the maximum length of {schema['maxLength']}")
-    if "pattern" in schema and isinstance(value, str) and not matches(schema["pattern"], value):
+    if "pattern" in schema and isinstance(value, str) and not _matches(schema["pattern"], value):
         _fail(name, f"{shown} does not match the pattern {schema['pattern']}")
     if "minItems" in schema and size < schema["minItems"]:
         _fail(name, f"{size} items are fewer than the minimum of {schema['minItems']}")

@@ -1,6 +1,6 @@
 """Spark through Spark Connect, on a real local cluster (two executor JVMs; tests/conftest.py).
 
-The shipped specs' tables against DuckDB's are in tests/test_portable_specs.py. Here: the real
+The shipped specs' tables against DuckDB's are in tests/portable/test_portable_specs.py. Here: the real
 `mcpgen serve` against the same query sent directly with pyspark, the time limit cancelling
 the job (gone from the REST API), an executor killed mid-query, read-only, a cluster that is
 down, and `validate --live`."""

@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 from click.testing import CliRunner
-from test_hostile import SPECS, write_project
+from hostile_specs import SPECS, write_project
 
 from mcpgen.cli import main
 from mcpgen.errors import RenderError

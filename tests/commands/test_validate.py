@@ -28,9 +28,9 @@ from mcpgen.redaction import redact
 from mcpgen.spec.models import Chart
 from mcpgen.templates.render import PROSE
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SPECS = REPO / "specs"
-BROKEN = Path(__file__).resolve().parent / "broken"
+BROKEN = Path(__file__).resolve().parents[1] / "broken"
 EXPECTED = yaml.safe_load((BROKEN / "expected.yaml").read_text(encoding="utf-8"))
 SECRET = "hunter2-s3cret"
 
@@ -280,13 +280,15 @@ def test_github_format_annotates_each_problem():
     assert result.exit_code == 1
 
 
-def test_github_format_escapes_newlines_and_percent(tmp_path):
-    specs = _project(
-        tmp_path, {"a": "description: d\nsql: SELECT 1 AS x\nsources: [https://x.org/]\ncontent: '{{ 100% }}'\n"}
-    )
+def test_github_format_escapes_percent_and_property_separators(tmp_path):
+    """A `%` in a message and `,` `:` in the file name would end or corrupt the workflow command."""
+    project = tmp_path / "team,a:b"
+    project.mkdir()
+    specs = _project(project, {"a": "description: d\nsql: SELECT 1 AS x\nsources: [https://x.org/]\ncontent: c\n'50%': 1\n"})
     result = CliRunner().invoke(main, ["validate", "--format", "github", str(specs)])
-    annotations = [line for line in result.output.splitlines() if line.startswith("::")]
-    assert annotations and all("\n" not in a for a in annotations)
+    annotations = [line for line in result.output.splitlines() if line.startswith("::error")]
+    path = str(specs / "a.yaml").replace(",", "%2C").replace(":", "%3A")
+    assert annotations == [f"::error file={path},line=5,col=1::unknown key '50%25'"]
 
 
 def test_text_format_is_one_line_per_problem_and_plain_when_not_a_tty():

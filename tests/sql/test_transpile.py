@@ -1,6 +1,6 @@
 """Specs written in one SQL dialect, run on a connection of another: translated once at load.
 
-The shipped specs on every engine are in tests/test_portable_specs.py (and test_spark.py)."""
+The shipped specs on every engine are in tests/portable/test_portable_specs.py (and test_spark.py)."""
 
 from __future__ import annotations
 

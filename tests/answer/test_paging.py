@@ -22,7 +22,7 @@ from mcpgen.commands.validate import run_validate
 from mcpgen.serve.project import open_project
 from mcpgen.spec.models import CURSOR
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 FLIGHTS = REPO / "examples" / "data" / "flights.parquet"
 # (year, month, day, sched_dep_time, carrier, flight, origin) is unique: a total order, so pages are stable
 FLIGHT_COLUMNS = "year, month, day, sched_dep_time, carrier, flight, origin, dep_delay, time_hour"

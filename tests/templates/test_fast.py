@@ -14,7 +14,7 @@ from mcpgen.errors import RenderError
 from mcpgen.serve.project import open_project
 from mcpgen.templates.render import Template
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 ROWS = [
     {"city": "Oslo", "pop": 709037, "share": 0.1234, "founded": dt.date(1040, 1, 1), "note": None},

@@ -38,7 +38,7 @@ from sqlalchemy.engine import make_url
 
 from mcpgen.serve.project import open_project
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "examples" / "data"
 pytestmark = pytest.mark.slow
 

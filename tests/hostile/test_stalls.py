@@ -75,7 +75,7 @@ def test_patterns_that_need_backtracking_or_are_broken_fail_validate(tmp_path, p
     import json
     import textwrap
 
-    from test_hostile import SPECS, write_project
+    from hostile_specs import SPECS, write_project
 
     from mcpgen.load.project import load_project
 
@@ -187,7 +187,8 @@ def _serve(tmp_path, *flags, nofile: int | None = None):
     """A real `serve --http` on a free loopback port, stderr to a file; returns (proc, port, log)."""
     import resource
 
-    from test_http import SPECS, TOKEN, free_port, start, wait_healthy
+    from servers import TOKEN, free_port, start, wait_healthy
+    from shipped import SPECS
 
     port = free_port()
     log = tmp_path / "stderr.log"
@@ -231,7 +232,7 @@ def _attack(port: int, count: int, shape: str) -> list:
 def _answers(port: int) -> None:
     """/healthz and an authorised tools/call both answer promptly."""
     import httpx2
-    from test_http import JSON_HEADERS, TOKEN
+    from servers import JSON_HEADERS, TOKEN
 
     assert httpx2.get(f"http://127.0.0.1:{port}/healthz", timeout=3).status_code == 200
     call = {
@@ -267,7 +268,7 @@ def _closed_by_server(socks, seconds: float) -> int:
 
 @pytest.mark.slow
 def test_half_open_requests_are_cut_off_and_the_server_keeps_answering(tmp_path):
-    from test_http import stop
+    from servers import stop
 
     proc, port, log, err = _serve(tmp_path, "--header-timeout", "1.5", "--body-timeout", "1.5")
     socks = []
@@ -291,7 +292,7 @@ def test_half_open_requests_are_cut_off_and_the_server_keeps_answering(tmp_path)
 
 @pytest.mark.slow
 def test_more_connections_than_files_never_exhaust_descriptors(tmp_path):
-    from test_http import stop
+    from servers import stop
 
     # 1,024 descriptors for the whole process (room for 384 connections): the incident took the
     # server down with ~1,100 half-open sockets
@@ -315,7 +316,7 @@ def test_more_connections_than_files_never_exhaust_descriptors(tmp_path):
 @pytest.mark.slow
 def test_get_on_the_mcp_endpoint_opens_no_stream(tmp_path):
     import httpx2
-    from test_http import TOKEN, stop
+    from servers import TOKEN, stop
 
     proc, port, log, err = _serve(tmp_path)
     try:

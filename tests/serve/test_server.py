@@ -1,12 +1,12 @@
 """The MCP protocol in process: the official client against `ToolServer.server` over the SDK's
 in-memory transport. No subprocess, so `server.py` is covered here; the real `mcpgen serve`
-over stdio and HTTP is driven in test_e2e_stdio.py and test_http.py."""
+over stdio and HTTP is driven in test_e2e_stdio.py and tests/http/test_app.py."""
 
 import anyio
 import pytest
-from conftest import REPO, direct_table, good_args, shipped_specs
 from mcp import Client
 from mcp.shared.exceptions import MCPError
+from shipped import REPO, direct_table, good_args, shipped_specs
 
 from mcpgen.serve.project import open_project
 from mcpgen.serve.registry import Registry

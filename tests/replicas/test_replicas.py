@@ -22,7 +22,7 @@ import yaml
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench"))
 from replicas import Replicas  # noqa: E402
 

@@ -12,8 +12,8 @@ import jwt
 import pytest
 import services
 from oidc import Provider, require, rsa_jwk
+from servers import JSON_HEADERS, client, free_port, start, stop, wait_healthy
 from sqlalchemy.engine import make_url
-from test_http import JSON_HEADERS, client, free_port, start, stop, wait_healthy
 
 pytestmark = pytest.mark.slow
 

@@ -1,6 +1,6 @@
 """The MCP App as a server publishes it: tool `_meta.ui`, resources/list and resources/read,
 settings and opt-out, the inlined Chart.js and the document's own CSP. Drawing it in a browser
-inside the official host bridge is tests/test_app_browser.py."""
+inside the official host bridge is tests/browser/test_mcp_app_browser.py."""
 
 import base64
 import hashlib
@@ -16,7 +16,7 @@ from mcpgen.serve.mcp_app import APP_URI, CDN_ORIGIN, CHARTJS
 from mcpgen.serve.project import open_project
 from mcpgen.serve.server import ToolServer
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CHARTJS_FILE = ROOT / "tests" / ".artifacts" / "node" / "node_modules" / "chart.js" / CHARTJS.file
 
 SPEC = """\

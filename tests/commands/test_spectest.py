@@ -13,7 +13,7 @@ from mcpgen.cli import main
 from mcpgen.commands.spectest import Outcome, check_expectations, run_tests, summary
 from mcpgen.spec.models import Expect
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SPECS = REPO / "specs"
 
 CONFIG = """\

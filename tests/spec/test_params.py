@@ -174,3 +174,137 @@ def test_a_datetime_takes_what_date_time_means_and_not_a_plain_date():
     for plain in ("2013-01-01", "2013-01-01T", "10:00:00"):
         with pytest.raises(ArgumentError, match="is not an ISO 8601 date-time"):
             args.validate({"at": plain})
+
+
+# --- property-based: the checker against the reference validator ------------------------------------
+# Hypothesis draws parameters (types and constraints as a spec may declare them) and arguments (any JSON,
+# and values near the constraints), and the published schema decides through `jsonschema`. mcpgen refuses
+# a few values the schema allows, on purpose, and `beyond_the_schema` names them: integers outside 64 bits,
+# strings with NUL, longer than 65,536 characters without a max_length, or not valid Unicode.
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from jsonschema import Draft202012Validator  # noqa: E402
+
+from mcpgen.spec.params import INT64, MAX_STRING  # noqa: E402
+
+PATTERNS = ["^[A-Z]{2}$", "^a", "b$", "^[a-z0-9_]+$", "x|y", "^\\d{3}-\\d{2}$", "[^ ]"]
+# Python's `$` differs from ECMA's at "\n"; lone surrogates arrive as JSON "\ud800" escapes.
+TEXT = st.text(st.characters(exclude_characters="\n") | st.sampled_from(["\ud800", "\udfff"]), max_size=12)
+INTS = st.integers(-(2**65), 2**65)
+FLOATS = st.floats(allow_nan=False, allow_infinity=False)
+
+
+def json_values():
+    scalars = st.none() | st.booleans() | INTS | FLOATS | TEXT
+    return st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=3))
+
+
+@st.composite
+def constraints(draw, kind: str) -> dict:
+    """Keyword arguments of a Parameter or its items for `kind`, as a spec may write them."""
+    out: dict = {}
+    if kind in ("integer", "number"):
+        bound = st.integers(-1000, 1000) if kind == "integer" else st.integers(-1000, 1000) | FLOATS
+        low, high = draw(st.none() | bound), draw(st.none() | bound)
+        if low is not None and high is not None and low > high:
+            low, high = high, low
+        out.update(minimum=low, maximum=high)
+    if kind == "string":
+        low, high = draw(st.none() | st.integers(0, 8)), draw(st.none() | st.integers(0, 8))
+        if low is not None and high is not None and low > high:
+            low, high = high, low
+        out.update(min_length=low, max_length=high, pattern=draw(st.none() | st.sampled_from(PATTERNS)))
+    if draw(st.booleans()) and kind != "boolean":
+        values = {"integer": st.integers(-5, 5), "number": st.integers(-5, 5) | FLOATS, "string": TEXT}[kind]
+        out["enum"] = draw(st.lists(values, min_size=1, max_size=4, unique=True))
+    return {k: v for k, v in out.items() if v is not None}
+
+
+@st.composite
+def parameters(draw) -> P:
+    kind = draw(st.sampled_from(["integer", "number", "string", "boolean", "array"]))
+    fields = {"type": kind, "description": "p", "required": draw(st.booleans())}
+    if kind == "array":
+        item = draw(st.sampled_from(["integer", "number", "string", "boolean"]))
+        fields["items"] = {"type": item, **draw(constraints(item))}
+        low, high = draw(st.none() | st.integers(0, 4)), draw(st.none() | st.integers(1, 4))
+        if low is not None and high is not None and low > high:
+            low = high
+        fields.update({k: v for k, v in (("min_items", low), ("max_items", high)) if v is not None})
+    else:
+        fields.update(draw(constraints(kind)))
+    return P(**fields)
+
+
+def near(param: P):
+    """Values of the parameter's own type, around its constraints."""
+    kind = param.type
+    if kind == "array":
+        return st.lists(
+            near(P(type=param.items.type, description="i", **param.items.model_dump(exclude={"type"}))), max_size=6
+        )
+    picks = {
+        "integer": INTS,
+        "number": INTS | FLOATS,
+        "string": TEXT | st.sampled_from(["JP", "ab", "123-45", "x"]),
+        "boolean": st.booleans(),
+    }[kind]
+    edges = [v for v in (param.minimum, param.maximum) if v is not None]
+    edges += [e + d for e in edges for d in (-1, 1)] + list(param.enum or [])
+    return picks | st.sampled_from(edges) if edges else picks
+
+
+def beyond_the_schema(kind: str, value, param: P) -> bool:
+    """Values the published schema allows and mcpgen refuses, each in one sentence (see the module docs)."""
+    if kind == "array" and isinstance(value, list):
+        return any(beyond_the_schema(param.items.type, v, param.items) for v in value)
+    if kind == "integer" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value).is_integer() and not INT64[0] <= int(value) <= INT64[1]
+    if kind == "string" and isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return "\x00" in value or (len(value) > MAX_STRING and param.max_length is None)
+    return False
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_the_checker_agrees_with_jsonschema_on_the_published_schema(data):
+    param = data.draw(parameters(), label="parameter")
+    value = data.draw(near(param) | json_values(), label="argument")
+    args = Arguments({"p": param})
+    try:
+        args.validate({"p": value})
+        accepted = True
+    except ArgumentError as exc:
+        accepted = False
+        assert str(exc).startswith(("Invalid argument 'p", "Missing required argument 'p'")), str(exc)
+    # null for a parameter that is not required stands for leaving it out (documented)
+    sent = {} if value is None and not param.is_required else {"p": value}
+    allowed = Draft202012Validator(args.schema).is_valid(sent)
+    assert accepted == (allowed and not beyond_the_schema(param.type, value, param)), (args.schema, value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=json_values())
+def test_every_refusal_is_one_sentence_naming_the_parameter(value):
+    """Whatever JSON arrives, the checker answers with the values or one ArgumentError naming the parameter."""
+    args = Arguments(
+        {
+            "n": P(type="integer", description="n", minimum=0),
+            "s": P(type="string", description="s", pattern="^a", required=False),
+        }
+    )
+    for arguments in ({"n": value}, {"n": 1, "s": value}, value):
+        try:
+            args.validate(arguments)
+        except ArgumentError as exc:
+            text = str(exc)
+            assert (
+                text.endswith(".")
+                and "\n" not in text
+                and ("'n'" in text or "'s'" in text or "JSON object" in text or "Unknown argument" in text)
+            ), text

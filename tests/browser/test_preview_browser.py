@@ -22,11 +22,11 @@ from pathlib import Path
 
 import pytest
 from apphost import CHROMIUM, CHROMIUM_ARGS
-from conftest import stop
+from servers import stop
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "tests" / ".artifacts"
 CHARTJS = ARTIFACTS / "node" / "node_modules" / "chart.js" / "dist" / "chart.umd.min.js"
 MCPGEN = [sys.executable, "-c", "from mcpgen.cli import main; main()"]

@@ -16,7 +16,7 @@ from mcpgen.load.project import load_project
 from mcpgen.serve.project import open_project
 from mcpgen.spec.config import ProjectConfig
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def blocks(path: str, lang: str) -> list[str]:

@@ -13,17 +13,14 @@ import anyio
 import httpx2
 import pytest
 from click.testing import CliRunner
-from conftest import JSON_HEADERS, free_port, start, stop, wait_healthy
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
+from servers import JSON_HEADERS, TOKEN, client, free_port, start, stop, wait_healthy
 
 from mcpgen.cli import main
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SPECS = REPO / "specs"
-TOKEN = "test-token-" + "k" * 24
 MAX_BODY = 64 * 1024
 
 
@@ -53,11 +50,6 @@ def server(tmp_path_factory):
             yield {"port": port, "url": f"http://127.0.0.1:{port}/mcp", "proc": proc, "log": log, "health": health}
         finally:
             stop(proc)
-
-
-def client(url: str, token: str | None = TOKEN) -> Client:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    return Client(streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=30)))
 
 
 def post(server, body, **headers) -> httpx2.Response:

@@ -1,7 +1,7 @@
 """End to end: the real `mcpgen serve specs/` over stdio, driven by the official MCP client.
 
 Every shipped tool is called and its table compared with the same SQL run directly in DuckDB.
-The protocol itself (errors, listing, reload) is tested in process in test_server.py.
+The protocol itself (errors, listing, reload) is tested in process in tests/serve/test_server.py.
 """
 
 import shutil
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import direct_table, good_args, shipped_specs
 from mcp import Client, StdioServerParameters
+from shipped import direct_table, good_args, shipped_specs
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
 
 

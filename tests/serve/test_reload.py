@@ -13,9 +13,9 @@ import time
 import anyio
 import httpx2
 import pytest
-from conftest import JSON_HEADERS, free_port, wait_healthy
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from servers import JSON_HEADERS, free_port, wait_healthy
 
 from mcpgen.serve.project import open_project
 from mcpgen.serve.reload import Reloader

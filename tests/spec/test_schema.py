@@ -13,9 +13,9 @@ from mcpgen.cli import main
 from mcpgen.spec.schema import config_schema, dumps, spec_schema
 from mcpgen.spec.yamlload import load_yaml
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SHIPPED = sorted((REPO / "specs").glob("*.yaml"))
-BROKEN = Path(__file__).resolve().parent / "broken"
+BROKEN = Path(__file__).resolve().parents[1] / "broken"
 
 
 def _load(path: Path):

@@ -1,0 +1,71 @@
+"""`mcpgen serve --http` processes on loopback for the tests: start one, wait until it is healthy, talk to it
+with the official client, stop it (SIGINT, then a kill after 10 s)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from shipped import REPO
+
+TOKEN = "test-token-" + "k" * 24  # the bearer token the test servers are started with
+
+
+JSON_HEADERS = {
+    "content-type": "application/json",
+    "accept": "application/json, text/event-stream",
+    "mcp-protocol-version": "2025-06-18",
+}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(args: list[str], env: dict | None = None, stderr=None) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "mcpgen.cli", "serve", *args],
+        stdout=subprocess.PIPE,
+        stderr=stderr or subprocess.PIPE,
+        env={**os.environ, **(env or {})},
+        cwd=REPO,
+    )
+
+
+def wait_healthy(proc: subprocess.Popen, port: int, seconds: float = 20) -> dict:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"server exited with {proc.returncode}")
+        try:
+            response = httpx2.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
+            if response.status_code == 200:
+                return response.json()
+        except httpx2.TransportError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError("server did not become healthy")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def client(url: str, token: str | None = TOKEN) -> Client:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return Client(streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=30)))
