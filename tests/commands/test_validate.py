@@ -284,7 +284,9 @@ def test_github_format_escapes_percent_and_property_separators(tmp_path):
     """A `%` in a message and `,` `:` in the file name would end or corrupt the workflow command."""
     project = tmp_path / "team,a:b"
     project.mkdir()
-    specs = _project(project, {"a": "description: d\nsql: SELECT 1 AS x\nsources: [https://x.org/]\ncontent: c\n'50%': 1\n"})
+    specs = _project(
+        project, {"a": "description: d\nsql: SELECT 1 AS x\nsources: [https://x.org/]\ncontent: c\n'50%': 1\n"}
+    )
     result = CliRunner().invoke(main, ["validate", "--format", "github", str(specs)])
     annotations = [line for line in result.output.splitlines() if line.startswith("::error")]
     path = str(specs / "a.yaml").replace(",", "%2C").replace(":", "%3A")
