@@ -1,4 +1,4 @@
-"""Static checks beyond the spec schema, used by `loading` and `validate` (no database is touched).
+"""Static checks beyond the spec schema, used by `load` and the engines (no database is touched).
 
 One module per concern:
 

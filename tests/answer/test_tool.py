@@ -1,0 +1,60 @@
+"""A tool as the server holds it, and the results every call ends in."""
+
+import math
+
+from mcp.types import CallToolResult, TextContent
+
+from mcpgen import logs
+from mcpgen.answer.results import PUBLISHED_SCHEMA
+from mcpgen.answer.tool import READ_ONLY, Answer, Tool, check_result, error_result
+from mcpgen.engines.protocol import QueryResult
+
+
+def ok(structured) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text="prose")], structured_content=structured)
+
+
+def test_error_result_is_one_sentence_and_notes_the_exception_for_the_call_log():
+    with logs.call_stats() as stats:
+        try:
+            raise KeyError("x")
+        except KeyError:
+            result = error_result("Nothing matched.")
+    assert result.is_error and [c.text for c in result.content] == ["Nothing matched."]
+    assert stats.error == "KeyError"
+    with logs.call_stats() as stats:
+        error_result("Outside an except block.")
+    assert stats.error == "ToolError"
+
+
+def test_check_result_passes_a_valid_result_and_an_error_as_they_are():
+    good = ok({"sources": ["https://example.org/"], "table": [["a"], [1]]})
+    assert check_result("t", good) is good
+    refused = error_result("No.")
+    assert check_result("t", refused) is refused
+
+
+def test_check_result_turns_a_broken_result_into_a_clear_error():
+    assert check_result("t", {"content": []}).content[0].text == "Tool 't' returned dict, not a CallToolResult."
+    no_sources = check_result("t", ok({"table": []}))
+    assert no_sources.is_error and no_sources.content[0].text.startswith(
+        "Tool 't' returned a result that breaks its output schema (sources: Field required"
+    )
+    nan_chart = check_result("t", ok({"sources": ["https://example.org/"], "charts": [{"data": [math.nan]}]}))
+    assert nan_chart.is_error and "breaks its output schema" in nan_chart.content[0].text
+
+
+def test_a_tool_publishes_its_schemas_and_its_app():
+    tool = Tool(name="t", description="d", input_schema={"type": "object", "properties": {}}, handler=lambda a: None)
+    plain = tool.to_mcp()
+    assert (plain.name, plain.output_schema, plain.meta) == ("t", PUBLISHED_SCHEMA, None)
+    tool.app, tool.annotations = "ui://mcpgen/answer", READ_ONLY
+    published = tool.to_mcp()
+    assert published.meta == {"ui": {"resourceUri": "ui://mcpgen/answer"}}
+    assert published.annotations.read_only_hint is True and published.annotations.open_world_hint is False
+
+
+def test_an_answer_carries_the_query_behind_it():
+    query = QueryResult(columns=["a"], rows=[(1,)], truncated=True, seconds=0.01)
+    answer = Answer(ok({"sources": ["https://example.org/"]}), query)
+    assert answer.query.truncated and Answer(answer.result).query is None

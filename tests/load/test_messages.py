@@ -1,0 +1,68 @@
+"""Pydantic's errors as one sentence each, at the line and column where the value is written."""
+
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from mcpgen.load.messages import fields_at, not_utf8, typos, validation_problems
+from mcpgen.spec.config import ProjectConfig
+from mcpgen.spec.models import Spec
+from mcpgen.spec.yamlload import load_yaml
+
+GOOD = "description: d\nsql: SELECT 1 AS x\nsources: [https://example.org/]\ncontent: c\n"
+
+
+def problems(text, model=Spec):
+    data = load_yaml(text, "s.yaml")
+    try:
+        model.model_validate(data)
+    except ValidationError as exc:
+        return [(p.line, p.col, p.message) for p in validation_problems(exc, data, Path("s.yaml"), model)]
+    return []
+
+
+def test_an_unknown_key_names_the_nearest_field():
+    assert problems(GOOD + "titel: T\n") == [(5, 1, "unknown key 'titel'; did you mean 'title'?")]
+
+
+def test_a_typo_of_a_missing_required_field_is_one_problem():
+    assert problems(GOOD.replace("description:", "descripton:")) == [
+        (1, 1, "unknown key 'descripton'; did you mean 'description'?")
+    ]
+
+
+def test_a_nested_value_is_named_by_its_path_and_a_choice_lists_the_choices():
+    text = GOOD + "parameters:\n  n: {type: integr, description: n}\n"
+    ((line, col, message),) = problems(text)
+    assert (line, col) == (6, 7)  # at its key
+    assert (
+        message
+        == "parameters.n.type: 'integr' is not one of string, integer, number, boolean, date, datetime, array; did you mean 'integer'?"
+    )
+
+
+def test_a_missing_field_and_the_config_model():
+    assert problems("sql: SELECT 1\nsources: [https://x.org/]\ncontent: c\n") == [
+        (1, 1, "missing required field 'description'")
+    ]
+    assert problems("connections:\n  default: {duckdb: ':memory:', thread: 2}\n", ProjectConfig) == [
+        (2, 33, "unknown key 'thread' in connections.default; did you mean 'threads'?")
+    ]
+
+
+def test_fields_at_a_location_and_the_typos_behind_missing_fields():
+    assert {"type", "description", "default", "enum"} <= set(fields_at(Spec, ("parameters", "n")))
+    assert "url" in fields_at(ProjectConfig, ("connections", "warehouse"))
+    try:
+        Spec.model_validate({"descripton": "d", "sql": "x", "sources": [], "content": "c"})
+    except ValidationError as exc:
+        assert typos(exc.errors(), Spec) == {("descripton",): ("description",)}
+
+
+def test_a_file_that_is_not_utf8_is_one_problem_at_its_first_bad_byte():
+    raw = "description: caf\u00e9".encode("latin-1")
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problem = not_utf8(Path("s.yaml"), exc)
+    assert (problem.line, problem.col, problem.message) == (1, 17, "the file is not UTF-8 text (byte 0xe9)")

@@ -1,0 +1,108 @@
+"""The static checks of one spec beyond its schema, run on the spec as load_spec builds it."""
+
+from pathlib import Path
+
+import pytest
+
+from mcpgen.load.spec_checks import LOOP_ROWS_WARNING, check_spec, check_unique_names
+from mcpgen.load.specs import LoadedSpec
+from mcpgen.spec.config import ProjectConfig
+from mcpgen.spec.models import Spec
+from mcpgen.spec.yamlload import load_yaml
+
+CONFIG = ProjectConfig.model_validate(
+    {"connections": {"default": {"duckdb": ":memory:"}, "pg": {"url": "postgresql://u@db/x"}}}
+)
+BASE = "description: d\nsources: [https://example.org/]\ncontent: '{{ row_count }} rows'\n"
+
+
+def check(text: str, name: str = "spec", base: str = BASE) -> tuple[LoadedSpec, list[str]]:
+    data = load_yaml(base + text, f"{name}.yaml")
+    spec = Spec.model_validate(data)
+    loaded = LoadedSpec(Path(f"{name}.yaml"), spec, spec.name or name, "", data)
+    problems: list = []
+    check_spec(loaded, CONFIG, problems, Path("."))
+    return loaded, [f"{p.line}:{p.col}: {p.severity}: {p.message}" for p in problems]
+
+
+def test_a_clean_spec_has_no_problem_and_keeps_its_compiled_templates():
+    loaded, problems = check(
+        "parameters: {n: {type: integer, description: n, default: 3}}\nsql: SELECT 1 AS x LIMIT :n\n"
+    )
+    assert problems == [] and loaded.sql == "SELECT 1 AS x LIMIT :n" and loaded.dialect == "duckdb"
+    assert set(loaded.templates) == {"content", "sources[0]"}
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("sql: SELECT :m AS x\n", "4:13: error: the SQL uses :m, which is not a declared parameter"),
+        (
+            "parameters: {n: {type: integer, description: n}}\nsql: SELECT 1 AS x\n",
+            "4:14: warning: parameter 'n' is declared but the SQL never uses :n",
+        ),
+        (
+            "parameters: {ids: {type: string, description: i}}\nsql: SELECT 1 AS x WHERE 1 IN :ids\n",
+            "5:31: error: IN :ids needs an array parameter, but ids is string",
+        ),
+        ("sql: DELETE FROM t\n", "4:1: error: the query must only read, but it contains DELETE"),
+        (
+            "connection: nowhere\nsql: SELECT 1\n",
+            "4:1: error: connection 'nowhere' is not defined in mcpgen.yaml (defined: default, pg)",
+        ),
+        ("sql_file: missing.sql\n", "4:1: error: sql_file missing.sql does not exist"),
+        (
+            "sql: SELECT * FROM read_csv('/etc/passwd')\n",
+            "4:29: error: the SQL reads the absolute path '/etc/passwd'; paths must be relative to the project folder",
+        ),
+        (
+            "parameters: {n: {type: integer, description: n, default: 0, minimum: 1}}\nsql: SELECT :n AS x\n",
+            "4:14: error: the default of 'n' is invalid: 0 is less than the minimum of 1.",
+        ),
+    ],
+)
+def test_one_problem_at_its_place(text, problem):
+    assert check(text)[1] == [problem]
+
+
+def test_a_bad_tool_name_from_the_file_name():
+    assert check("sql: SELECT 1 AS x\n", name="1st")[1] == [
+        "1:1: error: the file name gives the tool name '1st', which is not a valid tool name; rename the file or set name:"
+    ]
+
+
+def test_paged_specs_need_their_own_order_and_no_limit_or_cursor_parameter():
+    text = "page_size: 10\nparameters: {cursor: {type: string, description: c, required: false}}\nsql: SELECT :cursor AS x LIMIT 5\n"
+    assert [p.split(": ", 2)[2] for p in check(text)[1]] == [
+        "a paged spec takes 'cursor' itself: rename the parameter",
+        "page_size and a LIMIT, OFFSET or FETCH of the query's own do not go together: remove it (each page is the next page_size rows)",
+        "page_size needs the query to end with ORDER BY (on columns that give each row one place), or pages could repeat or skip rows",
+    ]
+
+
+def test_prose_that_loops_over_many_rows_is_a_warning():
+    text = f"max_rows: {LOOP_ROWS_WARNING + 1}\nsql: SELECT 1 AS x\n"
+    assert check(text)[1] == []  # content does not loop
+    looping = BASE.replace("'{{ row_count }} rows'", "'{% for r in rows %}{{ r.x }}{% endfor %}'")
+    (problem,) = check(text, base=looping)[1]
+    assert problem.startswith("3:1: warning: content loops over every row, and up to 1,001 rows can come back")
+
+
+def test_templates_are_checked_for_names_filters_and_hazards():
+    _, problems = check("sql: SELECT 1 AS x\nforce: '{{ x.__class__ }}'\n")
+    assert problems == [
+        "5:14: error: force: the template reads the internal attribute '__class__', which the sandbox refuses"
+    ]
+    _, problems = check("sql: SELECT 1 AS x\nforce: '{{ rowz }}'\n")
+    assert problems == [
+        "5:12: error: force: the template uses rowz, which is neither a parameter nor one of columns, max_rows, "
+        "row_count, rows, truncated; did you mean 'rows'?"
+    ]
+
+
+def test_unique_names_across_files():
+    a, _ = check("sql: SELECT 1 AS x\n", name="a")
+    b, _ = check("name: a\nsql: SELECT 1 AS x\n", name="b")
+    problems: list = []
+    check_unique_names([a, b], problems)
+    assert [str(p) for p in problems] == ["b.yaml:4:1: tool name 'a' is already used by a.yaml"]
