@@ -270,7 +270,7 @@ def beyond_the_schema(kind: str, value, param: P) -> bool:
     return False
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_the_checker_agrees_with_jsonschema_on_the_published_schema(data):
     param = data.draw(parameters(), label="parameter")
@@ -288,7 +288,7 @@ def test_the_checker_agrees_with_jsonschema_on_the_published_schema(data):
     assert accepted == (allowed and not beyond_the_schema(param.type, value, param)), (args.schema, value)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(value=json_values())
 def test_every_refusal_is_one_sentence_naming_the_parameter(value):
     """Whatever JSON arrives, the checker answers with the values or one ArgumentError naming the parameter."""
