@@ -174,3 +174,42 @@ def test_serve_on_a_terminal_says_it_waits_for_a_client_and_counts_in_words(tmp_
         f"mcpgen: serving 1 tool from {specs} over stdio; waiting for an MCP client on stdin (Ctrl-C to stop)"
     )
     assert _serve_first_line(specs, subprocess.PIPE) == f"mcpgen: serving 1 tool from {specs} over stdio"
+
+
+@pytest.fixture
+def loads(monkeypatch):
+    """How many times a command reads a project from its files."""
+    import mcpgen.load.project
+    import mcpgen.serve.project
+
+    count = []
+    real = mcpgen.load.project.load_project
+
+    def counted(*args, **kwargs):
+        count.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(mcpgen.load.project, "load_project", counted)
+    monkeypatch.setattr(mcpgen.serve.project, "load_project", counted)
+    return count
+
+
+def test_validate_show_sql_reads_the_project_once(runner, loads):
+    result = runner.invoke(main, ["validate", "--show-sql", "specs"])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("-- busiest_routes (busiest_routes.yaml): connection 'default', duckdb\n")
+    assert len(loads) == 1
+
+
+def test_serve_http_reads_the_project_once(runner, loads, monkeypatch):
+    import mcpgen.http.app
+
+    served = []
+
+    async def serve_http(server, options, reloader=None):
+        served.append((server.served_count(), options.port))
+
+    monkeypatch.setattr(mcpgen.http.app, "serve_http", serve_http)
+    result = runner.invoke(main, ["serve", "specs", "--http", "--port", "8123"])
+    assert result.exit_code == 0, result.output
+    assert served == [(10, 8123)] and len(loads) == 1
