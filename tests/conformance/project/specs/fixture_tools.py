@@ -1,0 +1,110 @@
+"""Hand-written tools of the conformance fixture project: the content kinds a spec's template cannot
+make (an image, audio, an embedded resource), each built from the fixture table's readings the way
+an analyst's Python tool would, and returned with its sources like every mcpgen tool.
+
+The suite checks the kind of each content item (an image with data and a MIME type, ...), not its
+bytes; the bytes here are real: a PNG bar chart, a WAV of one tone per reading, the CSV itself.
+"""
+
+import base64
+import csv
+import io
+import math
+import struct
+import wave
+import zlib
+from pathlib import Path
+
+from mcp.types import AudioContent, CallToolResult, EmbeddedResource, ImageContent, TextContent, TextResourceContents
+
+from mcpgen import DataToolOutput, registry
+
+READINGS_CSV = Path(__file__).parent.parent / "data" / "readings.csv"
+SOURCES = ["https://modelcontextprotocol.io/"]
+RESOURCE_URI = "test://fixture/readings.csv"
+
+
+def _readings() -> list[tuple[int, float]]:
+    with READINGS_CSV.open(newline="", encoding="utf-8") as f:
+        return [(int(row["hour"]), float(row["level"])) for row in csv.DictReader(f)]
+
+
+def _table(readings: list[tuple[int, float]]) -> list[list]:
+    return [["hour", "level"], *[[hour, level] for hour, level in readings]]
+
+
+def _result(content: list, readings: list[tuple[int, float]]) -> CallToolResult:
+    return CallToolResult(content=content, structured_content={"sources": SOURCES, "table": _table(readings)})
+
+
+def bar_chart_png(values: list[float], height: int = 20) -> bytes:
+    """A PNG bar chart, one pixel column per value, bars dark on white (8-bit greyscale)."""
+    top = max(values) or 1.0
+    bars = [round(v / top * height) for v in values]
+    raw = b"".join(b"\x00" + bytes(0 if height - y <= bar else 255 for bar in bars) for y in range(height))
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", len(values), height, 8, 0, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+
+
+def tones_wav(values: list[float], rate: int = 8000, seconds_each: float = 0.05) -> bytes:
+    """A mono 16-bit WAV: one short tone per value, higher for larger values (200-800 Hz)."""
+    low, high = min(values), max(values)
+    frames = bytearray()
+    for value in values:
+        pitch = 200 + 600 * ((value - low) / ((high - low) or 1.0))
+        for i in range(int(rate * seconds_each)):
+            frames += struct.pack("<h", int(12000 * math.sin(2 * math.pi * pitch * i / rate)))
+    out = io.BytesIO()
+    with wave.open(out, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(bytes(frames))
+    return out.getvalue()
+
+
+def _csv_resource(readings: list[tuple[int, float]]) -> EmbeddedResource:
+    text = READINGS_CSV.read_text(encoding="utf-8")
+    return EmbeddedResource(
+        type="resource", resource=TextResourceContents(uri=RESOURCE_URI, mime_type="text/csv", text=text)
+    )
+
+
+def _png(readings: list[tuple[int, float]]) -> ImageContent:
+    data = base64.b64encode(bar_chart_png([level for _, level in readings])).decode()
+    return ImageContent(type="image", data=data, mime_type="image/png")
+
+
+@registry.tool(app=False)
+def test_image_content() -> DataToolOutput:
+    """The fixture table's hourly readings as a PNG bar chart (one column per hour)."""
+    readings = _readings()
+    return _result([_png(readings)], readings)
+
+
+@registry.tool(app=False)
+def test_audio_content() -> DataToolOutput:
+    """The fixture table's hourly readings as sound: a WAV of one tone per hour, higher for a higher level."""
+    readings = _readings()
+    data = base64.b64encode(tones_wav([level for _, level in readings])).decode()
+    return _result([AudioContent(type="audio", data=data, mime_type="audio/wav")], readings)
+
+
+@registry.tool(app=False)
+def test_embedded_resource() -> DataToolOutput:
+    """The fixture table's hourly readings as an embedded CSV resource."""
+    readings = _readings()
+    return _result([_csv_resource(readings)], readings)
+
+
+@registry.tool(app=False)
+def test_multiple_content_types() -> DataToolOutput:
+    """The fixture table's hourly readings three ways: a sentence, a PNG bar chart and the CSV."""
+    readings = _readings()
+    peak_hour, peak = max(readings, key=lambda r: r[1])
+    text = TextContent(type="text", text=f"{len(readings)} hourly readings; the highest, {peak}, at hour {peak_hour}.")
+    return _result([text, _png(readings), _csv_resource(readings)], readings)
