@@ -96,6 +96,23 @@ def start_server(specs: Path, port: int, token: str) -> subprocess.Popen:
     raise SystemExit("the server did not become healthy in 30 s")
 
 
+async def in_a_session(url: str, token: str, body, done) -> str | None:
+    """Run `body(client)` in an MCP session, opening it again (as a client would) when it fails to
+    open or close because its replica died between two calls; a call that fails inside the session
+    is the body's to count. Returns why, when three sessions failed before `done()`."""
+    for _ in range(3):
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
+        try:
+            async with Client(streamable_http_client(url, http_client=http)) as client:
+                await body(client)
+            return None
+        except Exception as exc:
+            if done():
+                return None  # every call was made; only the session's closing failed
+            failure = f"its session failed three times: {type(exc).__name__}: {exc}"
+    return failure
+
+
 async def run_load(url: str, token: str, calls: int, clients: int, seconds: float, warmup: int, server_pid: int):
     latencies: list[float] = []
     errors: list[str] = []
@@ -103,25 +120,28 @@ async def run_load(url: str, token: str, calls: int, clients: int, seconds: floa
     server = psutil.Process(server_pid)
     deadline = time.monotonic() + seconds
 
+    async def calls_in_turn(client: Client) -> None:
+        while time.monotonic() < deadline:
+            n = state["next"]
+            if n >= calls:
+                return
+            state["next"] = n + 1
+            tool, arguments = CALLS[n % len(CALLS)]
+            start = time.perf_counter()
+            try:
+                result = await client.call_tool(tool, arguments)
+                if result.is_error:
+                    errors.append(f"{tool}: {result.content[0].text}")
+            except Exception as exc:  # a transport or protocol failure counts as an error
+                errors.append(f"{tool}: {type(exc).__name__}: {exc}")
+            latencies.append(time.perf_counter() - start)
+            if len(latencies) == warmup:
+                state["rss_warm"] = server.memory_info().rss
+
     async def one_client(index: int) -> None:
-        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
-        async with Client(streamable_http_client(url, http_client=http)) as client:
-            while time.monotonic() < deadline:
-                n = state["next"]
-                if n >= calls:
-                    return
-                state["next"] = n + 1
-                tool, arguments = CALLS[n % len(CALLS)]
-                start = time.perf_counter()
-                try:
-                    result = await client.call_tool(tool, arguments)
-                    if result.is_error:
-                        errors.append(f"{tool}: {result.content[0].text}")
-                except Exception as exc:  # a transport or protocol failure counts as an error
-                    errors.append(f"{tool}: {type(exc).__name__}: {exc}")
-                latencies.append(time.perf_counter() - start)
-                if len(latencies) == warmup:
-                    state["rss_warm"] = server.memory_info().rss
+        failure = await in_a_session(url, token, calls_in_turn, lambda: state["next"] >= calls)
+        if failure:
+            errors.append(f"client {index}: {failure}")
 
     started = time.perf_counter()
     async with anyio.create_task_group() as tg:

@@ -116,6 +116,7 @@ def test_a_replica_killed_under_load_loses_no_call():
         text=True,
         timeout=500,
     )
+    assert proc.stdout.strip(), f"the benchmark printed no report (exit {proc.returncode}): {proc.stderr[-2000:]}"
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert report["errors"] == 0, report
     killed = report["killed_round"]
