@@ -22,6 +22,7 @@ from sqlglot.tokens import Token, TokenType
 
 from ..errors import UnsafeSQL
 from ..text import first_line, line_col
+from .lexing import check_lexing
 
 # sqlglot dialect names by SQLAlchemy backend name; unknown backends parse as generic SQL.
 DIALECTS = {
@@ -258,6 +259,7 @@ def check_read_only(sql: str, dialect: str | None = "duckdb") -> None:
         tokens = list(tokenize(sql, dialect))
     except SqlglotError:
         return _check_tokens(sql, dialect)
+    check_lexing(sql, dialect, tokens)
     _check_side_effects(sql, tokens, dialect)
     try:
         if _plainly_reads(tokens):
