@@ -28,6 +28,7 @@ from mcp.types import (
     ReadResourceRequestParams,
     ReadResourceResult,
 )
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import identity, logs
 from ..answer.tool import Tool
@@ -44,7 +45,10 @@ logger = logging.getLogger("mcpgen")
 # starve calls to another. (Waiting in the event loop on an anyio.CapacityLimiter instead was
 # measured and was not faster: bench/bench_slots.py, docs/benchmarks.md.)
 WORKER_THREADS = 100
-RESOURCE_NOT_FOUND = -32002  # the MCP specification's error code for resources/read of an unknown URI
+# resources/read of an unknown URI: -32002 before 2026-07-28, which made it -32602 (Invalid params); both
+# carry the URI in error.data.
+RESOURCE_NOT_FOUND = -32002
+UI_EXTENSION = {"mimeTypes": [APP_MIME_TYPE]}
 
 
 class ToolServer:
@@ -78,8 +82,11 @@ class ToolServer:
             on_list_resources=self._list_resources,
             on_read_resource=self._read_resource,
         )
-        # MCP Apps: tools carry _meta.ui.resourceUri; hosts without the extension ignore it.
-        self.server.extensions[EXTENSION_ID] = {"mimeTypes": [APP_MIME_TYPE]}
+        # MCP Apps: tools carry _meta.ui.resourceUri; hosts without the extension ignore it. server/discover
+        # declares it from here; the handshake-era initialize result, whose schema has no `extensions`, would
+        # lose it, so DeclareExtensions puts it back (hosts look for it there too).
+        self.server.extensions[EXTENSION_ID] = UI_EXTENSION
+        self.server.middleware.append(DeclareExtensions(self.server.extensions))
 
     def initialization_options(self):
         return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
@@ -124,7 +131,8 @@ class ToolServer:
         registry = self.registry
         app = registry.apps.get(str(params.uri))
         if app is None or not self._app_visible(registry, app):
-            raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Unknown resource: {params.uri}")
+            code = INVALID_PARAMS if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS else RESOURCE_NOT_FOUND
+            raise MCPError(code=code, message=f"Unknown resource: {params.uri}", data={"uri": str(params.uri)})
         contents = await anyio.to_thread.run_sync(app.contents)  # built on the first read: file I/O
         return ReadResourceResult(contents=[contents])
 
@@ -176,6 +184,21 @@ class ToolServer:
             finally:
                 self.listen.close()
                 tg.cancel_scope.cancel()
+
+
+class DeclareExtensions:
+    """Server middleware: the handshake-era `initialize` result declares the extensions that `server/discover`
+    declares (the SDK drops `capabilities.extensions` there, as the 2025-11-25 schema has no such field)."""
+
+    def __init__(self, extensions: dict[str, dict]):
+        self.extensions = extensions
+
+    async def __call__(self, ctx, call_next):
+        result = await call_next(ctx)
+        if ctx.method == "initialize" and isinstance(result, dict) and isinstance(result.get("capabilities"), dict):
+            declared = result["capabilities"].get("extensions") or {}
+            result["capabilities"]["extensions"] = {**self.extensions, **declared}
+        return result
 
 
 class ToolsetError(MCPGenError):

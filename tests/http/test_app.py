@@ -156,6 +156,34 @@ def test_unknown_tool_and_bad_arguments(server):
     assert post(server, LIST).status_code == 200
 
 
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+@pytest.mark.parametrize("uri", ["ui://mcpgen/nope", "file:///etc/passwd"])
+def test_an_unknown_resource_on_each_wire_over_http(server, uri):
+    """-32602 on 2026-07-28, -32002 on the handshake-era wire; error.data.uri on both."""
+    modern = post(
+        server,
+        {"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": uri, "_meta": MODERN_META}},
+        **{"mcp-protocol-version": "2026-07-28", "mcp-method": "resources/read", "mcp-name": uri},
+    ).json()
+    legacy = post(server, {"jsonrpc": "2.0", "id": 4, "method": "resources/read", "params": {"uri": uri}}).json()
+    assert (modern["error"]["code"], modern["error"]["data"]) == (-32602, {"uri": uri})
+    assert (legacy["error"]["code"], legacy["error"]["data"]) == (-32002, {"uri": uri})
+    assert post(server, LIST).status_code == 200
+
+
+def test_the_handshake_era_initialize_declares_the_ui_extension_over_http(server):
+    for version in ("2025-11-25", "2025-06-18"):
+        params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        answer = post(server, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}).json()
+        extensions = answer["result"]["capabilities"]["extensions"]
+        assert extensions == {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}, version
+
+
 def test_one_json_log_line_per_call_on_stderr(server):
     post(
         server,

@@ -11,6 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 from mcpgen.serve.mcp_app import APP_URI, CDN_ORIGIN, CHARTJS
 from mcpgen.serve.project import open_project
@@ -133,15 +134,41 @@ def test_bad_app_settings_name_the_problem(project_of, setting, message):
     assert "bad.yaml:6" in str(err.value.problems[0]) and message in str(err.value.problems[0])
 
 
-def test_unknown_resource_is_a_clear_error(project_of):
+@pytest.mark.parametrize(("mode", "code"), [("2026-07-28", -32602), ("legacy", -32002)])
+@pytest.mark.parametrize("uri", ["ui://mcpgen/nope", "test://elsewhere", "ui://mcpgen"])
+def test_unknown_resource_is_invalid_params_on_2026_and_names_the_uri_on_both_wires(project_of, mode, code, uri):
+    """2026-07-28 made an unknown URI -32602 (earlier revisions: -32002); both carry error.data.uri."""
     project = project_of({"one": SPEC})
+    server = ToolServer(project.registry)
+    out = {}
 
-    async def work(client):
-        with pytest.raises(Exception, match="Unknown resource: ui://mcpgen/nope"):
-            await client.read_resource("ui://mcpgen/nope")
-        return (await client.call_tool("one", {})).is_error  # still serving
+    async def main():
+        async with Client(server.server, mode=mode) as client:
+            with pytest.raises(MCPError) as err:
+                await client.read_resource(uri)
+            out["error"] = err.value.error
+            out["still serving"] = not (await client.call_tool("one", {})).is_error
 
-    assert session(project, work) is False
+    anyio.run(main)
+    assert (out["error"].code, out["error"].data) == (code, {"uri": uri})
+    assert out["error"].message == f"Unknown resource: {uri}" and out["still serving"]
+
+
+@pytest.mark.parametrize(("mode", "wire"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
+def test_the_ui_extension_is_declared_on_both_wires(project_of, mode, wire):
+    """server/discover (2026-07-28) and the handshake-era initialize result both declare MCP Apps."""
+    project = project_of({"one": SPEC})
+    server = ToolServer(project.registry)
+    out = {}
+
+    async def main():
+        async with Client(server.server, mode=mode) as client:
+            out["extensions"] = client.server_capabilities.extensions
+            out["wire"] = client.protocol_version
+
+    anyio.run(main)
+    assert out["wire"] == wire
+    assert out["extensions"] == {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}
 
 
 def _inline_scripts(html: str) -> list[str]:
