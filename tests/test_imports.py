@@ -45,7 +45,7 @@ LOADING += ["load", "load.columns", "load.discovery", "load.messages", "load.pro
 
 SERVE = [*LOADING, "logs", "serve.audit", "serve.project", "serve.registry", "serve.server", "serve.stdio"]
 SERVE += ["serve.telemetry", "answer", "answer.cache", "answer.charts", "answer.compile", "answer.cursors"]
-SERVE += ["answer.results", "answer.tool"]
+SERVE += ["answer.pages", "answer.results", "answer.tool"]
 VALIDATE = [*LOADING, "commands", "commands.reports", "commands.validate"]
 
 

@@ -20,10 +20,10 @@ from ..load.specs import LoadedSpec
 from ..spec.config import Defaults
 from ..spec.models import CURSOR, EmptyAnswer
 from ..spec.params import Arguments, param_types
-from ..sql.pages import LIMIT, OFFSET, paged_sql
 from ..templates.render import Template
 from .charts import build_chart
-from .cursors import NEXT_CURSOR_META, Cursors, binding
+from .cursors import NEXT_CURSOR_META, Cursors, Position, binding
+from .pages import Pager
 from .results import TRUNCATED_META, build_table, json_size_bound
 from .tool import Answer, Tool, error_result
 
@@ -62,7 +62,7 @@ class SpecTool:
         self.page_size = spec.page_size
         if self.page_size:
             self.cursors = cursors or Cursors()
-            self.paged = engine.prepare(paged_sql(loaded.sql), {**types, LIMIT: "integer", OFFSET: "integer"})
+            self.pager = Pager(loaded, engine, types, self.page_size)  # planned at the first call
             self.version = hashlib.sha256((loaded.sql + spec.model_dump_json()).encode()).hexdigest()
             self.input_schema = {
                 **self.input_schema,
@@ -85,11 +85,10 @@ class SpecTool:
                 result = self.engine.run(self.query, values, self.max_rows, self.timeout)
                 return Answer(self.answer(values, result), result)
             bound = binding(repr(values), caller_identity(), self.version)
-            offset = self.cursors.read(cursor, self.name, bound) if cursor else 0
-            params = {**values, LIMIT: self.page_size + 1, OFFSET: offset}
-            result = self.engine.run(self.paged, params, self.page_size, self.timeout)
-            after = self.cursors.issue(self.name, bound, offset + len(result.rows)) if result.truncated else None
-            return Answer(self.answer(values, result, Page(offset, after)), result)
+            at = self.cursors.read(cursor, self.name, bound) if cursor else Position(0)
+            result, following = self.pager.page(values, at, self.timeout)
+            after = self.cursors.issue(self.name, bound, following) if following else None
+            return Answer(self.answer(values, result, Page(at.offset, after)), result)
         except MCPGenError as exc:
             return Answer(error_result(_sentence(str(exc))), result)
 

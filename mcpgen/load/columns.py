@@ -16,6 +16,7 @@ from ..checks import row_references
 from ..errors import MCPGenError, Problem
 from ..spec.config import DuckDBConnection
 from ..spec.params import param_types
+from ..sql.pages import PagePlan, plan_pages
 from ..text import column_of, did_you_mean, first_line
 
 if TYPE_CHECKING:
@@ -64,7 +65,8 @@ def check_spec_live(
     path, data = str(loaded.path), loaded.data
     sql_key = "sql" if loaded.spec.sql is not None else "sql_file"
     try:
-        columns = [name for name, _ in describe(engine, loaded, timeout, prepared)]
+        columns_described = describe(engine, loaded, timeout, prepared)
+        columns = [name for name, _ in columns_described]
     except MCPGenError as exc:
         position = getattr(exc, "position", None)
         at = data.at(sql_key, *position) if position and sql_key == "sql" else _value_where(data, sql_key)
@@ -73,11 +75,26 @@ def check_spec_live(
         return [Problem(path, *_value_where(data, sql_key), f"describing the query failed: {first_line(exc)}")]
     twice = duplicate_columns(columns)
     out = [Problem(path, *_value_where(data, sql_key), twice)] if twice else []
+    if loaded.spec.page_size and not twice:
+        out += _page_problems(loaded, engine, timeout, columns_described)
     missing = _Missing(path, columns)
     _chart_columns(loaded.spec, data, missing)
     _table_columns(loaded.spec, data, missing)
     _template_columns(loaded, missing)
     return out + missing.problems
+
+
+def _page_problems(loaded: LoadedSpec, engine: Any, timeout: float, columns: list[tuple[str, str]]) -> list[Problem]:
+    """A paged spec's order made total on its engine: an error where it cannot be, a warning where
+    its pages use OFFSET."""
+    where = _value_where(loaded.data, "sql" if loaded.spec.sql is not None else "sql_file")
+    try:
+        plan = page_plan(engine, loaded, timeout, columns)
+    except MCPGenError as exc:
+        return [Problem(str(loaded.path), *where, f"page_size: the pages cannot hold each row once: {first_line(exc)}")]
+    if plan.keyset:
+        return []
+    return [Problem(str(loaded.path), *where, f"page_size: {plan.reason}", "warning")]
 
 
 class _Missing:
@@ -143,3 +160,17 @@ def _item_where(node: Any, key: str, index: int | None) -> tuple[int | None, int
     if index is not None and hasattr(value, "lines") and index < len(value.lines):
         return value.lines[index]
     return node.where(("value", key)) if key in node else node.where()
+
+
+def page_plan(
+    engine: Engine, loaded: LoadedSpec, timeout: float = LIVE_TIMEOUT, columns: list[tuple[str, str]] | None = None
+) -> PagePlan:
+    """The pages of a paged spec on its engine (`sql.pages.plan_pages`): the query's columns make its
+    order total, and the types of its keys choose keyset or OFFSET pages. PagingError, or the engine's
+    QueryError, when its pages cannot be made exact."""
+    if columns is None:
+        columns = describe(engine, loaded, timeout)
+    plan = plan_pages(loaded.sql, loaded.dialect, columns)
+    core = engine.prepare(plan.core, param_types(loaded.spec.parameters))
+    plan.choose([kind for _, kind in describe(engine, loaded, timeout, core)], loaded.dialect)
+    return plan

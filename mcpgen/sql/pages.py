@@ -1,32 +1,31 @@
-"""Paged SQL, checked at load time: the query one page runs, and what its outermost level says.
+"""Paged SQL: the load-time checks of a paged spec (`page_size:`), and the SQL of its pages.
 
-A paged spec (`page_size:`) runs its own query with LIMIT and OFFSET appended to its ORDER BY;
-it may not limit rows itself, and it must order them, or pages could repeat or skip rows.
-The tokens outside every parenthesis are the outermost query's.
+A paged spec's query must order its rows and may not limit them itself; the tokens outside
+every parenthesis are the outermost query's. Its pages order by that ORDER BY and then by every
+result column, a total order, so each row has one place (`plan_pages`).
 
 >>> limits_rows("SELECT a FROM t ORDER BY a LIMIT 5", "duckdb"), orders_rows("SELECT a FROM t", "duckdb")
 (True, False)
+>>> plan = plan_pages("SELECT city, temp FROM w ORDER BY temp DESC", "duckdb", [("city", "VARCHAR"), ("temp", "INTEGER")])
+>>> plan.order
+'mcpgen_page."temp" DESC, mcpgen_page."city"'
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.tokens import TokenType
 
+from ..errors import MCPGenError
 from ..spec.models import Parameter
 from .statements import tokenize
 
 LIMIT, OFFSET = "mcpgen_page_limit", "mcpgen_page_offset"  # bound by the paged query
-
-
-def paged_sql(sql: str) -> str:
-    """The query, one page of it: LIMIT and OFFSET appended to its own ORDER BY. (Not a sub-query
-    wrapped in another SELECT: MariaDB drops the ORDER BY of a sub-query that has no LIMIT.)
-
-    >>> paged_sql("SELECT a FROM t ORDER BY a;")
-    'SELECT a FROM t ORDER BY a\\nLIMIT :mcpgen_page_limit OFFSET :mcpgen_page_offset'
-    """
-    return f"{sql.rstrip().rstrip(';').rstrip()}\nLIMIT :{LIMIT} OFFSET :{OFFSET}"
 
 
 def limits_rows(sql: str, dialect: str | None) -> bool:
@@ -90,3 +89,343 @@ def _outer_tokens(sql: str, dialect: str | None) -> list:
         elif depth == 0:
             out.append(token)
     return out
+
+
+# -- pages that hold each row once ---------------------------------------------------------------
+#
+# A page is the query inside `SELECT mcpgen_page.* FROM (<query without its ORDER BY>) AS mcpgen_page`,
+# ordered by the query's own ORDER BY keys and then by every result column (the tie-breaker: rows
+# equal on every column are the same row to the reader), so the order is total. The first page is
+# `LIMIT n`. A later page seeks past the previous page's last row: `WHERE <keys after those values>`
+# (keyset paging: page-sized work for an engine that can read the order from an index, a top-n
+# instead of a sort of everything before the page for one that cannot), where every key's value
+# can be carried in a cursor and bound back exactly; else `LIMIT n OFFSET m`.
+
+PAGE, KEY, AFTER = "mcpgen_page", "mcpgen_page_key_", "mcpgen_page_after_"
+# Result types a cursor carries and binds back exactly (a sqlglot-free reading of the engines' names).
+_KINDS = (
+    ("integer", r"(big|small|tiny|medium|huge|u?)?int(eger)?\d*( unsigned)?|long(long)?|short|tiny|int24|year"),
+    ("number", r"double( precision)?|float\d*|real"),
+    ("string", r"(var)?char(acter)?( varying)?(\(\d+\))?|text|string|var_string|name"),
+    ("decimal", r"(decimal|numeric|newdecimal)(\(\d+(, ?\d+)?\))?"),
+    ("date", r"date"),
+    (
+        "datetime",
+        r"(timestamp|datetime)(\(\d\))?( with(out)? time zone)?|timestamp_(s|ms)|timestamptz|timestamp_ltz|timestamp_ntz",
+    ),
+    ("boolean", r"bool(ean)?"),
+)
+_DECIMAL_TEXT = {"postgres": "NUMERIC"}  # an exact number bound as text, read back by this cast
+# Types without an order of their own: their text orders them.
+_UNORDERED = {"postgres": re.compile(r"json|xml|point|line|lseg|box|path|polygon|circle|(.*\[\])")}
+_MYSQL_TEXT = re.compile(r"(var_)?string|varchar|char|(tiny_|medium_|long_)?blob|text")
+
+
+class PagingError(MCPGenError):
+    """A paged query whose order cannot be made total (one sentence, naming the reason)."""
+
+
+@dataclass(frozen=True)
+class _Written:
+    """One key of the query's own ORDER BY, as written."""
+
+    text: str  # the expression
+    tokens: tuple  # its tokens
+    modifiers: str  # ASC/DESC and NULLS FIRST/LAST as written ('' for none)
+    desc: bool
+    nulls_first: bool | None  # where NULLs go (None: the dialect is unknown)
+
+
+@dataclass(frozen=True)
+class Key:
+    """One key of a page's order: `sql` in the outer query, where its value sits in a result row."""
+
+    sql: str
+    modifiers: str
+    desc: bool
+    nulls_first: bool | None
+    index: int
+    label: str = ""  # as the spec writes it
+
+
+@dataclass
+class PagePlan:
+    """The SQL of a paged spec's pages. `width` result columns are the answer's; those after it are
+    keys mcpgen selects to seek from. `keyset` is False (with `reason`) where pages use OFFSET."""
+
+    width: int
+    keys: tuple[Key, ...]
+    ties: tuple[str, ...]  # the result columns added to the query's own order
+    core: str  # the wrapped query, unordered and unlimited: what describing it returns
+    order: str
+    keyset: bool = True
+    reason: str = ""
+    kinds: tuple[str, ...] = ()  # each key's parameter type, for binding it back
+    values: tuple[str, ...] = ()  # each key's value in the seek: its parameter, or a cast of it
+
+    def first(self) -> str:
+        return f"{self.core}\nORDER BY {self.order}\nLIMIT :{LIMIT}"
+
+    def offset(self) -> str:
+        return f"{self.core}\nORDER BY {self.order}\nLIMIT :{LIMIT} OFFSET :{OFFSET}"
+
+    def after(self, nulls: tuple[bool, ...]) -> str:
+        """A later page: rows from the last one's key on (`>=` at the last key, so rows equal on every
+        key, which are identical, are counted off by OFFSET). `nulls`: which of its values are NULL."""
+        where = _seek(self.keys, nulls, self.values)
+        return f"{self.core}\nWHERE {where}\nORDER BY {self.order}\nLIMIT :{LIMIT} OFFSET :{OFFSET}"
+
+    def choose(self, types: list[str], dialect: str | None) -> None:
+        """Keyset pages when every key's type (`types`: the described core's) round-trips in a cursor
+        and binds back exactly on this engine; else OFFSET pages, and `reason` says why."""
+        kinds, values = [], []
+        for i, key in enumerate(self.keys):
+            type_ = types[key.index] if key.index < len(types) else "unknown"
+            kind = _kind(type_)
+            value = f":{AFTER}{i}"
+            if kind == "decimal" and dialect in _DECIMAL_TEXT:  # bound as its text: a float is not exact
+                kind, value = "string", f"CAST({value} AS {_DECIMAL_TEXT[dialect]})"
+            elif kind == "decimal" and dialect != "duckdb":
+                kind = None
+            if kind is None or key.nulls_first is None:
+                self.keyset = False
+                what = f"its sort key {key.label} is {type_}" if kind is None else "the SQL dialect is unknown"
+                self.reason = f"pages use OFFSET (each page reads the rows before it again): {what}"
+                return
+            kinds.append(kind)
+            values.append(value)
+        self.kinds, self.values = tuple(kinds), tuple(values)
+
+
+def plan_pages(sql: str, dialect: str | None, columns: list[tuple[str, str]]) -> PagePlan:
+    """The pages of `sql` (in `dialect`), whose result `columns` are (name, type) as described.
+    PagingError when its order cannot be made total."""
+    body, written, insert_at, distinct = _split_order(sql, dialect)
+    plan = _Keys(dialect, [name for name, _ in columns])
+    for w in written:
+        plan.add_written(w, insert_at is not None, distinct)
+    for i, (name, type_) in enumerate(columns):
+        plan.add_tie(i, name, type_)
+    inner = body
+    if plan.hidden:
+        assert insert_at is not None
+        selected = "".join(f",\n  {text} AS {KEY}{i}" for i, text in enumerate(plan.hidden))
+        inner = f"{body[:insert_at].rstrip()}{selected}\n{body[insert_at:]}"
+    start = len(plan.names) + len(plan.hidden)  # the outer keys' columns come after the hidden ones
+    keys = tuple(
+        k if k.index >= 0 else Key(k.sql, k.modifiers, k.desc, k.nulls_first, start - k.index - 1, k.label)
+        for k in plan.keys
+    )
+    extra = "".join(f", {text} AS {KEY}{len(plan.hidden) + i}" for i, text in enumerate(plan.outer))
+    core = f"SELECT {PAGE}.*{extra} FROM (\n{inner}\n) AS {PAGE}"
+    order = ", ".join(k.sql + (f" {k.modifiers}" if k.modifiers else "") for k in keys)
+    return PagePlan(len(plan.names), keys, tuple(plan.ties), core, order)
+
+
+class _Keys:
+    """The keys of a page's order as they are found: the query's own, then the tie-breakers."""
+
+    def __init__(self, dialect: str | None, names: list[str]):
+        self.dialect, self.names = dialect, names
+        self.keys: list[Key] = []
+        self.hidden: list[str] = []  # expressions of the query's own level, selected as KEY columns
+        self.outer: list[str] = []  # expressions of result columns, computed by the page
+        self.direct: set[int] = set()  # result columns that are keys as they are
+        self.ties: list[str] = []
+
+    def column(self, i: int) -> str:
+        return f"{PAGE}.{_quote(self.names[i], self.dialect)}"
+
+    def add_outer(self, sql: str, modifiers: str, desc: bool, nulls_first: bool | None, label: str) -> None:
+        self.keys.append(Key(sql, modifiers, desc, nulls_first, -1 - len(self.outer), label))
+        self.outer.append(sql)
+
+    def add_written(self, w: _Written, selectable: bool, distinct: bool) -> None:
+        targets = _result_columns(w, self.names)
+        if targets is not None:
+            for i in targets:
+                self.keys.append(Key(self.column(i), w.modifiers, w.desc, w.nulls_first, i, self.names[i]))
+                self.direct.add(i)
+        elif _outer_expression(w, self.names, self.dialect):
+            self.add_outer(_requalify(w, self.names, self.dialect), w.modifiers, w.desc, w.nulls_first, w.text)
+        elif not selectable:
+            raise PagingError(f"ORDER BY {w.text} of a UNION, INTERSECT or EXCEPT must name one of its result columns")
+        elif distinct:
+            raise PagingError(f"ORDER BY {w.text} of a SELECT DISTINCT must be one of its result columns")
+        else:
+            index = len(self.names) + len(self.hidden)
+            self.keys.append(Key(f"{PAGE}.{KEY}{len(self.hidden)}", w.modifiers, w.desc, w.nulls_first, index, w.text))
+            self.hidden.append(w.text)
+
+    def add_tie(self, i: int, name: str, type_: str) -> None:
+        """A result column as the last keys: rows equal on all of them are the same row to the reader."""
+        column, kind, nulls = self.column(i), type_.lower(), _nulls_first(False, self.dialect)
+        if self.dialect in _UNORDERED and _UNORDERED[self.dialect].fullmatch(kind):
+            self.add_outer(f"CAST({column} AS TEXT)", "", False, nulls, name)  # no order of its own
+        elif self.dialect == "mysql" and _MYSQL_TEXT.fullmatch(kind):
+            self.add_outer(f"CAST({column} AS BINARY)", "", False, nulls, name)  # a collation may tie 'a' and 'A'
+        elif i not in self.direct:
+            self.keys.append(Key(column, "", False, nulls, i, name))
+        else:
+            return
+        self.ties.append(name)
+
+
+def _seek(keys: tuple[Key, ...], nulls: tuple[bool, ...], values: tuple[str, ...]) -> str:
+    """The rows at or after the cursor's key values, in the keys' order, NULLs where each key puts them."""
+    clause: str | None = _TRUE
+    for i in range(len(keys) - 1, -1, -1):
+        key, null = keys[i], nulls[i]
+        value = values[i]
+        op = "<" if key.desc else ">"
+        if clause == _TRUE and not null:  # the last key: at or after its value
+            clause = f"{key.sql} {op}= {value}" + ("" if key.nulls_first else f" OR {key.sql} IS NULL")
+            continue
+        if null:
+            equal = f"{key.sql} IS NULL"
+            after = f"{key.sql} IS NOT NULL" if key.nulls_first else None
+        else:
+            equal = f"{key.sql} = {value}"
+            after = f"{key.sql} {op} {value}"
+            if not key.nulls_first:
+                after = f"({after} OR {key.sql} IS NULL)"
+        clause = _or(after, _and(equal, clause))
+    return clause or "1 = 0"
+
+
+_TRUE = ""  # a clause that holds for every row
+
+
+def _and(a: str, b: str | None) -> str | None:
+    if b is None:
+        return None
+    return a if b == _TRUE else f"{a} AND ({b})"
+
+
+def _or(a: str | None, b: str | None) -> str | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return _TRUE if b == _TRUE else f"{a} OR ({b})"
+
+
+def _kind(type_: str) -> str | None:
+    name = type_.strip().lower()
+    return next((kind for kind, pattern in _KINDS if re.fullmatch(pattern, name)), None)
+
+
+def _nulls_first(desc: bool, dialect: str | None) -> bool | None:
+    """Where the dialect puts NULLs when the ORDER BY does not say."""
+    if dialect is None:
+        return None
+    ordering = sqlglot.Dialect.get_or_raise(dialect).NULL_ORDERING
+    if ordering == "nulls_are_last":
+        return False
+    return desc if ordering == "nulls_are_large" else not desc
+
+
+def _quote(name: str, dialect: str | None) -> str:
+    return exp.to_identifier(name, quoted=True).sql(dialect=dialect)
+
+
+def _split_order(sql: str, dialect: str | None) -> tuple[str, list[_Written], int | None, bool]:
+    """The query before its outermost ORDER BY, that ORDER BY's keys, where the outermost select list
+    ends (None: a set operation), and whether it is SELECT DISTINCT."""
+    try:
+        tokens = tokenize(sql, dialect)
+    except SqlglotError:
+        raise PagingError("the SQL cannot be read") from None
+    depth, levels = 0, []
+    for token in tokens:
+        if token.token_type == TokenType.R_PAREN:
+            depth -= 1
+        levels.append(depth)
+        if token.token_type == TokenType.L_PAREN:
+            depth += 1
+    top = [i for i, token in enumerate(tokens) if levels[i] == 0]
+    orders = [i for i in top if tokens[i].token_type == TokenType.ORDER_BY]
+    if not orders:
+        raise PagingError("the query has no ORDER BY")
+    at = orders[-1]
+    end = next((i for i in top if i > at and tokens[i].token_type == TokenType.SEMICOLON), len(tokens))
+    groups: list[list] = [[]]
+    for i in range(at + 1, end):
+        if levels[i] == 0 and tokens[i].token_type == TokenType.COMMA:
+            groups.append([])
+        else:
+            groups[-1].append(tokens[i])
+    written = [_written(sql, group, dialect) for group in groups if group]
+    before = [i for i in top if i < at]
+    sets = {TokenType.UNION, TokenType.INTERSECT, TokenType.EXCEPT}
+    insert_at: int | None = None
+    distinct = False
+    if not any(tokens[i].token_type in sets for i in before):
+        selects = [i for i in before if tokens[i].token_type == TokenType.SELECT]
+        if selects:
+            s = selects[-1]
+            distinct = s + 1 < len(tokens) and tokens[s + 1].token_type == TokenType.DISTINCT
+            stops = {TokenType.FROM, TokenType.WHERE, TokenType.GROUP_BY, TokenType.HAVING, TokenType.WINDOW}
+            stops.add(TokenType.QUALIFY)
+            stop = next((i for i in before if i > s and tokens[i].token_type in stops), None)
+            insert_at = tokens[stop].start if stop is not None else tokens[at].start
+    return sql[: tokens[at].start].rstrip(), written, insert_at, distinct
+
+
+def _written(sql: str, group: list, dialect: str | None) -> _Written:
+    words = [t.text.upper() for t in group]
+    cut = len(group)
+    if len(group) >= 2 and words[-2] == "NULLS" and words[-1] in ("FIRST", "LAST"):
+        cut -= 2
+    if cut > 1 and words[cut - 1] in ("ASC", "DESC"):
+        cut -= 1
+    if cut == 0:
+        raise PagingError("an ORDER BY key is empty")
+    desc = "DESC" in words[cut:]
+    nulls_first: bool | None = _nulls_first(desc, dialect)
+    if "FIRST" in words[cut:] or "LAST" in words[cut:]:
+        nulls_first = "FIRST" in words[cut:]
+    text = sql[group[0].start : group[cut - 1].end + 1]
+    modifiers = sql[group[cut].start : group[-1].end + 1] if cut < len(group) else ""
+    return _Written(text, tuple(group[:cut]), modifiers, desc, nulls_first)
+
+
+def _result_columns(w: _Written, names: list[str]) -> list[int] | None:
+    """The result columns a key names as they are (an ordinal, a result column's name, DuckDB's ALL)."""
+    if len(w.tokens) != 1:
+        return None
+    token = w.tokens[0]
+    if token.token_type == TokenType.ALL:
+        return list(range(len(names)))
+    if token.token_type == TokenType.NUMBER and token.text.isdigit() and 1 <= int(token.text) <= len(names):
+        return [int(token.text) - 1]
+    if token.token_type == TokenType.IDENTIFIER:
+        return [names.index(token.text)] if token.text in names else None
+    if token.token_type == TokenType.VAR or token.text.isidentifier():
+        folded = [i for i, name in enumerate(names) if name.lower() == token.text.lower()]
+        return folded[:1] or None
+    return None
+
+
+def _outer_expression(w: _Written, names: list[str], dialect: str | None) -> bool:
+    """Whether a key is an expression of result columns only (no aggregate, window or sub-query):
+    then the page computes it from them (a result column's name is only in scope there)."""
+    try:
+        tree = sqlglot.parse_one(w.text, read=dialect)
+    except SqlglotError:
+        return False
+    if tree.find(exp.AggFunc, exp.Window, exp.Subquery, exp.Select, exp.Placeholder) is not None:
+        return False
+    columns = list(tree.find_all(exp.Column))
+    lowered = {name.lower() for name in names}
+    return bool(columns) and all(not c.table and c.name.lower() in lowered for c in columns)
+
+
+def _requalify(w: _Written, names: list[str], dialect: str | None) -> str:
+    """A key of result columns, written against the page's columns."""
+    tree = sqlglot.parse_one(w.text, read=dialect)
+    by_lower = {name.lower(): name for name in names}
+    for column in tree.find_all(exp.Column):
+        name = by_lower[column.name.lower()] if not column.this.quoted else column.name
+        column.replace(exp.column(exp.to_identifier(name, quoted=True), table=PAGE))
+    return tree.sql(dialect=dialect)

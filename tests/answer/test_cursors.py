@@ -1,11 +1,14 @@
 """Signed cursors: they continue only the answer they came from, until they expire."""
 
+import datetime as dt
+import math
 import re
 import time
+from decimal import Decimal
 
 import pytest
 
-from mcpgen.answer.cursors import CURSOR, CursorError, Cursors, binding
+from mcpgen.answer.cursors import CURSOR, CursorError, Cursors, Position, binding
 
 
 @pytest.fixture
@@ -15,8 +18,8 @@ def cursors():
 
 def test_a_cursor_gives_back_its_offset(cursors):
     bound = binding("(('n', 3),)", "alice", "spec-v1")
-    token = cursors.issue("top_cities", bound, 500)
-    assert cursors.read(token, "top_cities", bound) == 500
+    token = cursors.issue("top_cities", bound, Position(500))
+    assert cursors.read(token, "top_cities", bound) == Position(500)
     body, mac = token.split(".")  # opaque: offset and expiry, then the MAC, each URL-safe base64
     assert re.fullmatch(r"[A-Za-z0-9_-]+", body) and re.fullmatch(r"[A-Za-z0-9_-]{22}", mac)
 
@@ -32,13 +35,13 @@ def test_a_cursor_gives_back_its_offset(cursors):
 )
 def test_a_cursor_continues_only_its_own_answer(cursors, change):
     bound = binding("(('n', 3),)", "alice", "spec-v1")
-    token = cursors.issue("top_cities", bound, 10)
+    token = cursors.issue("top_cities", bound, Position(10))
     with pytest.raises(CursorError, match="does not continue this tool's answer to these arguments"):
         cursors.read(token, change.get("tool", "top_cities"), change.get("binding", bound))
 
 
 def test_another_key_or_project_refuses_it(cursors):
-    token = cursors.issue("t", "b", 1)
+    token = cursors.issue("t", "b", Position(1))
     for other in (Cursors(b"x" * 32, ttl=60, project="v1"), Cursors(b"k" * 32, ttl=60, project="v2")):
         with pytest.raises(CursorError, match="does not continue"):
             other.read(token, "t", "b")
@@ -53,8 +56,45 @@ def test_garbage_is_not_a_cursor(cursors, token):
 
 def test_an_expired_cursor_says_so(monkeypatch):
     cursors = Cursors(b"k" * 32, ttl=1)
-    token = cursors.issue("t", "b", 5)
+    token = cursors.issue("t", "b", Position(5))
     later = time.time() + 5
     monkeypatch.setattr(time, "time", lambda: later)
     with pytest.raises(CursorError, match="the cursor has expired; call again without cursor for the first page"):
         cursors.read(token, "t", "b")
+
+
+UTC = dt.UTC
+KEYS = [
+    (1, "Tokyo", None, True),
+    (2.5, -0.0, float("inf"), float("-inf")),
+    (Decimal("12.3400"), dt.date(2013, 1, 1), dt.datetime(2013, 1, 1, 5, 17, 0, 123456)),
+    (dt.datetime(2013, 1, 1, 5, 17, tzinfo=UTC), dt.time(23, 59, 59), b"\x00\xff", "\u00e9\u6771\U0001f600 . x"),
+    (2**63 - 1, -(2**63), "", "a.b.c"),
+]
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_a_keyset_cursor_gives_back_the_sort_key_exactly(cursors, key):
+    token = cursors.issue("t", "b", Position(1000, key, 3))
+    back = cursors.read(token, "t", "b")
+    assert back == Position(1000, key, 3)
+    assert [type(v) for v in back.key] == [type(v) for v in key]  # a Decimal stays a Decimal, a date a date
+    assert math.copysign(1, -0.0) == math.copysign(1, back.key[1]) if key == KEYS[1] else True
+
+
+def test_nan_survives_and_the_key_is_signed(cursors):
+    back = cursors.read(cursors.issue("t", "b", Position(1, (float("nan"),), 1)), "t", "b")
+    assert back.key is not None and math.isnan(back.key[0])
+    token = cursors.issue("t", "b", Position(1000, ("Tokyo",), 1))
+    body, mac = token.split(".")
+    import base64
+
+    text = base64.urlsafe_b64decode(body + "==").decode().replace("Tokyo", "Osaka")
+    forged = base64.urlsafe_b64encode(text.encode()).decode().rstrip("=") + "." + mac
+    with pytest.raises(CursorError, match="does not continue"):
+        cursors.read(forged, "t", "b")
+
+
+def test_a_value_a_cursor_cannot_carry_is_a_type_error(cursors):
+    with pytest.raises(TypeError, match="a list cannot be carried"):
+        cursors.issue("t", "b", Position(1, ([1, 2],), 1))

@@ -16,7 +16,7 @@ import pytest
 import services
 from mcp import Client, StdioServerParameters
 
-from mcpgen.answer.cursors import NEXT_CURSOR_META, Cursors
+from mcpgen.answer.cursors import NEXT_CURSOR_META, Cursors, Position
 from mcpgen.answer.results import to_cell
 from mcpgen.commands.validate import run_validate
 from mcpgen.serve.project import open_project
@@ -115,10 +115,10 @@ def test_a_cursor_that_was_not_given_for_this_answer_is_one_clear_error(make, ch
     body, mac = cursor.split(".")
     arguments: dict = {}
     if change == "forged":
-        cursor = Cursors(b"x" * 32).issue("nums", "anything", 300)
+        cursor = Cursors(b"x" * 32).issue("nums", "anything", Position(300))
     elif change == "altered offset":
-        _, expires = base64.urlsafe_b64decode(body + "==").decode().split(".")
-        cursor = base64.urlsafe_b64encode(f"0.{expires}".encode()).decode().rstrip("=") + "." + mac
+        _, rest = base64.urlsafe_b64decode(body + "==").decode().split(".", 1)
+        cursor = base64.urlsafe_b64encode(f"0.{rest}".encode()).decode().rstrip("=") + "." + mac
     elif change == "altered signature":
         cursor = body + "." + ("A" if mac[0] != "A" else "B") + mac[1:]
     elif change == "other arguments":

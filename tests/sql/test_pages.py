@@ -3,13 +3,7 @@
 import pytest
 
 from mcpgen.spec.models import Parameter
-from mcpgen.sql.pages import LIMIT, OFFSET, limits_rows, orders_rows, paged_sql, row_bound
-
-
-def test_a_page_appends_limit_and_offset_to_the_query_itself():
-    assert (
-        paged_sql("SELECT a FROM t ORDER BY a ;  \n") == f"SELECT a FROM t ORDER BY a\nLIMIT :{LIMIT} OFFSET :{OFFSET}"
-    )
+from mcpgen.sql.pages import limits_rows, orders_rows, row_bound
 
 
 @pytest.mark.parametrize(
@@ -39,3 +33,94 @@ def test_row_bound_takes_the_outermost_limit_when_it_is_known():
     assert row_bound("SELECT a FROM t LIMIT :n", "duckdb", params, 1000) == 50
     assert row_bound("SELECT a FROM t LIMIT :free", "duckdb", params, 1000) == 1000
     assert row_bound("SELECT a FROM (SELECT a FROM t LIMIT 3) s", "duckdb", params, 1000) == 1000
+
+
+# --- the pages' SQL: the order made total, keys the query does not select, the seek past a cursor ---
+
+import duckdb  # noqa: E402
+
+from mcpgen.sql.pages import AFTER, PagingError, plan_pages  # noqa: E402
+
+ROWS = "SELECT * FROM (VALUES (1, 'a', 2), (2, 'b', NULL), (3, NULL, 2), (4, 'a', NULL), (5, 'b', 1)) t(id, s, v)"
+
+
+def _plan(sql: str, dialect: str = "duckdb"):
+    con = duckdb.connect()
+    con.execute(f"CREATE TABLE t AS {ROWS}")
+    relation = con.sql(sql)
+    plan = plan_pages(sql, dialect, list(zip(relation.columns, map(str, relation.types))))
+    core = con.sql(plan.core)
+    plan.choose([str(t) for t in core.types], dialect)
+    return con, plan
+
+
+@pytest.mark.parametrize(
+    ("sql", "order"),
+    [
+        ("SELECT s, v FROM t ORDER BY v", 'mcpgen_page."v", mcpgen_page."s"'),
+        ("SELECT s, v FROM t ORDER BY 2 DESC NULLS FIRST", 'mcpgen_page."v" DESC NULLS FIRST, mcpgen_page."s"'),
+        ("SELECT s AS label, v FROM t ORDER BY LABEL", 'mcpgen_page."label", mcpgen_page."v"'),
+        ("SELECT s, v FROM t ORDER BY ALL", 'mcpgen_page."s", mcpgen_page."v"'),
+        ("SELECT s FROM t ORDER BY id DESC", 'mcpgen_page.mcpgen_page_key_0 DESC, mcpgen_page."s"'),
+        ("SELECT s FROM t ORDER BY lower(s)", 'LOWER(mcpgen_page."s"), mcpgen_page."s"'),
+        (
+            "SELECT s, count(*) AS n FROM t GROUP BY s ORDER BY count(*)",
+            'mcpgen_page.mcpgen_page_key_0, mcpgen_page."s", mcpgen_page."n"',
+        ),
+    ],
+)
+def test_the_order_is_the_query_s_own_then_every_result_column(sql, order):
+    con, plan = _plan(sql)
+    assert plan.order == order and plan.keyset
+    whole = con.execute(sql).fetchall()
+    first = con.execute(plan.first().replace(":mcpgen_page_limit", "100")).fetchall()
+    assert sorted(map(repr, (r[: plan.width] for r in first))) == sorted(map(repr, whole))
+
+
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        ("SELECT DISTINCT s FROM t ORDER BY id", "of a SELECT DISTINCT must be one of its result columns"),
+        ("SELECT s FROM t UNION SELECT s FROM t ORDER BY t.id", "of a UNION, INTERSECT or EXCEPT must name"),
+        ("SELECT s FROM t", "has no ORDER BY"),
+    ],
+)
+def test_an_order_that_cannot_be_made_total_is_refused(sql, message):
+    with pytest.raises(PagingError, match=message):
+        plan_pages(sql, "duckdb", [("s", "VARCHAR")])
+
+
+@pytest.mark.parametrize(
+    "order", ["v", "v DESC", "v NULLS FIRST", "v DESC NULLS FIRST", "s DESC, v", "v, s NULLS FIRST"]
+)
+def test_the_seek_gives_exactly_the_rows_after_each_row_nulls_wherever_the_order_puts_them(order):
+    sql = f"SELECT id, s, v FROM t ORDER BY {order}"
+    con, plan = _plan(sql)
+    ordered = con.execute(plan.first().replace(":mcpgen_page_limit", "100")).fetchall()
+    for n, last in enumerate(ordered):
+        key = tuple(last[k.index] for k in plan.keys)
+        nulls = tuple(v is None for v in key)
+        params = {f"{AFTER}{i}": v for i, v in enumerate(key) if v is not None}
+        text = plan.after(nulls).replace(":mcpgen_page_limit", "100").replace(":mcpgen_page_offset", "1")
+        for name in params:
+            text = text.replace(f":{name}", f"${name}")
+        assert con.execute(text, params).fetchall() == ordered[n + 1 :], (order, last)
+
+
+def test_postgres_decimals_seek_by_their_text_and_unknown_dialects_use_offset():
+    plan = plan_pages("SELECT a FROM t ORDER BY a", "postgres", [("a", "numeric")])
+    plan.choose(["numeric"], "postgres")
+    assert plan.keyset and plan.kinds == ("string",) and "CAST(:mcpgen_page_after_0 AS NUMERIC)" in plan.after((False,))
+    plan = plan_pages("SELECT a FROM t ORDER BY a", "mysql", [("a", "newdecimal")])
+    plan.choose(["newdecimal"], "mysql")
+    assert not plan.keyset and "its sort key a is newdecimal" in plan.reason
+    plan = plan_pages("SELECT a FROM t ORDER BY a", None, [("a", "INTEGER")])
+    plan.choose(["INTEGER"], None)
+    assert not plan.keyset and "dialect is unknown" in plan.reason
+
+
+def test_mysql_ties_text_by_its_bytes_and_postgres_orders_json_by_its_text():
+    plan = plan_pages("SELECT name FROM t ORDER BY name", "mysql", [("name", "var_string")])
+    assert plan.order == "mcpgen_page.`name`, CAST(mcpgen_page.`name` AS BINARY)"
+    plan = plan_pages("SELECT id, doc FROM t ORDER BY id", "postgres", [("id", "bigint"), ("doc", "json")])
+    assert plan.order == 'mcpgen_page."id", CAST(mcpgen_page."doc" AS TEXT)'

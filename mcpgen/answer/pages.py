@@ -1,0 +1,103 @@
+"""One page of a paged spec (`page_size:`): planned on its engine at the first call (`load.columns.page_plan`),
+then the first page, a keyset page from the cursor's sort key, or an OFFSET page, and where the next one starts.
+
+Whole paged tools are tested in tests/answer/test_paging.py.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import TYPE_CHECKING, Any
+
+from ..load.columns import page_plan
+from ..sql.pages import AFTER, LIMIT, OFFSET, PagePlan
+from .cursors import Position
+
+if TYPE_CHECKING:
+    from ..engines.protocol import Engine, Prepared, QueryResult
+    from ..load.specs import LoadedSpec
+
+
+class Pager:
+    """The pages of one spec on its engine; safe to call from many threads."""
+
+    def __init__(self, loaded: LoadedSpec, engine: Engine, types: dict[str, str], page_size: int):
+        self._loaded, self._engine, self._types, self.page_size = loaded, engine, types, page_size
+        self._lock = threading.Lock()
+        self._plan: PagePlan | None = None
+        self._prepared: dict[Any, Prepared] = {}
+
+    def plan(self, timeout: float) -> PagePlan:
+        """The page SQL, made once: it needs the result's columns, so the engine describes the query."""
+        with self._lock:
+            if self._plan is None:
+                self._plan = page_plan(self._engine, self._loaded, timeout)
+            return self._plan
+
+    def _statement(self, which: Any, plan: PagePlan) -> Prepared:
+        with self._lock:
+            prepared = self._prepared.get(which)
+        if prepared is None:
+            types = {**self._types, LIMIT: "integer", OFFSET: "integer"}
+            if which == "first":
+                sql = plan.first()
+            elif which == "offset":
+                sql = plan.offset()
+            else:
+                sql = plan.after(which)
+                types.update({f"{AFTER}{i}": kind for i, kind in enumerate(plan.kinds) if not which[i]})
+            prepared = self._engine.prepare(sql, types)
+            with self._lock:
+                self._prepared[which] = prepared
+        return prepared
+
+    def page(self, values: dict[str, Any], at: Position, timeout: float) -> tuple[QueryResult, Position | None]:
+        """The page that starts at `at`, and where the next one starts (None: this is the last)."""
+        plan = self.plan(timeout)
+        params: dict[str, Any] = {**values, LIMIT: self.page_size + 1}
+        keyed = plan.keyset and at.key is not None and len(at.key) == len(plan.keys)
+        if keyed:
+            assert at.key is not None
+            nulls = tuple(v is None for v in at.key)
+            query = self._statement(nulls, plan)
+            text = {i for i, v in enumerate(plan.values) if v.startswith("CAST(")}  # exact numbers, as text
+            params.update({f"{AFTER}{i}": str(v) if i in text else v for i, v in enumerate(at.key) if v is not None})
+            params[OFFSET] = at.skip
+        elif at.offset:
+            query = self._statement("offset", plan)
+            params[OFFSET] = at.offset
+        else:
+            query = self._statement("first", plan)
+        result = self._engine.run(query, params, self.page_size, timeout)
+        rows = result.rows
+        after = None
+        if result.truncated:
+            after = Position(at.offset + len(rows))
+            if plan.keyset:
+                after = _next_key(plan, rows, at, after.offset)
+        if len(result.columns) > plan.width:
+            result.columns = result.columns[: plan.width]
+            result.rows = [row[: plan.width] for row in rows]
+        return result, after
+
+
+def _next_key(plan: PagePlan, rows: list[tuple], at: Position, offset: int) -> Position:
+    """The last row's sort key, and how many rows so far end with it (identical rows, counted off)."""
+    key = tuple(rows[-1][k.index] for k in plan.keys)
+    run = 0
+    for row in reversed(rows):
+        if not _same(tuple(row[k.index] for k in plan.keys), key):
+            break
+        run += 1
+    if run == len(rows) and at.key is not None and _same(at.key, key):
+        run += at.skip
+    return Position(offset, key, run)
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    """Equal as the database sees it: NaN equals NaN there."""
+    return len(a) == len(b) and all(
+        x == y or (isinstance(x, float) and isinstance(y, float) and math.isnan(x) and math.isnan(y))
+        for x, y in zip(a, b)
+    )
