@@ -6,9 +6,19 @@ import os
 
 import pytest
 import services
+from hangs import pytest_configure, pytest_runtest_protocol  # noqa: F401  (a hung test ends the run, with stacks)
 
 # Helper modules, not test files: imported by name (`import services`), never collected as modules themselves.
-collect_ignore = ["apphost.py", "hostile_specs.py", "oidc.py", "servers.py", "services.py", "shipped.py"]
+collect_ignore = [
+    "apphost.py",
+    "hostile_specs.py",
+    "oidc.py",
+    "servers.py",
+    "services.py",
+    "shipped.py",
+    "tcpproxy.py",
+    "hangs.py",
+]
 
 
 # --- slow tests (browsers, the Spark cluster, load, server processes) run in CI and on request -------

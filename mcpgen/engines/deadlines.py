@@ -1,4 +1,5 @@
-"""Deadlines: one background thread that calls a callback when its time is up (query cancellation).
+"""Deadlines: one background thread that calls a callback when its time is up (query cancellation),
+and `Cutoff`, the last bound on a wait for a database's reply: the call's socket is shut down.
 
 Cheaper per call than a `threading.Timer`, which starts a thread each time.
 
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import os
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -62,3 +65,69 @@ class Deadlines:
 
 
 DEADLINES = Deadlines()
+
+
+class Cutoff:
+    """Shut a call's database socket down if the call still waits `seconds` after it got its connection.
+
+    The database's own time limit (statement_timeout, max_statement_time) answers first; this is for
+    a reply that never comes (a peer gone silent, a network that drops packets): the driver's wait
+    then ends with an error instead of lasting forever. The socket is duplicated when attached, so
+    a closed connection's reused file number is never touched; `disarm` (before the connection goes
+    back to its pool) makes sure a late deadline cannot reach the next call's socket.
+
+    >>> a, b = socket.socketpair()
+    >>> with Cutoff(0.05) as cutoff:
+    ...     cutoff.attach(a.fileno())
+    ...     a.recv(1), cutoff.fired
+    (b'', True)
+    >>> a.close(); b.close()
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.fired = False
+        self._lock = threading.Lock()
+        self._socket: socket.socket | None = None
+        self._entry: list | None = None
+
+    def attach(self, fileno: int | None) -> None:
+        """Watch this socket (a file number the driver owns) from now on; the first one starts the clock."""
+        if self._entry is None:
+            self._entry = DEADLINES.watch(self.seconds, self._fire)
+        if fileno is None or fileno < 0:
+            return
+        duplicate = socket.socket(fileno=os.dup(fileno))
+        with self._lock:
+            previous, self._socket = self._socket, duplicate
+            if self.fired:
+                _shut(duplicate)
+        if previous is not None:
+            previous.close()
+
+    def disarm(self) -> None:
+        if self._entry is not None:
+            DEADLINES.cancel(self._entry)
+        with self._lock:
+            duplicate, self._socket = self._socket, None
+        if duplicate is not None:
+            duplicate.close()
+
+    def _fire(self) -> None:
+        with self._lock:
+            self.fired = True
+            if self._socket is not None:
+                _shut(self._socket)
+
+    def __enter__(self) -> Cutoff:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.disarm()
+
+
+def _shut(duplicate: socket.socket) -> None:
+    try:
+        duplicate.shutdown(socket.SHUT_RDWR)
+    except OSError:  # already closed by the peer
+        pass

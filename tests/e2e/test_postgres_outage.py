@@ -15,8 +15,6 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-import socket
-import threading
 import time
 from pathlib import Path
 
@@ -26,92 +24,11 @@ import services
 import yaml
 from mcp import Client, StdioServerParameters
 from sqlalchemy.engine import make_url
+from tcpproxy import Proxy
 
 from mcpgen.serve.project import open_project
 
 SECRET = "0utage-Pa55word"  # trust auth accepts any password; it must never show up in a message
-
-
-class Proxy:
-    """Forwards 127.0.0.1:self.port to (host, port) while started; refuses connections while stopped."""
-
-    def __init__(self, host: str, port: int):
-        self.target = (host, port)
-        probe = socket.socket()
-        probe.bind(("127.0.0.1", 0))
-        self.port = probe.getsockname()[1]
-        probe.close()
-        self._listener: socket.socket | None = None
-        self._sockets: set[socket.socket] = set()
-        self._lock = threading.Lock()
-        self.accepted = 0
-
-    @property
-    def open_connections(self) -> int:
-        with self._lock:
-            return len(self._sockets) // 2
-
-    def start(self) -> None:
-        listener = socket.socket()
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(("127.0.0.1", self.port))
-        listener.listen(64)
-        self._listener = listener
-        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
-
-    def stop(self) -> None:
-        """Stop listening: from now on a connection attempt is refused. Open connections stay."""
-        listener, self._listener = self._listener, None
-        if listener is not None:
-            try:
-                listener.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept()
-            except OSError:
-                pass
-            listener.close()
-
-    def close(self) -> None:
-        self.stop()
-        with self._lock:
-            sockets, self._sockets = set(self._sockets), set()
-        for s in sockets:
-            _close(s)
-
-    def _accept(self, listener: socket.socket) -> None:
-        while True:
-            try:
-                client, _ = listener.accept()
-            except OSError:
-                return  # stopped
-            try:
-                upstream = socket.create_connection(self.target, timeout=5)
-                upstream.settimeout(None)
-            except OSError:
-                _close(client)
-                continue
-            with self._lock:
-                self._sockets |= {client, upstream}
-                self.accepted += 1
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
-
-    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
-        try:
-            while data := src.recv(65536):
-                dst.sendall(data)
-        except OSError:
-            pass
-        with self._lock:
-            self._sockets -= {src, dst}
-        _close(src)
-        _close(dst)
-
-
-def _close(s: socket.socket) -> None:
-    try:
-        s.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
-    s.close()
 
 
 @pytest.fixture

@@ -16,6 +16,13 @@ session (a setting, a lock, a variable) reaches the next call on the same pooled
 * SQLite: a `mode=ro` file with `query_only`, no ATTACH, a progress handler as the timer.
 * Any other dialect (`Backend` itself): a streaming cursor; read-only and time limits are the role's business.
 
+Every wait for a reply is bounded. The database's own limit answers first; a reply that never
+comes (a peer gone silent) ends the call when the engine's `Cutoff` shuts the socket down
+(`socket_of` names it). The statements mcpgen sends around the driver (`_pg_exec`, the reset
+read by `_pg_checkout`) wait with `select` and a deadline: libpq's blocking PQgetResult, called
+through psycopg's binary build, waits in poll() with Python's GIL held, which would stop every
+other thread of the process (the event loop, the deadline thread) for as long as it waits.
+
 Adding a backend is one subclass of `Backend` here, named in `BACKENDS`.
 
 >>> backend_for("mariadb").name, type(backend_for("trino")).__name__
@@ -45,6 +52,9 @@ Clause = Callable[..., Any]
 _PG_TIMEOUT_STATE = "57014"  # query_canceled: statement_timeout
 _MYSQL_TIMEOUT_CODES = {1969, 3024}  # MariaDB max_statement_time, MySQL max_execution_time
 _COM_RESET_CONNECTION = 0x1F
+# How long a pooled connection's reset (the last call's ROLLBACK) may take to be answered before
+# the connection is dropped for a new one; it is normally answered long before the next checkout.
+PG_RESET_WAIT = 3.0
 
 
 class Backend:
@@ -84,6 +94,14 @@ class Backend:
         """Whether the driver's error means the call ran out of time."""
         return False
 
+    def socket_of(self, dbapi_connection) -> int | None:
+        """The file number of the connection's socket, for the call's `Cutoff` (None: not known)."""
+        fileno = getattr(dbapi_connection, "fileno", None)
+        try:
+            return fileno() if callable(fileno) else None
+        except Exception:  # a closed connection
+            return None
+
     def bind_type(self, type_key: str) -> str:
         """The type a value of `type_key` binds as here."""
         return type_key
@@ -101,8 +119,10 @@ class PostgreSQL(Backend):
         # `end` does what the pool's reset would (see `listen`).
         options["pool_pre_ping"] = False
         options["pool_reset_on_return"] = None
-        if url.get_driver_name() in ("psycopg", "psycopg2") and "connect_timeout" not in url.query:
-            connect_args.setdefault("connect_timeout", 10)
+        if url.get_driver_name() in ("psycopg", "psycopg2"):
+            for key, value in _PG_SOCKET_DEFAULTS.items():
+                if key not in url.query:
+                    connect_args.setdefault(key, value)
         return url
 
     def on_connect(self, dbapi_connection, record) -> None:
@@ -120,7 +140,7 @@ class PostgreSQL(Backend):
 
         Settings that must hold for one call only belong here, in the same transaction:
         `SET LOCAL` or `set_config(name, value, true)`; the rollback in `end` undoes them."""
-        _pg_exec(conn, f"BEGIN READ ONLY; SET LOCAL statement_timeout = {_ms(timeout)}")
+        _pg_exec(conn, f"BEGIN READ ONLY; SET LOCAL statement_timeout = {_ms(timeout)}", timeout)
 
     def end(self, conn):
         """ROLLBACK undoes settings (`set_config(..., false)` included) and large objects; session
@@ -135,15 +155,9 @@ class PostgreSQL(Backend):
         raw = conn.connection.dbapi_connection
         pgconn = getattr(raw, "pgconn", None)
         if pgconn is None:
-            _pg_exec(conn, _PG_END)
+            _pg_exec(conn, _PG_END, PG_RESET_WAIT)
         else:
-            pgconn.send_query(_PG_END.encode())
-            for _ in range(10):  # psycopg keeps libpq non-blocking: send it all now
-                if not pgconn.flush():
-                    break
-                select.select([], [pgconn.socket], [], 1)
-            else:
-                raise OSError("the server does not take the rollback")  # the engine drops the connection
+            _pg_send(pgconn, _PG_END, time.monotonic() + PG_RESET_WAIT)  # an OSError drops the connection
             _PG_PENDING.add(raw)
 
     def fetch(self, conn, clause, values, fetch, timeout):
@@ -163,6 +177,10 @@ class PostgreSQL(Backend):
 
     def is_timeout(self, orig, deadline):
         return getattr(orig, "sqlstate", None) == _PG_TIMEOUT_STATE and "timeout" in str(orig)
+
+    def socket_of(self, dbapi_connection):
+        pgconn = getattr(dbapi_connection, "pgconn", None)
+        return super().socket_of(dbapi_connection) if pgconn is None else pgconn.socket
 
     def text(self, statement, signature, values):
         # An empty list of unknown item type: PostgreSQL cannot type SQLAlchemy's empty set
@@ -201,6 +219,10 @@ class MySQL(Backend):
 
     def is_timeout(self, orig, deadline):
         return _mysql_code(orig) in _MYSQL_TIMEOUT_CODES
+
+    def socket_of(self, dbapi_connection):
+        sock = getattr(dbapi_connection, "_sock", None)  # PyMySQL keeps its socket there
+        return sock.fileno() if sock is not None else super().socket_of(dbapi_connection)
 
 
 class SQLite(Backend):
@@ -275,6 +297,16 @@ def _ms(seconds: float) -> int:
 
 _PG_END = "ROLLBACK; SELECT pg_advisory_unlock_all()"
 _PG_PENDING: weakref.WeakSet = weakref.WeakSet()  # psycopg connections whose `end` is not answered yet
+# libpq's own bounds, unless the URL sets them: connecting, and a peer that stops answering TCP
+# (keepalive probes on a silent connection; unacknowledged data on a busy one).
+_PG_SOCKET_DEFAULTS = {
+    "connect_timeout": 10,
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 5,
+    "keepalives_count": 3,
+    "tcp_user_timeout": 30_000,
+}
 
 
 def _pg_checkout(dbapi_connection, record, proxy) -> None:
@@ -290,9 +322,11 @@ def _pg_checkout(dbapi_connection, record, proxy) -> None:
             _PG_PENDING.discard(dbapi_connection)
             from psycopg import pq
 
-            failed = False
-            while (result := pgconn.get_result()) is not None:
-                failed = failed or result.status not in (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK)
+            try:
+                results = _pg_results(pgconn, PG_RESET_WAIT)
+            except Exception as exc:  # late (TimeoutError), or the connection broke (the driver's error)
+                raise sa_exc.DisconnectionError(f"the session's reset was not answered: {exc}") from None
+            failed = any(r.status not in (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK) for r in results)
             if failed or pgconn.transaction_status != pq.TransactionStatus.IDLE:
                 raise sa_exc.DisconnectionError("the session could not be reset")
         fileno = pgconn.socket
@@ -300,12 +334,13 @@ def _pg_checkout(dbapi_connection, record, proxy) -> None:
         raise sa_exc.DisconnectionError("the server closed the connection")
 
 
-def _pg_exec(conn, sql: str) -> None:
+def _pg_exec(conn, sql: str, seconds: float) -> None:
     """Run `sql` (statements without parameters) in one message, around the driver's statement
-    machinery: psycopg would forget its prepared statements on seeing a ROLLBACK go through it."""
+    machinery: psycopg would forget its prepared statements on seeing a ROLLBACK go through it.
+    The reply is awaited at most `seconds` (TimeoutError), with the GIL free (see the module)."""
     raw = conn.connection.dbapi_connection
     pgconn = getattr(raw, "pgconn", None)
-    if pgconn is None:  # psycopg2: no prepared statements of its own to keep
+    if pgconn is None:  # psycopg2: no prepared statements of its own to keep; the Cutoff bounds it
         cursor = raw.cursor()
         try:
             cursor.execute(sql)
@@ -314,9 +349,39 @@ def _pg_exec(conn, sql: str) -> None:
         return
     from psycopg import errors, pq
 
-    result = pgconn.exec_(sql.encode())
-    if pgconn.status != pq.ConnStatus.OK or result.status not in (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK):
-        raise errors.error_from_result(result, encoding="utf-8")
+    _pg_send(pgconn, sql, time.monotonic() + seconds)
+    results = _pg_results(pgconn, seconds)
+    bad = [r for r in results if r.status not in (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK)]
+    if bad:
+        raise errors.error_from_result(bad[0], encoding="utf-8")
+    if pgconn.status != pq.ConnStatus.OK:
+        raise OSError("the connection broke")
+
+
+def _pg_send(pgconn, sql: str, deadline: float) -> None:
+    """Send `sql` in full (psycopg keeps libpq non-blocking), by `deadline` (TimeoutError)."""
+    pgconn.send_query(sql.encode())
+    while pgconn.flush():
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([], [pgconn.socket], [], remaining)[1]:
+            raise TimeoutError("the database did not take the statement in time")
+
+
+def _pg_results(pgconn, seconds: float) -> list:
+    """Every result of the statement in flight, read within `seconds` (TimeoutError). PQgetResult
+    is called only once a whole result is in (not `is_busy`), so it never waits itself."""
+    deadline = time.monotonic() + seconds
+    results: list = []
+    while True:
+        while pgconn.is_busy():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([pgconn.socket], [], [], remaining)[0]:
+                raise TimeoutError(f"the database did not answer within {seconds:g} s")
+            pgconn.consume_input()
+        result = pgconn.get_result()
+        if result is None:
+            return results
+        results.append(result)
 
 
 def _reset_mysql(raw) -> bool:

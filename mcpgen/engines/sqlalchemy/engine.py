@@ -30,6 +30,7 @@ from ...redaction import redact
 from ...spec.config import URLConnection, expand_env
 from ...sql.statements import DIALECTS, check_read_only, find_placeholders
 from ...text import first_line
+from ..deadlines import Cutoff
 from ..protocol import Prepared, QueryResult
 from .backends import backend_for
 from .rls import claim_settings, with_claim_settings
@@ -49,6 +50,9 @@ _DEFAULT_DRIVERS = {
     "mariadb": "mariadb+pymysql",
 }
 _ITEM_TYPES = ("string", "integer", "number", "boolean", "date", "datetime")
+# After a call's time limit, how long the database has to say so itself (statement_timeout) before
+# the call stops waiting for it (`Cutoff`).
+ANSWER_GRACE = 5.0
 
 
 class SQLAlchemyEngine:
@@ -186,12 +190,28 @@ class SQLAlchemyEngine:
 
     def _in_transaction(self, work, timeout: float):
         """`work(conn)` inside the call's own transaction (`Backend.begin`), always ended by
-        `Backend.end`. A pooled connection found dead when the transaction opens is replaced
-        once, and the pool with it (nothing has run on it yet)."""
+        `Backend.end`, with every wait for the database bounded: `timeout` plus `ANSWER_GRACE`
+        after the call got its connection, its socket is shut down (`Cutoff`) and the call fails
+        saying so. (Waiting for the pool is bounded by pool_timeout, connecting by connect_timeout.)"""
+        with Cutoff(timeout + ANSWER_GRACE) as cutoff:
+            try:
+                return self._attempts(work, timeout, cutoff)
+            except Exception:
+                if not cutoff.fired:
+                    raise
+        raise QueryError(
+            f"connection '{self.name}' did not answer within {cutoff.seconds:g} s; "
+            "the call was abandoned and its connection closed"
+        )
+
+    def _attempts(self, work, timeout: float, cutoff: Cutoff):
+        """A pooled connection found dead when the transaction opens is replaced once, and the
+        pool with it (nothing has run on it yet)."""
         for attempt in (1, 2):
             conn = self._connect()
             with conn:
                 raw = conn.connection.dbapi_connection
+                cutoff.attach(self.backend.socket_of(raw))
                 try:
                     self.backend.begin(conn, timeout)
                 except sa_exc.SQLAlchemyError:
@@ -209,6 +229,7 @@ class SQLAlchemyEngine:
                     return work(conn)
                 finally:
                     self._end(conn)
+                    cutoff.disarm()  # before the connection goes back to the pool
         raise AssertionError("unreachable")
 
     def _end(self, conn) -> None:

@@ -1,5 +1,8 @@
 """One backend class per database: what each sets on a connection, and its SQL for a time limit."""
 
+import threading
+import time
+
 import pytest
 import sqlalchemy as sa
 
@@ -52,3 +55,47 @@ def test_sqlite_binds_dates_as_text_and_reads_only(tmp_path):
 def test_the_generic_backend_takes_the_statement_as_written():
     statement = Statement(text="SELECT :n", lists=frozenset(), types=())
     assert Backend("oracle").text(statement, (), {"n": 1})[0] == "SELECT :n"
+
+
+def test_postgres_reset_never_answered_costs_one_bounded_wait(postgres_url, monkeypatch):
+    """The last call's ROLLBACK is read at the next checkout (PostgreSQL.end sends it without
+    waiting): if its reply never comes, the checkout waits PG_RESET_WAIT, with the GIL free,
+    then drops the connection and the call answers through a new one."""
+    from sqlalchemy.engine import make_url
+    from tcpproxy import Proxy
+
+    from mcpgen.engines.sqlalchemy import backends
+    from mcpgen.engines.sqlalchemy.engine import SQLAlchemyEngine
+    from mcpgen.spec.config import URLConnection
+
+    monkeypatch.setattr(backends, "PG_RESET_WAIT", 0.5)
+    url = make_url(postgres_url)
+    proxy = Proxy(url.host or "127.0.0.1", url.port or 5432)
+    proxy.start()
+    through = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+    engine = SQLAlchemyEngine("pg", URLConnection(url=through, pool_size=1, max_overflow=0))
+
+    def one(sql):
+        query = engine.prepare(sql)
+        return engine.run(query, {}, max_rows=10, timeout=5).rows
+
+    try:
+        assert one("SELECT 1") == [(1,)]
+        proxy.hold(b"ROLLBACK")  # this connection's next reset reply is kept from it
+        assert one("SELECT 2") == [(2,)]
+        accepted = proxy.accepted
+        ticks, stop = [0], threading.Event()
+        ticker = threading.Thread(target=lambda: [ticks.append(1) for _ in iter(lambda: stop.wait(0.01), True)])
+        ticker.start()
+        start = time.monotonic()
+        try:
+            assert one("SELECT 3") == [(3,)]
+        finally:
+            stop.set()
+            ticker.join(5)
+        assert 0.45 < time.monotonic() - start < 3
+        assert len(ticks) >= 30  # the other threads ran while the checkout waited
+        assert proxy.accepted == accepted + 1 and proxy.held > 0  # one new connection
+    finally:
+        engine.close()
+        proxy.close()

@@ -8,6 +8,7 @@ query run directly through the driver.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import logging
@@ -21,8 +22,11 @@ from dataclasses import dataclass
 
 import pytest
 import services
+from sqlalchemy.engine import make_url
+from tcpproxy import Proxy
 
 from mcpgen.engines.protocol import Prepared
+from mcpgen.engines.sqlalchemy import engine as engine_module
 from mcpgen.engines.sqlalchemy.engine import SQLAlchemyEngine
 from mcpgen.errors import QueryError, QueryTimeout, UnsafeSQL
 from mcpgen.redaction import redact
@@ -628,6 +632,82 @@ def test_pool_exhaustion_is_a_bounded_wait_then_a_clear_error(postgres_url):
         assert run(engine, "SELECT 1").rows == [(1,)]
     finally:
         engine.close()
+
+
+@pytest.mark.parametrize("kind", ["postgresql", "mariadb"])
+def test_a_reply_that_never_comes_ends_the_call_within_its_bound(kind, request, monkeypatch):
+    """The database answers, but its reply never reaches mcpgen (a proxy holds it, as a network gone
+    silent would): the call fails within timeout + ANSWER_GRACE with one sentence, the rest of the
+    process keeps running meanwhile (the proxy's threads forward bytes only while no wait holds
+    the GIL), and the next call works on a new connection."""
+    url = make_url(request.getfixturevalue("postgres_url" if kind == "postgresql" else "mariadb_url"))
+    proxy = Proxy(url.host or "127.0.0.1", url.port or (5432 if kind == "postgresql" else 3306))
+    proxy.start()
+    monkeypatch.setattr(engine_module, "ANSWER_GRACE", 0.5)
+    through = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+    engine = SQLAlchemyEngine(kind, URLConnection(url=through, pool_size=1, max_overflow=0))
+    try:
+        assert run(engine, "SELECT 1 AS one").rows == [(1,)]
+        accepted = proxy.accepted
+        proxy.hold(b"mcpgen_held")
+        with ticking() as ticks:
+            start = time.monotonic()
+            with pytest.raises(QueryError) as raised:
+                run(engine, "SELECT 2 AS mcpgen_held", timeout=1)
+            elapsed = time.monotonic() - start
+        assert str(raised.value) == (
+            f"connection '{kind}' did not answer within 1.5 s; the call was abandoned and its connection closed"
+        )
+        assert 1.4 < elapsed < 4 and proxy.held > 0
+        assert ticks[0] >= 40  # the other threads ran throughout
+        proxy.hold(None)
+        assert run(engine, "SELECT 3 AS three").rows == [(3,)]
+        assert proxy.accepted == accepted + 1  # a new connection
+    finally:
+        engine.close()
+        proxy.close()
+
+
+def test_postgres_begin_never_answered_fails_within_the_call_timeout(postgres_url):
+    """mcpgen's own BEGIN (sent around the driver) waits for its reply at most the call's timeout."""
+    url = make_url(postgres_url)
+    proxy = Proxy(url.host or "127.0.0.1", url.port or 5432)
+    proxy.start()
+    through = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+    engine = SQLAlchemyEngine("pg", URLConnection(url=through, pool_size=1, max_overflow=0))
+    try:
+        assert run(engine, "SELECT 1").rows == [(1,)]
+        proxy.hold(b"BEGIN")
+        start = time.monotonic()
+        with ticking() as ticks, pytest.raises(QueryError) as raised:
+            run(engine, "SELECT 2", timeout=0.5)
+        assert str(raised.value) == (
+            "connection 'pg' could not start a read-only transaction: the database did not answer within 0.5 s"
+        )
+        assert time.monotonic() - start < 3 and ticks[0] >= 10
+        proxy.hold(None)
+        assert run(engine, "SELECT 3").rows == [(3,)]
+    finally:
+        engine.close()
+        proxy.close()
+
+
+@contextlib.contextmanager
+def ticking():
+    """Counts 10 ms ticks of a thread of its own while the block runs: a wait that holds the GIL stops it."""
+    ticks, stop = [0], threading.Event()
+
+    def tick():
+        while not stop.wait(0.01):
+            ticks[0] += 1
+
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield ticks
+    finally:
+        stop.set()
+        thread.join(5)
 
 
 def test_twenty_concurrent_calls(db):
