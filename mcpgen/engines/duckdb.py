@@ -16,6 +16,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +24,69 @@ import duckdb
 
 from ..checks import init_problem
 from ..errors import QueryError, QueryTimeout, UnsafeSQL
-from ..sql.statements import check_read_only, find_placeholders, rewrite
-from ..text import first_line
+from ..sql.statements import check_read_only, find_placeholders
+from ..text import first_line, line_col
 from .deadlines import DEADLINES
 from .file_reach import FileReachError, Readable, readable_set
 from .protocol import Prepared, QueryResult
 from .slots import FairSlots
+
+# How each declared parameter type is written in DuckDB. A placeholder is cast to it, so a NULL binds
+# with its type (`:since + INTERVAL 3 MONTH` with a NULL date) and a number sent as 3 or as 3.0 binds
+# the same way. A datetime is cast only to describe the query: a call binds a zoned value as
+# TIMESTAMP WITH TIME ZONE and a naive one as TIMESTAMP, and casting one to the other would shift it.
+_TYPES = {
+    "string": "VARCHAR",
+    "integer": "BIGINT",
+    "number": "DOUBLE",
+    "boolean": "BOOLEAN",
+    "date": "DATE",
+    "datetime": "TIMESTAMP",
+}
+_RUN_UNCAST = frozenset({"datetime"})
+
+
+@dataclass(frozen=True)
+class _Typed(Prepared):
+    """A DuckDB statement, with the text `describe` binds: every placeholder cast to its declared type."""
+
+    described: str = ""
+    # Per piece of `described`: its offset there, its offset in the spec's SQL, whether it is copied text.
+    anchors: tuple[tuple[int, int, bool], ...] = ()
+    source: str = ""
+    uncast: frozenset[str] = frozenset()  # bound as the value's own type, but as declared when NULL
+
+
+def bind_text(
+    sql: str, types: Mapping[str, str], dialect: str | None = "duckdb", skip: frozenset[str] = frozenset()
+) -> tuple[str, tuple[tuple[int, int, bool], ...]]:
+    """`sql` with `:name` written `$name` (a list after IN as a subquery over it), cast to the declared
+    type (`types`, from `param_types`) but for the type names in `skip`; and where each piece of the
+    result comes from in `sql`, so DuckDB's error positions point into the spec.
+
+    >>> bind_text("SELECT :d + INTERVAL 1 DAY WHERE x IN :ids", {"d": "date", "ids": "integer[]"})[0]
+    'SELECT CAST($d AS DATE) + INTERVAL 1 DAY WHERE x IN (SELECT unnest(CAST($ids AS BIGINT[])))'
+    """
+    out: list[str] = []
+    anchors: list[tuple[int, int, bool]] = []
+    size, last = 0, 0
+    for p in find_placeholders(sql, dialect):
+        written = _bound(p.name, types.get(p.name), skip, p.after_in)
+        for piece, origin, copied in ((sql[last : p.start], last, True), (written, p.start, False)):
+            anchors.append((size, origin, copied))
+            out.append(piece)
+            size += len(piece)
+        last = p.end
+    anchors.append((size, last, True))
+    out.append(sql[last:])
+    return "".join(out), tuple(anchors)
+
+
+def _bound(name: str, declared: str | None, skip: frozenset[str], after_in: bool) -> str:
+    item = (declared or "").removesuffix("[]")
+    kind = _TYPES.get(item) if item not in skip else None
+    value = f"${name}" if kind is None else f"CAST(${name} AS {kind}{'[]' if declared != item else ''})"
+    return f"(SELECT unnest({value}))" if after_in else value
 
 
 class DuckDBEngine:
@@ -90,15 +148,18 @@ class DuckDBEngine:
         self._con.execute("SET lock_configuration = true")
 
     def prepare(self, sql: str, types: Mapping[str, str] | None = None) -> Prepared:
+        """Check `sql` and write its placeholders for DuckDB, each cast to its declared type in `types`."""
         check_read_only(sql, self.dialect)
-        text = rewrite(sql, "$", self.dialect)
-        try:
-            statements = duckdb.extract_statements(text)
-        except duckdb.Error as exc:
-            raise UnsafeSQL(f"DuckDB cannot parse the SQL: {first_line(exc)}") from None
-        if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
-            raise UnsafeSQL("the SQL must be exactly one read-only query")
-        return Prepared(text, frozenset(p.name for p in find_placeholders(sql, self.dialect)))
+        names = frozenset(p.name for p in find_placeholders(sql, self.dialect))
+        if not types or not names & types.keys():
+            text, _ = bind_text(sql, {}, self.dialect)
+            _check_one_select(text)
+            return Prepared(text, names)
+        described, anchors = bind_text(sql, types, self.dialect)
+        _check_one_select(described)
+        run, _ = bind_text(sql, types, self.dialect, skip=_RUN_UNCAST)
+        uncast = frozenset(n for n in names if types.get(n, "").removesuffix("[]") in _RUN_UNCAST)
+        return _Typed(run, names, described, anchors, sql, uncast)
 
     def run(self, query: Prepared, params: dict[str, Any], max_rows: int, timeout: float) -> QueryResult:
         started = time.perf_counter()
@@ -111,7 +172,8 @@ class DuckDBEngine:
         cursor = self._con.cursor()  # one cursor per call: no state shared between calls
         alarm = DEADLINES.watch(timeout, cursor.interrupt)
         try:
-            cursor.execute(query.sql, {k: params[k] for k in query.names})
+            values = {k: params[k] for k in query.names}
+            cursor.execute(_text_for(query, values), values)
             columns = [d[0] for d in cursor.description]
             rows = cursor.fetchmany(max_rows + 1)
         except duckdb.InterruptException:
@@ -134,20 +196,22 @@ class DuckDBEngine:
         cursor = self._con.cursor()
         alarm = DEADLINES.watch(timeout, cursor.interrupt)
         nulls = {n: (known or {}).get(n) for n in query.names}
+        text = query.described if isinstance(query, _Typed) else query.sql
         try:
             try:
-                relation = cursor.sql(query.sql, params=nulls)
+                relation = cursor.sql(text, params=nulls)
                 return [(str(name), str(kind)) for name, kind in zip(relation.columns, relation.types)]
             except duckdb.InterruptException:
                 raise
             except duckdb.Error:
-                rows = cursor.execute("DESCRIBE " + query.sql, nulls).fetchall()
+                rows = cursor.execute("DESCRIBE " + text, nulls).fetchall()
                 return [(str(r[0]), str(r[1])) for r in rows]
         except duckdb.InterruptException:
             raise QueryError(f"describing the query took longer than {timeout:g} s") from None
         except duckdb.Error as exc:
             error = QueryError(f"the query does not run on connection '{self.name}': {_message(exc)}")
-            error.position = _position(str(exc), len("DESCRIBE "))
+            position = _position(str(exc), len("DESCRIBE "), text)
+            error.position = _in_source(query, text, position) if isinstance(query, _Typed) else position
             raise error from None
         finally:
             DEADLINES.cancel(alarm)
@@ -158,6 +222,36 @@ class DuckDBEngine:
         shutil.rmtree(self._temp, ignore_errors=True)
 
 
+def _text_for(query: Prepared, values: dict[str, Any]) -> str:
+    """The text a call runs: a NULL datetime binds as the declared TIMESTAMP (a value, as its own type)."""
+    if isinstance(query, _Typed) and any(values[n] is None for n in query.uncast):
+        return query.described
+    return query.sql
+
+
+def _check_one_select(text: str) -> None:
+    try:
+        statements = duckdb.extract_statements(text)
+    except duckdb.Error as exc:
+        raise UnsafeSQL(f"DuckDB cannot parse the SQL: {first_line(exc)}") from None
+    if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
+        raise UnsafeSQL("the SQL must be exactly one read-only query")
+
+
+def _in_source(query: _Typed, text: str, position: tuple[int, int] | None) -> tuple[int, int] | None:
+    """A (line, col) in the described text, as a (line, col) in the spec's SQL: inside text copied from
+    the spec, the same character; inside a written placeholder, the placeholder's colon."""
+    if position is None:
+        return None
+    line, col = position
+    starts = [0, *(i + 1 for i, c in enumerate(text) if c == "\n")]
+    if line > len(starts):
+        return None
+    offset = starts[line - 1] + col - 1
+    out, origin, copied = max((a for a in query.anchors if a[0] <= offset), default=(0, 0, True))
+    return line_col(query.source, origin + (offset - out if copied else 0))
+
+
 def _message(exc: BaseException) -> str:
     """The first line of a DuckDB error, with its "Did you mean" / "Candidate bindings" hint."""
     lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
@@ -165,11 +259,20 @@ def _message(exc: BaseException) -> str:
     return lines[0] + (f" ({hint})" if hint else "") if lines else type(exc).__name__
 
 
-def _position(text: str, prefix: int) -> tuple[int, int] | None:
-    """(line, col) in the spec's SQL from DuckDB's "LINE n: ..." and caret lines."""
+def _position(text: str, prefix: int, sql: str = "") -> tuple[int, int] | None:
+    """(line, col) in the SQL from DuckDB's "LINE n: ..." and caret lines. A long line is shown as a
+    window of it between "..." marks: the window is found in `sql`'s line (`prefix` characters that
+    were put before `sql` on its first line are taken off)."""
     match = re.search(r"^LINE (\d+): (.*)\n( *)\^", text, re.MULTILINE)
     if not match:
         return None
     line = int(match[1])
     col = len(match[3]) - len(f"LINE {match[1]}: ") + 1 - (prefix if line == 1 else 0)
+    shown, lines = match[2], sql.split("\n")
+    if shown.startswith("...") and line <= len(lines):
+        window = shown[3:].removesuffix("...")
+        whole = (" " * prefix if line == 1 else "") + lines[line - 1]
+        start = whole.find(window)
+        if start >= 0:
+            col += start - 3
     return line, max(col, 1)

@@ -581,3 +581,45 @@ def test_constant_arithmetic_in_templates_never_crashes_the_check():
     ]:
         assert template_hazards(PROSE.parse(source)) == [], source
     assert "astronomical" in template_hazards(PROSE.parse("{{ 'x' * 10 ** 9999 }}"))[0][1]
+
+
+def test_typed_parameters_in_date_arithmetic_validate_and_call_on_duckdb(tmp_path, monkeypatch):
+    """A date or datetime parameter plus an INTERVAL binds as declared: validate describes it, and a call
+    runs it with a value and with the parameter left out (a NULL of the declared type)."""
+    config = (
+        "connections:\n  default:\n    duckdb: ':memory:'\n    init:\n"
+        "      - CREATE TABLE orders AS SELECT DATE '1995-01-01' + i::INT AS o_date, i AS qty FROM range(400) t(i)\n"
+    )
+    specs = _project(
+        tmp_path,
+        {
+            "since": """\
+        description: Orders in the three months after a day
+        parameters:
+          day: {type: date, description: first day, required: false}
+          at: {type: datetime, description: a moment, required: false}
+          extra: {type: integer, description: days added, default: 0}
+        sql: |
+          SELECT count(*) AS n, max(o_date) AS last
+          FROM orders
+          WHERE o_date >= :day AND o_date < :day + INTERVAL '3' MONTH + :extra * INTERVAL 1 DAY
+             OR (:day IS NULL AND o_date < CAST(:at + INTERVAL 1 DAY AS DATE))
+        sources: [https://example.org/]
+        content: "{{ rows[0].n }} orders"
+        """
+        },
+        config,
+    )
+    report = run_validate(specs)
+    assert [p.message for p in report.problems] == []
+    monkeypatch.chdir(tmp_path)
+
+    def call(*args: str) -> list:
+        result = CliRunner().invoke(main, ["call", "since", "--specs", str(specs), "--json", *args])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)["structuredContent"]["table"][1]
+
+    assert call("-a", "day=1995-02-01")[0] == 89  # February to April 1995
+    assert call("-a", "day=1995-02-01", "-a", "extra=2")[0] == 91
+    assert call("-a", "at=1995-01-10T23:00:00")[0] == 10  # January 1 to 10
+    assert call()[0] == 0

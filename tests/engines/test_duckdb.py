@@ -113,3 +113,77 @@ def test_sqlalchemy_is_imported_only_for_a_url_connection(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
     assert out.stdout.split() == ["False", "True"]
+
+
+# Declared parameter types: each placeholder binds as its declared type, NULL or not.
+TYPED = [
+    # (declared type, SQL using it where an untyped NULL cannot be bound, a value, the row it gives)
+    ("date", "SELECT :p + INTERVAL '3' MONTH AS v", "2000-01-31", ("2000-04-30 00:00:00",)),
+    ("datetime", "SELECT :p + INTERVAL 1 HOUR AS v", "2000-01-01T10:00:00", ("2000-01-01 11:00:00",)),
+    ("integer", "SELECT :p * 1000000 AS v", 5000, (5000000000,)),
+    ("number", "SELECT :p // 2 AS v", 5, (2.5,)),
+    ("boolean", "SELECT NOT :p AS v", True, (False,)),
+    ("string", "SELECT length(:p) AS v", "abc", (3,)),
+]
+
+
+@pytest.mark.parametrize(("kind", "sql", "value", "row"), TYPED, ids=[t[0] for t in TYPED])
+def test_a_parameter_is_described_and_bound_as_its_declared_type(engine, kind, sql, value, row):
+    from mcpgen.spec.models import Parameter
+    from mcpgen.spec.params import Arguments
+
+    parameter = Parameter(type=kind, description="p", required=False)
+    query = engine.prepare(sql, {"p": kind})
+    assert [name for name, _ in engine.describe(query, timeout=5)] == ["v"]
+    assert engine.run(query, {"p": None}, 10, 5).rows == [(None,)]
+    argument = Arguments({"p": parameter}).validate({"p": value})
+    assert tuple(str(v) for v in engine.run(query, argument, 10, 5).rows[0]) == tuple(str(v) for v in row)
+
+
+def test_without_the_declared_type_an_untyped_null_is_refused_as_before(engine):
+    with pytest.raises(QueryError, match="best candidate"):
+        engine.describe(engine.prepare("SELECT :p + INTERVAL '3' MONTH AS v"), timeout=5)
+
+
+def test_arrays_bind_as_lists_of_their_item_type(engine):
+    query = engine.prepare(
+        "SELECT name FROM t WHERE DATE '2000-01-01' + id::INT IN :days ORDER BY id", {"days": "date[]"}
+    )
+    assert engine.describe(query, timeout=5) == [("name", "VARCHAR")]
+    import datetime as dt
+
+    assert engine.run(query, {"days": [dt.date(2000, 1, 2), dt.date(2000, 1, 4)]}, 10, 5).rows == [("a",), ("c",)]
+    assert engine.run(query, {"days": []}, 10, 5).rows == []
+    ids = engine.prepare("SELECT list_sum(:ids) AS s, :ids[1] * 4000000000 AS big", {"ids": "integer[]"})
+    assert engine.run(ids, {"ids": [1, 2]}, 10, 5).rows == [(3, 4000000000)]
+
+
+def test_a_number_sent_as_an_integer_computes_as_the_same_number(engine):
+    query = engine.prepare("SELECT :x / 2 AS half, :x // 2 AS floor_div", {"x": "number"})
+    assert engine.run(query, {"x": 5}, 10, 5).rows == engine.run(query, {"x": 5.0}, 10, 5).rows
+
+
+def test_a_zoned_datetime_is_not_shifted_by_the_declared_type(engine):
+    import datetime as dt
+
+    query = engine.prepare("SELECT epoch(:at) AS s", {"at": "datetime"})
+    zoned = dt.datetime(2000, 1, 1, 12, tzinfo=dt.timezone(dt.timedelta(hours=5)))
+    assert engine.run(query, {"at": zoned}, 10, 5).rows == [(zoned.timestamp(),)]
+
+
+def test_describe_points_at_the_column_on_a_line_duckdb_shows_in_part(engine):
+    sql = "SELECT " + ", ".join(f"id AS c{i}" for i in range(30)) + ", nme FROM t"
+    with pytest.raises(QueryError, match="nme") as caught:
+        engine.describe(engine.prepare(sql), timeout=5)
+    assert caught.value.position == (1, sql.index("nme") + 1)
+
+
+def test_describe_points_into_the_spec_past_cast_placeholders(engine):
+    sql = "SELECT :a + 1 AS x, :b + 2 AS y, nme FROM t WHERE id IN :ids"
+    with pytest.raises(QueryError, match="nme") as caught:
+        engine.describe(engine.prepare(sql, {"a": "integer", "b": "date", "ids": "integer[]"}), timeout=5)
+    assert caught.value.position == (1, sql.index("nme") + 1)
+    two_lines = "SELECT :a AS x,\n  :b + nme AS y FROM t"
+    with pytest.raises(QueryError, match="nme") as caught:
+        engine.describe(engine.prepare(two_lines, {"a": "integer", "b": "integer"}), timeout=5)
+    assert caught.value.position == (2, 8)
