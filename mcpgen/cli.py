@@ -43,16 +43,27 @@ def _load(specs_dir: Path):
         return None
 
 
-def _open(specs_dir: Path, loaded=None):
+def _defines(loaded, tool: str):
+    """Whether a spec file defines TOOL: by its name, or, for a file too broken to name one, by its stem.
+    `call` needs only that spec: the problems of the others are warnings there."""
+    named = {str(s.path) for s in loaded.specs if s.name == tool}
+    return lambda path: (
+        path in named or (Path(path).stem == tool and not any(str(s.path) == path for s in loaded.specs))
+    )
+
+
+def _open(specs_dir: Path, loaded=None, needed=None):
     from .errors import SpecError
-    from .serve.project import open_project
+    from .serve.project import left_out_warning, open_project
 
     try:
-        project = open_project(specs_dir, loaded=loaded)
+        project = open_project(specs_dir, loaded=loaded, needed=needed)
     except SpecError as exc:
         for problem in exc.problems:
             click.echo(str(problem), err=True)
         raise click.exceptions.Exit(1) from None
+    for problem in project.loaded.left_out:
+        click.echo(str(left_out_warning(problem)), err=True)
     if project.loaded.python_files:  # Python runs with mcpgen's rights: say which files ran
         names = ", ".join(p.name for p in project.loaded.python_files)
         click.echo(f"mcpgen: imported Python tools from {names}", err=True)
@@ -281,7 +292,8 @@ def _http_options(loaded, host, port, token_envs, allow_hosts, allow_origins, ma
 def call(tool: str, args: tuple[str, ...], specs_dir: Path, as_json: bool) -> None:
     """Run TOOL once, without a client, and print its answer."""
     _setup_logging()
-    project = _open(specs_dir)
+    loaded = _load(specs_dir)
+    project = _open(specs_dir, loaded, needed=_defines(loaded, tool) if loaded is not None else None)
     try:
         if tool not in project.registry:
             raise click.UsageError(
@@ -426,7 +438,7 @@ def test_specs(specs_dir: Path, select: str | None) -> None:
 
     _setup_logging()
     try:
-        results = run_tests(specs_dir, select)
+        results = run_tests(specs_dir, select, warn=lambda problem: click.echo(str(problem), err=True))
     except SpecError as exc:
         for problem in exc.problems:
             click.echo(str(problem), err=True)

@@ -16,9 +16,10 @@ what the analyst previews is what Apps-capable hosts show.
 
 Calls go through `Registry.call`, the code path `mcpgen serve` uses, so arguments
 are checked by the server again whatever the browser let through. The specs
-folder (and mcpgen.yaml) are watched: every change re-runs `open_project`. When
-the new specs are broken the page shows the problems and keeps the last tool set
-that loaded, marked as stale.
+folder (and mcpgen.yaml) are watched: every change re-runs `open_project`. A broken
+spec is listed with its problems and the other tools still load; when the project
+itself does not (mcpgen.yaml, a connection) the page keeps the last tool set that
+loaded, marked as stale.
 """
 
 from __future__ import annotations
@@ -108,7 +109,8 @@ class PreviewState:
         collect = _Collect()
         logger.addHandler(collect)
         try:
-            project = open_project(self.specs_dir)
+            # Every tool is shown on its own: a broken spec is a warning on the page, the rest still load.
+            project = open_project(self.specs_dir, needed=lambda path: False)
         except SpecError as exc:
             return None, list(exc.problems), []
         except Exception as exc:  # a broken project must show on the page, not kill the preview
@@ -122,7 +124,7 @@ class PreviewState:
             logger.removeHandler(collect)
         warnings = list(project.loaded.warnings)
         warnings += [Problem(str(self.specs_dir), None, None, m, "warning") for m in collect.messages]
-        return project, [], warnings
+        return project, list(project.loaded.left_out), warnings  # the tools that loaded, and why others did not
 
     async def reload(self) -> None:
         if self._lock is None:
@@ -185,7 +187,8 @@ class PreviewState:
             "tools": tools,
             "errors": [self.problem_json(p) for p in self.errors],
             "warnings": [self.problem_json(p) for p in self.warnings],
-            "stale": bool(self.errors) and self.project is not None,
+            # Stale: the specs no longer load, and the page still shows the tools that last did.
+            "stale": self.project is not None and self.loaded_at != self.checked_at,
             "loaded_at": self.loaded_at,
             "checked_at": self.checked_at,
         }

@@ -43,6 +43,8 @@ class LoadedProject(Findings):
     specs: list[LoadedSpec]
     python_files: list[Path]
     problems: list[Problem]
+    # The errors of the specs that `open_project(needed=...)` left out (no longer in `problems`).
+    left_out: list[Problem] = field(default_factory=list)
 
     def raise_errors(self) -> None:
         if self.errors:

@@ -15,7 +15,8 @@ import hashlib
 import logging
 import os
 import runpy
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..answer.compile import SpecTool, compile_spec
@@ -24,8 +25,9 @@ from ..engines.factory import create_engine
 from ..engines.protocol import Engine
 from ..errors import MCPGenError, Problem, SpecError, UnsafeSQL
 from ..load.columns import check_spec_live, checked_by_default
+from ..load.discovery import spec_paths
 from ..load.project import load_project
-from ..load.specs import LoadedProject
+from ..load.specs import LoadedProject, LoadedSpec
 from ..spec.models import AppSettings
 from .mcp_app import project_apps
 from .registry import Registry, default_registry
@@ -45,14 +47,26 @@ class Project:
             engine.close()
 
 
-def open_project(specs_dir: str | Path, columns: bool = True, loaded: LoadedProject | None = None) -> Project:
+def open_project(
+    specs_dir: str | Path,
+    columns: bool = True,
+    loaded: LoadedProject | None = None,
+    needed: Callable[[str], bool] | None = None,
+) -> Project:
     """Load, check and compile every tool under `specs_dir`; raise SpecError if anything is wrong.
 
     Queries on DuckDB connections are described, as `mcpgen validate` does, so a column that a
     chart, table or template names and the query does not return stops the start, not a call
     (`columns=False` skips that: the same checks still stand at call time). `loaded`: the
-    project already read from `specs_dir` (`serve --http` reads its settings first), not read again."""
+    project already read from `specs_dir` (`serve --http` reads its settings first), not read again.
+
+    `needed` is for the commands that run some tools only (`call`, `test -k`, `preview`): given a
+    spec file's path, whether the command runs it. A spec it does not need is left out when it has
+    an error, which moves to `loaded.left_out` (they print it as a warning); the errors of the specs
+    it needs, of mcpgen.yaml and of the connections still stop the project."""
     loaded = loaded or load_project(specs_dir)
+    if needed is not None:
+        _leave_out(loaded, needed)
     loaded.raise_errors()
     os.chdir(loaded.root)  # DuckDB reads relative paths from the working directory
     problems: list[Problem] = []
@@ -70,15 +84,11 @@ def open_project(specs_dir: str | Path, columns: bool = True, loaded: LoadedProj
         engine = engines.get(spec.spec.connection)
         if engine is None:
             continue
-        try:
-            tool = registry.add(compile_spec(spec, engine, defaults, cursors))
-            if columns and checked_by_default(loaded.config.connections[spec.spec.connection]):
-                prepared = tool.handler.query if isinstance(tool.handler, SpecTool) else None
-                problems += [p for p in check_spec_live(spec, engine, prepared=prepared) if p.severity == "error"]
-        except UnsafeSQL as exc:
-            problems.append(Problem(str(spec.path), *spec.where("sql"), str(exc)))
-        except ValueError as exc:
-            problems.append(Problem(str(spec.path), *spec.where("name"), str(exc)))
+        found = _compile(spec, engine, loaded, registry, cursors, columns)
+        if found and needed is not None and not needed(str(spec.path)):
+            loaded.left_out += found
+        else:
+            problems += found
     for path in loaded.python_files:
         problems.extend(_import_tools(path, registry))
     _attach_apps(loaded, registry)
@@ -87,6 +97,45 @@ def open_project(specs_dir: str | Path, columns: bool = True, loaded: LoadedProj
             engine.close()
         raise SpecError(problems)
     return Project(loaded, registry, engines)
+
+
+def _compile(
+    spec: LoadedSpec, engine: Engine, loaded: LoadedProject, registry: Registry, cursors: Cursors, columns: bool
+) -> list[Problem]:
+    """Compile one spec into `registry` (once its columns are checked), or say what stops it."""
+    try:
+        tool = compile_spec(spec, engine, loaded.config.defaults, cursors)
+        if columns and checked_by_default(loaded.config.connections[spec.spec.connection]):
+            prepared = tool.handler.query if isinstance(tool.handler, SpecTool) else None
+            found = [p for p in check_spec_live(spec, engine, prepared=prepared) if p.severity == "error"]
+            if found:
+                return found
+        registry.add(tool)
+    except UnsafeSQL as exc:
+        return [Problem(str(spec.path), *spec.where("sql"), str(exc))]
+    except ValueError as exc:
+        return [Problem(str(spec.path), *spec.where("name"), str(exc))]
+    return []
+
+
+def left_out_warning(problem: Problem) -> Problem:
+    """How `call` and `test -k` print the error of a spec they left out."""
+    why = "this tool is left out here; serve and validate refuse the project until it is fixed"
+    return replace(problem, severity="warning", message=f"{problem.message} ({why})")
+
+
+def _leave_out(loaded: LoadedProject, needed: Callable[[str], bool]) -> None:
+    """Errors in spec files that are not needed move to `left_out`, and those specs are dropped."""
+    files = {str(p) for p in spec_paths(loaded.specs_dir)} | {str(s.path) for s in loaded.specs}
+    kept = []
+    for problem in loaded.problems:
+        if problem.severity == "error" and problem.path in files and not needed(problem.path):
+            loaded.left_out.append(problem)
+        else:
+            kept.append(problem)
+    dropped = {p.path for p in loaded.left_out}
+    loaded.problems[:] = kept
+    loaded.specs = [s for s in loaded.specs if str(s.path) not in dropped]
 
 
 def _cursors(loaded: LoadedProject, problems: list[Problem]) -> Cursors:
