@@ -68,6 +68,8 @@ class SpecTool:
                 **self.input_schema,
                 "properties": {**self.input_schema["properties"], CURSOR: CURSOR_SCHEMA},
             }
+            if self.cache_ttl is not None:  # a kept page never outlives the cursor it carries
+                self.cache_ttl = min(self.cache_ttl, self.cursors.ttl)
         # An empty answer cites what `empty` names, else the sources that are no template: a page
         # made from the arguments (a country code the query did not find) may not exist.
         chosen = spec.empty.sources if isinstance(spec.empty, EmptyAnswer) else None
@@ -103,9 +105,16 @@ class SpecTool:
         return arguments, cursor or None
 
     def cache_key(self, arguments: dict[str, Any]) -> str:
-        """The validated arguments as text: equal values, equal keys (`{}` and the defaults agree)."""
+        """The validated arguments as text: equal values, equal keys (`{}` and the defaults agree).
+
+        A cursor is checked here, before the cache is asked: an expired or foreign cursor is refused
+        even when its page is kept, and the key holds the position it continues from."""
         arguments, cursor = self._split(arguments)
-        return repr((tuple(self.arguments.validate(arguments).items()), cursor))
+        values = self.arguments.validate(arguments)
+        at = None
+        if cursor:
+            at = self.cursors.read(cursor, self.name, binding(repr(values), caller_identity(), self.version))
+        return repr((tuple(values.items()), at))
 
     def answer(self, values: dict[str, Any], result: QueryResult, page: Page | None = None) -> CallToolResult:
         """Build prose and structured content from one query result (one page of it for paged tools)."""

@@ -67,7 +67,7 @@ class Cursors:
         return hmac.new(self._key, message, hashlib.sha256).digest()[:16]
 
     def issue(self, tool: str, binding: str, position: Position) -> str:
-        body = f"{position.offset}.{int(time.time() + self.ttl)}"
+        body = f"{position.offset}.{math.ceil(time.time() + self.ttl)}"  # rounded up: valid for at least `ttl`
         if position.key is not None:
             body += f".{position.skip}." + json.dumps([_encode(v) for v in position.key], separators=(",", ":"))
         mac = self._mac(tool, binding, body)

@@ -142,6 +142,48 @@ def test_an_expired_cursor_is_refused(make, monkeypatch):
     assert result.is_error and "expired" in result.content[0].text
 
 
+CACHED = CONFIG + "defaults: {cache: 1h}\ncursors: {ttl: 1s}\n"
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    """Moves both clocks (the cursors' wall clock, the cache's monotonic one) forward by hand."""
+    offset = [0.0]
+    real_time, real_monotonic = time.time, time.monotonic
+    monkeypatch.setattr(time, "time", lambda: real_time() + offset[0])
+    monkeypatch.setattr(time, "monotonic", lambda: real_monotonic() + offset[0])
+    return offset
+
+
+def test_an_expired_cursor_is_refused_even_when_its_page_is_cached(make, clock):
+    registry = make(config=CACHED)
+    cursor = _next(registry)
+    second = ok(registry.call_sync("nums", {CURSOR: cursor}))
+    assert second.meta["mcpgen/cache"] == "miss"
+    assert ok(registry.call_sync("nums", {CURSOR: cursor})).meta["mcpgen/cache"] == "hit"
+    clock[0] += 5
+    result = registry.call_sync("nums", {CURSOR: cursor})
+    assert result.is_error and "expired" in result.content[0].text
+
+
+def test_a_cached_page_never_hands_out_an_expired_cursor(make, clock):
+    registry = make(config=CACHED)
+    _next(registry)
+    clock[0] += 5  # past the cursor's time to live, well within the cache's hour
+    fresh = ok(registry.call_sync("nums", {}))
+    assert fresh.meta["mcpgen/cache"] == "miss"
+    second = ok(registry.call_sync("nums", {CURSOR: fresh.meta[NEXT_CURSOR_META]}))
+    assert second.structured_content["table"][1][0] == 300
+
+
+def test_a_forged_cursor_for_a_cached_offset_is_refused(make):
+    registry = make(config=CACHED)
+    ok(registry.call_sync("nums", {CURSOR: _next(registry)}))  # the page at offset 300 is kept
+    forged = Cursors(b"x" * 32, ttl=60).issue("nums", "anything", Position(300))
+    result = registry.call_sync("nums", {CURSOR: forged})
+    assert result.is_error and "does not continue" in result.content[0].text
+
+
 def test_a_cursor_from_another_tool_or_spec_version_is_refused(make):
     cursor = _next(make())
     twin = make(NUMS, name="nums_twin")  # same SQL under another name
