@@ -92,7 +92,7 @@ FIXES: dict[str, dict[type, Callable[..., str]]] = {
 
 
 @cache
-def _generator(target: str) -> type[Generator]:
+def generator(target: str) -> type[Generator]:
     """The target dialect's generator, with FIXES and placeholders always written `:name`."""
     base = sqlglot.Dialect.get_or_raise(target).generator_class
 
@@ -127,7 +127,7 @@ def transpile(sql: str, source: str, target: str) -> str:
         tree = sqlglot.parse_one(sql, read=source)
     except SqlglotError as exc:
         raise Untranslatable(f"the SQL cannot be read as {source}: {first_line(exc)}") from None
-    reader, writer = _generator(source), _generator(target)
+    reader, writer = generator(source), generator(target)
     for node in tree.find_all(exp.Func):
         if isinstance(node, exp.Anonymous):
             problem = (

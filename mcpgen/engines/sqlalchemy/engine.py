@@ -28,13 +28,14 @@ from sqlalchemy.engine import make_url
 from ...errors import QueryError, QueryTimeout, UnsafeSQL
 from ...redaction import redact
 from ...spec.config import URLConnection, expand_env
+from ...sql.nulls import drop_null_orders, null_order_tables
 from ...sql.statements import DIALECTS, check_read_only, find_placeholders
 from ...text import first_line
 from ..deadlines import Cutoff
 from ..protocol import Prepared, QueryResult
 from .backends import backend_for
 from .rls import claim_settings, with_claim_settings
-from .statements import Statement, bindparam, sa_text, strip_semicolon, type_key
+from .statements import Statement, bindparam, catalog_columns, sa_text, strip_semicolon, type_key
 
 _DRIVER_HINTS = {
     "psycopg": 'pip install "mcpgen[postgres]"',
@@ -110,6 +111,7 @@ class SQLAlchemyEngine:
         event.listen(self._engine, "connect", self.backend.on_connect)
         self.backend.listen(self._engine)
         self._clauses: dict[tuple, Any] = {}
+        self._indexed: dict[Statement, Statement] = {}  # a statement -> the one to run (see `_runnable`)
         self._lock = threading.Lock()
         self.claim_settings = dict(connection.claim_settings)
         if self.claim_settings and self.backend.name != "postgresql":
@@ -145,7 +147,7 @@ class SQLAlchemyEngine:
 
     def run(self, query: Prepared, params: dict[str, Any], max_rows: int, timeout: float) -> QueryResult:
         started = time.perf_counter()
-        statement: Statement = query.sql
+        statement = self._runnable(query.sql, timeout)
         values = {name: params.get(name) for name in query.names}
         for name in statement.lists:
             if values[name] is None:
@@ -166,6 +168,31 @@ class SQLAlchemyEngine:
         except sa_exc.SQLAlchemyError as exc:
             raise QueryError(f"the query failed: {self._redact(first_line(exc))}") from None
         return QueryResult(columns, rows[:max_rows], len(rows) > max_rows, time.perf_counter() - started)
+
+    def _runnable(self, statement: Statement, timeout: float) -> Statement:
+        """The statement a call runs: on its first call, the ORDER BY keys on columns the catalog
+        declares NOT NULL lose their NULLS FIRST/LAST spelling (see `mcpgen.sql.nulls`), so an
+        index on the column can give the order; the rows and their order are the same."""
+        runnable = self._indexed.get(statement)
+        if runnable is not None:
+            return runnable
+        runnable = statement
+        tables = null_order_tables(statement.source, self.dialect)
+        if tables:
+            try:
+                columns = self._in_transaction(lambda conn: catalog_columns(conn, tables), timeout)
+            except (sa_exc.OperationalError, sa_exc.InterfaceError, sa_exc.TimeoutError, QueryError):
+                return statement  # the database is not answering: the call says so; ask again next time
+            except Exception:  # the catalog cannot be read (rights, an unusual dialect): keep the spelling
+                columns = {}
+            sql = drop_null_orders(
+                statement.source, self.dialect, lambda schema, table: columns.get((schema, table), {})
+            )
+            if sql is not None:
+                runnable = self.prepare(sql, dict(statement.types)).sql
+        with self._lock:
+            self._indexed[statement] = runnable
+        return runnable
 
     # -- describing --------------------------------------------------------------------------
 

@@ -38,6 +38,26 @@ class Statement:
     placeholders: tuple = ()
 
 
+def catalog_columns(conn, tables) -> dict[tuple[str | None, str], dict[str, bool]]:
+    """{(schema, table): {column: whether it may be NULL}} from the database's catalog, for base
+    tables only (a view's columns count as nullable: nothing is known of them); {} for a table not found."""
+    inspector = sa.inspect(conn)
+    out: dict[tuple[str | None, str], dict[str, bool]] = {}
+    views: dict[str | None, set[str]] = {}
+    for schema, table in tables:
+        if schema not in views:
+            views[schema] = set(inspector.get_view_names(schema=schema))
+        if table in views[schema]:
+            out[(schema, table)] = {}
+            continue
+        try:
+            columns = inspector.get_columns(table, schema=schema)
+        except sa.exc.NoSuchTableError:
+            columns = []
+        out[(schema, table)] = {c["name"]: bool(c.get("nullable", True)) for c in columns}
+    return out
+
+
 def strip_semicolon(sql: str, dialect: str | None) -> str:
     """The SQL without a trailing `;` (and what follows it), so it can be wrapped."""
     try:

@@ -807,3 +807,135 @@ def test_postgres_per_call_transactions_keep_the_drivers_prepared_statements(pos
         assert prepared.rows == [(1,)]
     finally:
         engine.close()
+
+
+# -- NULL orders and indexes ------------------------------------------------------------------
+
+# As a spec is written (DuckDB's dialect, where NULLs sort last) and as the project translates it.
+RANKED = "SELECT id, population FROM {t} WHERE cc = :cc ORDER BY population DESC LIMIT :n"
+
+
+@pytest.fixture
+def ranked_table(postgres_url):
+    """A table whose `population` is NOT NULL and `maybe` is not, indexed on (cc, population DESC)."""
+    table = services.unique_name("mcpgen_ranked")
+    with services.connect("postgresql") as con:
+        con.execute(
+            f"CREATE TABLE {table} (id int NOT NULL, cc text NOT NULL, population bigint NOT NULL, maybe bigint)"
+        )
+        con.execute(
+            f"INSERT INTO {table} SELECT i, (i % 50)::text, (i * 7919) % 100003, "
+            "CASE WHEN i % 7 = 0 THEN NULL ELSE i END FROM generate_series(1, 50000) i"
+        )
+        con.execute(f"CREATE INDEX {table}_rank ON {table} (cc, population DESC)")
+        con.execute(f"CREATE INDEX {table}_maybe ON {table} (cc, maybe DESC)")
+        con.execute(f"ANALYZE {table}")
+    yield table
+    services.drop_table("postgresql", table)
+
+
+def _plan(sql: str, params: dict) -> str:
+    """EXPLAIN of `sql` (with :name placeholders) on the test PostgreSQL, as text."""
+    with services.connect("postgresql") as con:
+        text = re.sub(r"(?<!:):(\w+)", r"%(\1)s", sql)
+        return "\n".join(r[0] for r in con.execute("EXPLAIN " + text, params).fetchall())
+
+
+def test_postgres_index_serves_a_not_null_order_and_the_rows_stay_the_same(postgres_url, ranked_table):
+    """`population DESC` in DuckDB means NULLS LAST, which the translation spells out and a plain
+    DESC index cannot give (a scan and a sort). The column is NOT NULL, so from its first call
+    the engine runs the query without the spelling: an index scan, the same rows in the same order."""
+    from mcpgen.sql.transpile import transpile
+
+    sql = transpile(RANKED.format(t=ranked_table), "duckdb", "postgres")
+    assert "NULLS LAST" in sql
+    params = {"cc": "7", "n": 10}
+    as_translated = _plan(sql, params)
+    assert "Sort" in as_translated, as_translated
+    engine = SQLAlchemyEngine("pg", URLConnection(url=postgres_url))
+    try:
+        prepared = engine.prepare(sql, {"cc": "string", "n": "integer"})
+        first = engine.run(prepared, params, 100, 10)
+        assert engine.run(prepared, params, 100, 10).rows == first.rows
+        runnable = engine._runnable(prepared.sql, 10).source
+        assert "NULLS" not in runnable.upper()
+        plan = _plan(runnable, params)
+        assert "Index Scan" in plan and "Sort" not in plan, plan
+        direct = _direct_server("postgresql")(sql, params)  # the translated query, straight through the driver
+        assert first.rows == direct and len(direct) == 10
+        assert [r[1] for r in direct] == sorted((r[1] for r in direct), reverse=True)
+    finally:
+        engine.close()
+
+
+def test_postgres_nullable_column_keeps_nulls_last(postgres_url, ranked_table):
+    """`maybe` has NULLs: the spelling stays (a sort), and the NULL rows come last, as in DuckDB."""
+    from mcpgen.sql.transpile import transpile
+
+    sql = transpile(
+        f"SELECT id, maybe FROM {ranked_table} WHERE cc = :cc ORDER BY maybe DESC, id LIMIT :n", "duckdb", "postgres"
+    )
+    engine = SQLAlchemyEngine("pg", URLConnection(url=postgres_url))
+    try:
+        prepared = engine.prepare(sql, {"cc": "string", "n": "integer"})
+        rows = engine.run(prepared, {"cc": "7", "n": 5000}, 10000, 10).rows
+        assert engine._runnable(prepared.sql, 10) is prepared.sql
+        values = [r[1] for r in rows]
+        first_null = values.index(None)
+        assert first_null > 0 and all(v is None for v in values[first_null:])
+        assert values[:first_null] == sorted(values[:first_null], reverse=True)
+    finally:
+        engine.close()
+
+
+def test_postgres_order_through_a_left_join_or_a_view_keeps_its_spelling(postgres_url, ranked_table):
+    """NOT NULL in the table is not NOT NULL in the result on the NULL-extended side of a LEFT JOIN,
+    nor is anything known of a view's columns: the NULL order is kept, NULL rows last."""
+    from mcpgen.sql.transpile import transpile
+
+    view = f"{ranked_table}_v"
+    with services.connect("postgresql") as con:
+        con.execute(f"CREATE VIEW {view} AS SELECT * FROM {ranked_table}")
+    engine = SQLAlchemyEngine("pg", URLConnection(url=postgres_url))
+    try:
+        joined = transpile(
+            f"SELECT a.id, b.population FROM {ranked_table} AS a LEFT JOIN {ranked_table} b "
+            f"ON b.id = a.id + 1 WHERE a.id IN (1, 50000) ORDER BY b.population DESC",
+            "duckdb",
+            "postgres",
+        )
+        through_view = transpile(f"SELECT id FROM {view} ORDER BY population DESC LIMIT 3", "duckdb", "postgres")
+        for sql in (joined, through_view):
+            prepared = engine.prepare(sql)
+            engine.run(prepared, {}, 100, 10)
+            assert engine._runnable(prepared.sql, 10) is prepared.sql, sql
+        assert engine.run(engine.prepare(joined), {}, 100, 10).rows[-1] == (50000, None)
+    finally:
+        engine.close()
+        with services.connect("postgresql") as con:
+            con.execute(f"DROP VIEW IF EXISTS {view}")
+
+
+def test_mariadb_not_null_order_drops_the_case_key(mariadb_url, mariadb_cities):
+    """MariaDB sorts NULLs first ascending; the translation adds a CASE key that no index serves,
+    which goes when the catalog says NOT NULL (the rows stay those of the translated query)."""
+    from mcpgen.sql.transpile import transpile
+
+    table = services.unique_name("mcpgen_asc")
+    with services.connect("mariadb") as con:
+        con.cursor().execute(f"CREATE TABLE {table} (id INT NOT NULL, name VARCHAR(40) NOT NULL, maybe INT)")
+        con.cursor().execute(f"INSERT INTO {table} VALUES (1, 'b', NULL), (2, 'a', 3), (3, 'c', 1)")
+    engine = SQLAlchemyEngine("mariadb", URLConnection(url=mariadb_url))
+    try:
+        sql = transpile(f"SELECT id FROM {table} ORDER BY name, maybe", "duckdb", "mysql")
+        assert sql.count("CASE WHEN") == 2
+        prepared = engine.prepare(sql)
+        rows = engine.run(prepared, {}, 100, 10).rows
+        runnable = engine._runnable(prepared.sql, 10).source
+        assert runnable.count("CASE WHEN") == 1 and "maybe IS NULL" in runnable
+        assert engine.run(prepared, {}, 100, 10).rows == rows == [(2,), (1,), (3,)]
+        nullable_first = transpile(f"SELECT id FROM {table} ORDER BY maybe", "duckdb", "mysql")
+        assert engine.run(engine.prepare(nullable_first), {}, 100, 10).rows == [(3,), (2,), (1,)]
+    finally:
+        engine.close()
+        services.drop_table("mariadb", table)
