@@ -69,6 +69,10 @@ class QueryTimeout(QueryError):
     """The query ran past its time limit and was cancelled."""
 
 
+class QueryCancelled(QueryError):
+    """The client cancelled the call while its query ran; the engine stopped the query."""
+
+
 class RenderError(MCPGenError):
     """A template failed while rendering a result."""
 

@@ -39,7 +39,14 @@ LOADING = ["version", "errors", "identity", "limits", "text", "redaction", "cli"
 LOADING += ["spec", "spec.config", "spec.models", "spec.params", "spec.patterns", "spec.yamlload"]
 LOADING += ["sql", "sql.lexing", "sql.pages", "sql.statements", "sql.transpile"]
 LOADING += ["templates", "templates.budget", "templates.fast", "templates.filters", "templates.render"]
-LOADING += ["engines", "engines.deadlines", "engines.duckdb", "engines.factory", "engines.file_reach"]
+LOADING += [
+    "engines",
+    "engines.control",
+    "engines.deadlines",
+    "engines.duckdb",
+    "engines.factory",
+    "engines.file_reach",
+]
 LOADING += ["engines.protocol", "engines.slots", "serve", "serve.mcp_app"]
 LOADING += ["load", "load.columns", "load.discovery", "load.messages", "load.project", "load.spec_checks", "load.specs"]
 

@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -23,9 +24,10 @@ from typing import Any
 import duckdb
 
 from ..checks import init_problem
-from ..errors import QueryError, QueryTimeout, UnsafeSQL
+from ..errors import QueryCancelled, QueryError, QueryTimeout, UnsafeSQL
 from ..sql.statements import check_read_only, find_placeholders
 from ..text import first_line, line_col
+from .control import attached
 from .deadlines import DEADLINES
 from .file_reach import FileReachError, Readable, readable_set
 from .protocol import Prepared, QueryResult
@@ -145,7 +147,16 @@ class DuckDBEngine:
                 self._con.execute(statement)
             except duckdb.Error as exc:
                 raise QueryError(f"connection '{name}': init statement {number} failed: {first_line(exc)}") from None
+        # Calls run on cursors made here, before the lock: a cursor's progress settings are its own, and
+        # only an unlocked one can turn them on (query_progress() then says how far a query is).
+        self._cursors = [self._progress_cursor() for _ in range(self.max_concurrent)]
         self._con.execute("SET lock_configuration = true")
+
+    def _progress_cursor(self) -> duckdb.DuckDBPyConnection:
+        cursor = self._con.cursor()
+        for setting in ("enable_progress_bar = true", "enable_progress_bar_print = false", "progress_bar_time = 0"):
+            cursor.execute(f"SET {setting}")
+        return cursor
 
     def prepare(self, sql: str, types: Mapping[str, str] | None = None) -> Prepared:
         """Check `sql` and write its placeholders for DuckDB, each cast to its declared type in `types`."""
@@ -169,20 +180,28 @@ class DuckDBEngine:
         return result
 
     def _run(self, query: Prepared, params: dict[str, Any], max_rows: int, timeout: float) -> QueryResult:
-        cursor = self._con.cursor()  # one cursor per call: no state shared between calls
-        alarm = DEADLINES.watch(timeout, cursor.interrupt)
+        # A cursor of the pool, one per slot: the SQL is one read-only query and settings are locked,
+        # so nothing a call does stays on the cursor for the next one.
+        cursor = self._cursors.pop()
+        running = _Running(cursor)
+        alarm = DEADLINES.watch(timeout, running.interrupt)
         try:
-            values = {k: params[k] for k in query.names}
-            cursor.execute(_text_for(query, values), values)
-            columns = [d[0] for d in cursor.description]
-            rows = cursor.fetchmany(max_rows + 1)
-        except duckdb.InterruptException:
-            raise QueryTimeout(f"the query ran longer than {timeout:g} s and was cancelled") from None
-        except duckdb.Error as exc:
-            raise QueryError(f"the query failed: {first_line(exc)}") from None
+            with attached(running.interrupt, cursor.query_progress) as control:
+                try:
+                    values = {k: params[k] for k in query.names}
+                    cursor.execute(_text_for(query, values), values)
+                    columns = [d[0] for d in cursor.description]
+                    rows = cursor.fetchmany(max_rows + 1)
+                except duckdb.InterruptException:
+                    if control is not None and control.cancelled:
+                        raise QueryCancelled("the call was cancelled and its query stopped") from None
+                    raise QueryTimeout(f"the query ran longer than {timeout:g} s and was cancelled") from None
+                except duckdb.Error as exc:
+                    raise QueryError(f"the query failed: {first_line(exc)}") from None
         finally:
             DEADLINES.cancel(alarm)
-            cursor.close()
+            running.end()
+            self._cursors.append(cursor)
         return QueryResult(columns, rows[:max_rows], len(rows) > max_rows)
 
     def describe(
@@ -250,6 +269,26 @@ def _in_source(query: _Typed, text: str, position: tuple[int, int] | None) -> tu
     offset = starts[line - 1] + col - 1
     out, origin, copied = max((a for a in query.anchors if a[0] <= offset), default=(0, 0, True))
     return line_col(query.source, origin + (offset - out if copied else 0))
+
+
+class _Running:
+    """One call's hold on a pooled cursor: an interrupt that comes after the call gave the cursor back
+    (a deadline firing as the query ends) does nothing, since the next call may be using it."""
+
+    __slots__ = ("_cursor", "_lock")
+
+    def __init__(self, cursor: duckdb.DuckDBPyConnection):
+        self._cursor: duckdb.DuckDBPyConnection | None = cursor
+        self._lock = threading.Lock()
+
+    def interrupt(self) -> None:
+        with self._lock:
+            if self._cursor is not None:
+                self._cursor.interrupt()
+
+    def end(self) -> None:
+        with self._lock:
+            self._cursor = None
 
 
 def _message(exc: BaseException) -> str:

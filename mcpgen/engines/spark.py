@@ -24,9 +24,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import QueryError, QueryTimeout
+from ..errors import QueryCancelled, QueryError, QueryTimeout
 from ..sql.statements import check_read_only, find_placeholders
 from ..text import first_line
+from .control import CURRENT, attached
 from .deadlines import DEADLINES
 from .protocol import Prepared, QueryResult
 from .slots import FairSlots
@@ -211,9 +212,13 @@ class SparkEngine:
         spark.addTag(tag)
         alarm = DEADLINES.watch(timeout, cancel)
         try:
-            df = spark.sql(query.sql.text(args), args=args)
-            return df.schema if shape is None else shape(df).toArrow()
+            with attached(lambda: spark.interruptTag(tag)):  # a cancelled call stops exactly its job
+                df = spark.sql(query.sql.text(args), args=args)
+                return df.schema if shape is None else shape(df).toArrow()
         except PySparkException as exc:
+            control = CURRENT.get()
+            if control is not None and control.cancelled:
+                raise QueryCancelled("the call was cancelled and its Spark job stopped") from None
             if fired.is_set():
                 raise QueryTimeout(f"the query ran longer than {timeout:g} s and was cancelled") from None
             if _unreachable(exc):

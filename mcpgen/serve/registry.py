@@ -17,9 +17,10 @@ from __future__ import annotations
 import inspect
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+import anyio
 import anyio.to_thread
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import ConfigDict, ValidationError, create_model
@@ -28,6 +29,7 @@ from .. import logs
 from ..answer.cache import META_KEY, ResultCache
 from ..answer.results import DataToolOutput
 from ..answer.tool import READ_ONLY, Answer, Tool, check_result, error_result
+from ..engines.control import CURRENT, CallControl
 from ..engines.protocol import QueryResult
 from ..errors import ArgumentError
 from ..identity import caller_identity
@@ -37,6 +39,11 @@ from ..text import as_json
 from . import audit, telemetry
 
 logger = logging.getLogger("mcpgen")
+
+# progress(percent, total, message): sends notifications/progress to the caller who asked for them.
+Progress = Callable[[float, float | None, str | None], Awaitable[None]]
+PROGRESS_EVERY = 0.25  # seconds between two looks at a running query's progress
+CANCEL_WAIT = 10.0  # seconds a cancelled call waits for its worker thread to stop the query
 
 
 class Registry:
@@ -107,14 +114,22 @@ class Registry:
 
         return decorator
 
-    async def call(self, name: str, arguments: dict[str, Any] | None) -> CallToolResult:
+    async def call(
+        self, name: str, arguments: dict[str, Any] | None, progress: Progress | None = None
+    ) -> CallToolResult:
         """Run a tool. Every failure comes back as an `isError` result with one sentence.
 
+        `progress`: where to report how far the query is, while it runs (when the engine can say).
+        Cancelling the calling task stops the query (see mcpgen.engines.control).
         Each call is logged as one line on stderr (see mcpgen.logs)."""
         with logs.call_stats() as stats, telemetry.span(name) as span:
             self.active += 1
             try:
-                result, query = await self._call(name, arguments)
+                result, query = await self._call(name, arguments, progress)
+            except anyio.get_cancelled_exc_class():
+                logs.note_error("Cancelled")
+                logs.log_call(name, stats)
+                raise
             finally:
                 self.active -= 1
             if query is not None:
@@ -131,17 +146,21 @@ class Registry:
             telemetry.record(span, name, stats)
         return result
 
-    async def _call(self, name: str, arguments: dict[str, Any] | None) -> tuple[CallToolResult, QueryResult | None]:
+    async def _call(
+        self, name: str, arguments: dict[str, Any] | None, progress: Progress | None = None
+    ) -> tuple[CallToolResult, QueryResult | None]:
         tool = self._tools.get(name)
         if tool is None:
             return error_result(f"Unknown tool '{name}'."), None
         if tool.cache_ttl is None or tool.cache_key is None:
-            return await self._run(tool, name, arguments)
+            return await self._run(tool, name, arguments, progress)
         try:
             key = (name, caller_identity(), tool.cache_key(arguments or {}))
         except ArgumentError as exc:
             return error_result(str(exc)), None
-        result, query, hit = await self.cache.get_or_run(key, tool.cache_ttl, lambda: self._run(tool, name, arguments))
+        result, query, hit = await self.cache.get_or_run(
+            key, tool.cache_ttl, lambda: self._run(tool, name, arguments, progress)
+        )
         logs.note_cache(hit)
         if result.is_error:
             return result, query
@@ -149,13 +168,13 @@ class Registry:
         return result.model_copy(update={"meta": meta}), query
 
     async def _run(
-        self, tool: Tool, name: str, arguments: dict[str, Any] | None
+        self, tool: Tool, name: str, arguments: dict[str, Any] | None, progress: Progress | None = None
     ) -> tuple[CallToolResult, QueryResult | None]:
         try:
             if tool.is_async:
                 result = await tool.handler(arguments or {})
             else:
-                result = await anyio.to_thread.run_sync(tool.handler, arguments or {})
+                result = await _in_thread(tool.handler, arguments or {}, progress)
         except ArgumentError as exc:
             return error_result(str(exc)), None
         except Exception as exc:
@@ -169,6 +188,51 @@ class Registry:
     def call_sync(self, name: str, arguments: dict[str, Any] | None = None) -> CallToolResult:
         """`call` for code that is not async (the CLI, tests)."""
         return anyio.run(self.call, name, arguments)
+
+
+async def _in_thread(handler: Callable[[dict[str, Any]], Any], arguments: dict[str, Any], progress: Progress | None):
+    """`handler(arguments)` in a worker thread, under a CallControl of its own: cancelling the calling
+    task cancels the engine's query (and waits, bounded, for the thread to stop); with `progress`, the
+    query's progress is read every PROGRESS_EVERY seconds and reported whenever it has grown."""
+    control = CallControl()
+    token = CURRENT.set(control)  # the worker thread runs in a copy of this context
+
+    def work():
+        try:
+            return handler(arguments)
+        finally:
+            control.done.set()
+
+    try:
+        if progress is None:
+            return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_report_progress, control, progress)
+            result = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+            tg.cancel_scope.cancel()
+        return result
+    except anyio.get_cancelled_exc_class():
+        with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_WAIT):
+            await anyio.to_thread.run_sync(control.cancel)  # a database's cancel request is I/O
+            while not control.done.is_set():
+                await anyio.sleep(0.01)
+        raise
+    finally:
+        CURRENT.reset(token)
+
+
+async def _report_progress(control: CallControl, progress: Progress) -> None:
+    last = -1.0
+    while True:
+        await anyio.sleep(PROGRESS_EVERY)
+        done = control.progress()
+        if done is not None and done > last:  # progress only ever grows on the wire
+            last = done
+            try:
+                await progress(done, 100.0, f"query {done:.0f}% done")
+            except Exception as exc:  # the client went away: the call goes on
+                logger.debug("progress not sent: %s", exc)
+                return
 
 
 def _plain_optionals(schema: dict[str, Any]) -> dict[str, Any]:

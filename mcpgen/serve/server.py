@@ -148,7 +148,8 @@ class ToolServer:
                 arguments = params.arguments or {}
                 audit.record(params.name, arguments, logs.CallStats(error="UnknownTool"), frozenset(arguments))
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {params.name}")
-        return await registry.call(params.name, params.arguments)
+        progress = ctx.session.report_progress if _wants_progress(ctx, params) else None
+        return await registry.call(params.name, params.arguments, progress)
 
     def _remember(self, ctx) -> None:
         # ctx.session lives for one request; its connection lives as long as the client (stdio).
@@ -199,6 +200,17 @@ class DeclareExtensions:
             declared = result["capabilities"].get("extensions") or {}
             result["capabilities"]["extensions"] = {**self.extensions, **declared}
         return result
+
+
+def _wants_progress(ctx, params: CallToolRequestParams) -> bool:
+    """Whether the caller asked for progress: a progressToken in `_meta`, or (the SDK's in-process
+    client) a progress callback on the request's channel. The SDK has no public accessor for it."""
+    meta = params.meta or {}
+    if "progressToken" in meta or "progress_token" in meta:
+        return True
+    channel = getattr(ctx.session, "_request_outbound", None)
+    channel = getattr(channel, "_inner", channel)  # a 2026-07-28 stream wraps the channel
+    return getattr(channel, "_progress_token", None) is not None or getattr(channel, "_on_progress", None) is not None
 
 
 class ToolsetError(MCPGenError):

@@ -169,3 +169,51 @@ def test_every_published_schema_compiles_under_strict_ajv(project):
     assert strict_ajv_errors(published) == []
     # and the check is not vacuous: the keywords published before are refused
     assert strict_ajv_errors({"old": {"type": "string", "format": "date", "formatMinimum": "2013-01-01"}}) != []
+
+
+# -- long work: progress while a query runs, and cancellation that stops it ---------------------
+
+
+@pytest.fixture(scope="module")
+def long_project(tmp_path_factory):
+    from longwork import write_long_project
+
+    root = tmp_path_factory.mktemp("long")
+    specs = write_long_project(root)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(root)
+        project = open_project(specs)
+        yield project
+        project.close()
+
+
+def test_a_caller_who_asks_gets_growing_progress_while_duckdb_scans(long_project):
+    async def check(client):
+        seen = []
+
+        async def on_progress(progress, total, message):
+            seen.append((progress, total, message))
+
+        result = await client.call_tool("scan", {"k": 7}, progress_callback=on_progress)
+        assert not result.is_error and result.content[0].text.endswith("multiples of 7.")
+        assert seen, "no progress notification arrived"
+        values = [p for p, _, _ in seen]
+        assert values == sorted(set(values)) and all(0 < v <= 100 for v in values)  # strictly growing
+        assert all(total == 100 and message == f"query {p:.0f}% done" for p, total, message in seen)
+        silent = await client.call_tool("scan", {"k": 5})  # no callback: no progress, same answer shape
+        assert not silent.is_error
+
+    session(ToolServer(long_project.registry), check)
+
+
+def test_a_cancelled_call_stops_its_query_and_the_server_serves_on(long_project):
+    async def check(client):
+        with anyio.move_on_after(0.5) as scope:
+            await client.call_tool("forever", {})
+        assert scope.cancelled_caught
+        with anyio.fail_after(10):  # one slot: had the join gone on, this call would wait minutes
+            result = await client.call_tool("quick", {})
+        assert result.content[0].text == "20000000 numbers."
+
+    session(ToolServer(long_project.registry), check)
+    assert long_project.registry.active == 0

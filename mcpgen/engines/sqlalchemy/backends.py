@@ -34,6 +34,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import select
+import threading
 import time
 import weakref
 from collections.abc import Callable
@@ -44,6 +45,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.pool import StaticPool
 
+from ..control import attached
 from .statements import Statement, empty_lists_as_arrays
 
 # clause(values, prefix, suffix): the statement's text() clause for these values, wrapped.
@@ -161,9 +163,10 @@ class PostgreSQL(Backend):
             _PG_PENDING.add(raw)
 
     def fetch(self, conn, clause, values, fetch, timeout):
-        # The server stops after max_rows + 1 rows.
-        result = conn.execute(clause(values, "SELECT * FROM (\n", f"\n) AS mcpgen_q LIMIT {fetch}"), values)
-        return list(result.keys()), [tuple(r) for r in result.fetchall()]
+        # The server stops after max_rows + 1 rows. A cancelled call sends PostgreSQL's cancel request.
+        with attached(_pg_canceller(conn.connection.dbapi_connection)):
+            result = conn.execute(clause(values, "SELECT * FROM (\n", f"\n) AS mcpgen_q LIMIT {fetch}"), values)
+            return list(result.keys()), [tuple(r) for r in result.fetchall()]
 
     def describe(self, conn, clause, values, timeout):
         described = _described(conn, clause(values, "SELECT * FROM (\n", "\n) AS q LIMIT 0"), values)
@@ -247,10 +250,12 @@ class SQLite(Backend):
     def fetch(self, conn, clause, values, fetch, timeout):
         raw = conn.connection.dbapi_connection
         deadline = time.monotonic() + timeout
-        raw.set_progress_handler(lambda: time.monotonic() > deadline, 1000)
+        stop = threading.Event()  # a cancelled call: the progress handler ends the query too
+        raw.set_progress_handler(lambda: stop.is_set() or time.monotonic() > deadline, 1000)
         try:
             values = _sqlite_values(values)
-            return _stream(conn, clause(values, ""), values, fetch)
+            with attached(stop.set):
+                return _stream(conn, clause(values, ""), values, fetch)
         finally:
             raw.set_progress_handler(None, 0)
 
@@ -332,6 +337,14 @@ def _pg_checkout(dbapi_connection, record, proxy) -> None:
         fileno = pgconn.socket
     if select.select([fileno], [], [], 0)[0]:
         raise sa_exc.DisconnectionError("the server closed the connection")
+
+
+def _pg_canceller(raw) -> Callable[[], object]:
+    """What sends PostgreSQL's cancel request for the statement running on `raw` (psycopg 3)."""
+    cancel_safe = getattr(raw, "cancel_safe", None)
+    if cancel_safe is not None:
+        return lambda: cancel_safe(timeout=5.0)
+    return raw.cancel
 
 
 def _pg_exec(conn, sql: str, seconds: float) -> None:

@@ -25,12 +25,13 @@ from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 
-from ...errors import QueryError, QueryTimeout, UnsafeSQL
+from ...errors import QueryCancelled, QueryError, QueryTimeout, UnsafeSQL
 from ...redaction import redact
 from ...spec.config import URLConnection, expand_env
 from ...sql.nulls import drop_null_orders, null_order_tables
 from ...sql.statements import DIALECTS, check_read_only, find_placeholders
 from ...text import first_line
+from ..control import CURRENT
 from ..deadlines import Cutoff
 from ..protocol import Prepared, QueryResult
 from .backends import backend_for
@@ -302,6 +303,9 @@ class SQLAlchemyEngine:
         return clause
 
     def _error(self, exc: sa_exc.DBAPIError, timeout: float, deadline: float) -> QueryError:
+        control = CURRENT.get()
+        if control is not None and control.cancelled:
+            return QueryCancelled("the call was cancelled and its query stopped")
         if exc.orig is not None and self.backend.is_timeout(exc.orig, deadline):
             return QueryTimeout(f"the query ran longer than {timeout:g} s and was cancelled")
         if exc.connection_invalidated:

@@ -939,3 +939,64 @@ def test_mariadb_not_null_order_drops_the_case_key(mariadb_url, mariadb_cities):
     finally:
         engine.close()
         services.drop_table("mariadb", table)
+
+
+# -- cancellation (a client's notifications/cancelled, through mcpgen.engines.control) ----------
+
+
+def _cancel_after(seconds: float, fn):
+    """Run `fn` under a CallControl in a thread and cancel it after `seconds`; (error, seconds taken)."""
+    from mcpgen.engines.control import CURRENT, CallControl
+
+    control, outcome = CallControl(), {}
+
+    def work():
+        CURRENT.set(control)
+        try:
+            outcome["result"] = fn()
+        except Exception as exc:
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=work)
+    started = time.monotonic()
+    thread.start()
+    time.sleep(seconds)
+    control.cancel()
+    thread.join(10)
+    assert not thread.is_alive()
+    return outcome.get("error"), time.monotonic() - started
+
+
+def test_postgres_cancel_stops_the_query_on_the_server(postgres_url):
+    from mcpgen.errors import QueryCancelled
+
+    marker = services.unique_name("mcpgen_cancel")
+    engine = SQLAlchemyEngine("pg", URLConnection(url=postgres_url, pool_size=1, max_overflow=0))
+    try:
+        error, took = _cancel_after(0.4, lambda: run(engine, f"SELECT pg_sleep(20) /* {marker} */", timeout=30))
+        assert isinstance(error, QueryCancelled) and str(error) == "the call was cancelled and its query stopped"
+        assert took < 3
+        with services.connect("postgresql") as con:
+            active = con.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' "
+                "AND query LIKE %s AND pid <> pg_backend_pid()",
+                [f"%{marker}%"],
+            ).fetchone()[0]
+        assert active == 0
+        assert run(engine, "SELECT 1 AS one").rows == [(1,)]  # the one pooled connection serves on
+    finally:
+        engine.close()
+
+
+def test_sqlite_cancel_interrupts_the_query(tmp_path):
+    from mcpgen.errors import QueryCancelled
+
+    sqlite3.connect(tmp_path / "x.db").close()
+    engine = SQLAlchemyEngine("lite", URLConnection(url=f"sqlite:///{tmp_path / 'x.db'}"))
+    forever = "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT count(*) FROM r"
+    try:
+        error, took = _cancel_after(0.3, lambda: run(engine, forever, timeout=30))
+        assert isinstance(error, QueryCancelled) and took < 2
+        assert run(engine, "SELECT 1").rows == [(1,)]
+    finally:
+        engine.close()
