@@ -12,6 +12,7 @@ inside `SELECT * FROM (...)`, which Spark's own parser accepts around a query an
 
 from __future__ import annotations
 
+import contextvars
 import datetime as dt
 import importlib.util
 import itertools
@@ -212,9 +213,14 @@ class SparkEngine:
         spark.addTag(tag)
         alarm = DEADLINES.watch(timeout, cancel)
         try:
-            with attached(lambda: spark.interruptTag(tag)):  # a cancelled call stops exactly its job
-                df = spark.sql(query.sql.text(args), args=args)
-                return df.schema if shape is None else shape(df).toArrow()
+            done: list[float | None] = [None]  # the share of its stages' tasks done, from _stage_progress
+            token = _PROGRESS.set(done)
+            try:
+                with attached(lambda: spark.interruptTag(tag), lambda: done[0]):  # cancel: exactly its job
+                    df = spark.sql(query.sql.text(args), args=args)
+                    return df.schema if shape is None else shape(df).toArrow()
+            finally:
+                _PROGRESS.reset(token)
         except PySparkException as exc:
             control = CURRENT.get()
             if control is not None and control.cancelled:
@@ -227,6 +233,21 @@ class SparkEngine:
         finally:
             DEADLINES.cancel(alarm)
             spark.removeTag(tag)
+
+
+# Spark Connect calls a session's progress handlers in the thread that runs the query, so the
+# handler finds the running call's slot through the context.
+_PROGRESS: contextvars.ContextVar[list[float | None] | None] = contextvars.ContextVar("mcpgen_spark", default=None)
+
+
+def _stage_progress(stages, inflight_tasks: int, operation_id: str | None, done: bool) -> None:
+    """Percent of the tasks of the job's stages so far that are done (later stages may lower it)."""
+    slot = _PROGRESS.get()
+    if slot is None or not stages:
+        return
+    total = sum(stage.num_tasks for stage in stages)
+    if total:
+        slot[0] = 100.0 * sum(stage.num_completed_tasks for stage in stages) / total
 
 
 def _spark_type(declared: str) -> str:
@@ -259,6 +280,7 @@ def _open_session(remote: str, conf: Mapping[str, str], database: str | None) ->
         session.conf.set(key, value)
     if database:
         session.catalog.setCurrentDatabase(database)
+    session.registerProgressHandler(_stage_progress)
     return session
 
 

@@ -203,3 +203,37 @@ def test_describe_gives_spark_types(engine):
         "SELECT name, population FROM cities WHERE population > :p LIMIT :n", {"p": "integer", "n": "integer"}
     )
     assert engine.describe(query, timeout=60) == [("name", "string"), ("population", "bigint")]
+
+
+def test_a_cancelled_call_stops_its_job_and_progress_is_read_from_its_stages(engine, spark_cluster):
+    """notifications/cancelled reaches the engine as CallControl.cancel(): the job's tag is interrupted."""
+    from mcpgen.engines.control import CURRENT, CallControl
+    from mcpgen.errors import QueryCancelled
+
+    query = engine.prepare("SELECT sum(id % 13) AS s FROM range(0, 200000000000, 1, 16)")
+    control, outcome, seen = CallControl(), {}, []
+
+    def work():
+        CURRENT.set(control)
+        try:
+            engine.run(query, {}, max_rows=10, timeout=120)
+        except Exception as exc:
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not seen:  # tasks finish: the share done grows above 0
+        value = control.progress()
+        if value:
+            seen.append(value)
+        time.sleep(0.2)
+    control.cancel()
+    thread.join(30)
+    assert not thread.is_alive() and isinstance(outcome.get("error"), QueryCancelled), outcome
+    assert seen and 0 < seen[0] <= 100
+    deadline = time.monotonic() + 20
+    while _running_jobs(spark_cluster) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert _running_jobs(spark_cluster) == [], "the cancelled job still runs"
+    assert engine.run(engine.prepare("SELECT 1 AS one"), {}, 10, 30).rows == [(1,)]
