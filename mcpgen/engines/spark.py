@@ -280,7 +280,7 @@ def _open_session(remote: str, conf: Mapping[str, str], database: str | None) ->
         session.conf.set(key, value)
     if database:
         session.catalog.setCurrentDatabase(database)
-    session.registerProgressHandler(_stage_progress)
+    session.registerProgressHandler(_stage_progress)  # type: ignore[arg-type]  # any callable; it is only called
     return session
 
 
