@@ -52,6 +52,15 @@ def _defines(loaded, tool: str):
     )
 
 
+def _only(loaded, tool: str) -> None:
+    """Keep only the spec that defines TOOL, and no Python file, when exactly one spec defines it:
+    then no other spec is compiled or described and no other connection is opened."""
+    mine = [s for s in loaded.specs if s.name == tool]
+    if len(mine) == 1:
+        loaded.specs = mine
+        loaded.python_files = []
+
+
 def _open(specs_dir: Path, loaded=None, needed=None):
     from .errors import SpecError
     from .serve.project import left_out_warning, open_project
@@ -290,9 +299,13 @@ def _http_options(loaded, host, port, token_envs, allow_hosts, allow_origins, ma
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the raw result as JSON.")
 def call(tool: str, args: tuple[str, ...], specs_dir: Path, as_json: bool) -> None:
-    """Run TOOL once, without a client, and print its answer."""
+    """Run TOOL once, without a client, and print its answer. Only TOOL's spec is compiled and only
+    its connection opened (the other specs are read, and their errors are warnings); a tool that no
+    spec defines is looked for in the Python files, which then run."""
     _setup_logging()
     loaded = _load(specs_dir)
+    if loaded is not None:
+        _only(loaded, tool)
     project = _open(specs_dir, loaded, needed=_defines(loaded, tool) if loaded is not None else None)
     try:
         if tool not in project.registry:

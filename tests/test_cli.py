@@ -213,3 +213,42 @@ def test_serve_http_reads_the_project_once(runner, loads, monkeypatch):
     result = runner.invoke(main, ["serve", "specs", "--http", "--port", "8123"])
     assert result.exit_code == 0, result.output
     assert served == [(10, 8123)] and len(loads) == 1
+
+
+def _folder_project(tmp_path: Path) -> Path:
+    """A project of its own: the spec `numbers`, a spec whose column error only describing its query
+    finds, a spec named by `name:`, and a Python file that leaves a mark when it runs."""
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    good = (
+        "description: Numbers.\nparameters:\n  n:\n    type: integer\n    description: how many\n    default: 2\n"
+        "sql: SELECT range AS x FROM range(:n)\nsources: [https://example.org/]\n"
+        "content: '{{ row_count }} numbers'\n"
+    )
+    (specs / "numbers.yaml").write_text(good)
+    (specs / "renamed_file.yaml").write_text("name: renamed\n" + good)
+    (specs / "columns.yaml").write_text(good.replace("{{ row_count }} numbers", "{{ rows[0].nope }}"))
+    (specs / "tools.py").write_text("from pathlib import Path\nPath(__file__).with_name('ran.txt').write_text('ran')\n")
+    return specs
+
+
+def test_call_compiles_only_the_tools_own_spec(runner, tmp_path):
+    """`call numbers` compiles numbers.yaml alone: the spec whose query would be described (and
+    refused) is not, and the folder's Python file does not run (`serve` would refuse the folder and run it)."""
+    specs = _folder_project(tmp_path)
+    result = runner.invoke(main, ["call", "numbers", "-s", str(specs), "-a", "n=3", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["content"][0]["text"] == "3 numbers"
+    assert "columns.yaml" not in result.stderr and "imported Python tools" not in result.stderr
+    assert not (specs / "ran.txt").exists()
+    renamed = runner.invoke(main, ["call", "renamed", "-s", str(specs), "--json"])
+    assert renamed.exit_code == 0 and json.loads(renamed.stdout)["content"][0]["text"] == "2 numbers"
+    own = runner.invoke(main, ["call", "columns", "-s", str(specs)])
+    assert own.exit_code == 1 and "nope" in own.stderr
+
+
+def test_call_of_a_tool_no_spec_defines_runs_the_python_files(runner, tmp_path):
+    specs = _folder_project(tmp_path)
+    result = runner.invoke(main, ["call", "renamed_file", "-s", str(specs)])
+    assert result.exit_code != 0 and "no tool named 'renamed_file'" in result.output
+    assert (specs / "ran.txt").exists()

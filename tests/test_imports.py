@@ -54,6 +54,8 @@ SERVE = [*LOADING, "logs", "serve.audit", "serve.project", "serve.registry", "se
 SERVE += ["serve.telemetry", "answer", "answer.cache", "answer.charts", "answer.compile", "answer.cursors"]
 SERVE += ["answer.pages", "answer.results", "answer.tool"]
 VALIDATE = [*LOADING, "commands", "commands.reports", "commands.validate"]
+CALL = [m for m in [*SERVE, "commands", "commands.terminal"] if m not in ("serve.server", "serve.stdio")]
+PROTOCOL = {"mcp_types", "anyio", "sniffio", "rich", "markdown_it", "mdurl", "pygments"}
 
 
 def modules(tmp_path: Path, *command: str) -> list[str]:
@@ -113,3 +115,12 @@ def test_validate_loads_neither_the_sdk_nor_serving(tmp_path):
     assert ours == mcpgen(VALIDATE)
     assert others <= CORE, others - CORE
     assert not any(n.startswith(("mcpgen.answer", "mcpgen.serve.server", "mcpgen.http")) for n in ours)
+
+
+def test_call_loads_the_protocol_types_without_the_sdk(tmp_path):
+    """`mcpgen call` builds the MCP result with the protocol types alone (`mcp_types`): neither the
+    SDK's client nor its server (the `mcp` package, about a second of imports) is loaded."""
+    ours, others = loaded(tmp_path, "call", "top_cities", "-a", "top_n=2", "-s", "specs")
+    assert ours == mcpgen(CALL), sorted(ours ^ mcpgen(CALL))
+    assert "mcp" not in others and "mcp_types" in others
+    assert others <= CORE | PROTOCOL, others - (CORE | PROTOCOL)

@@ -6,7 +6,7 @@ live and the least recently used go first once the byte budget is spent. Failed 
 are never kept. A reload builds a new Registry, and with it an empty cache.
 
 >>> import anyio
->>> from mcp.types import CallToolResult, TextContent
+>>> from mcp_types import CallToolResult, TextContent
 >>> cache, runs = ResultCache(max_bytes=10_000), []
 >>> async def run():
 ...     runs.append(1)
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
-from mcp.types import CallToolResult
+from mcp_types import CallToolResult
 
 from ..spec.config import DEFAULT_CACHE_BYTES
 

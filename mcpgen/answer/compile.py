@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
 
 from ..engines.protocol import Engine, QueryResult
 from ..errors import ArgumentError, MCPGenError

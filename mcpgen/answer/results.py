@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Annotated, Any
 
-from mcp.types import CallToolResult
+from mcp_types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, WithJsonSchema
 
 from ..spec.models import TableSpec

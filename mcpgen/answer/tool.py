@@ -16,8 +16,8 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from mcp.types import Tool as MCPTool
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import Tool as MCPTool
 from pydantic import ValidationError
 
 from .. import logs

@@ -41,7 +41,7 @@ from ..spec.models import AppSettings
 from ..version import __version__
 
 if TYPE_CHECKING:  # the SDK is imported where resources are built: `mcpgen validate` never pays for it
-    from mcp.types import Resource, TextResourceContents
+    from mcp_types import Resource, TextResourceContents
 
 logger = logging.getLogger("mcpgen")
 

@@ -1,7 +1,7 @@
 """The registry: tools by name, and the rule that every tool declares its sources. A hand-written
 tool is registered only if it returns `DataToolOutput`; every call is logged, audited and traced.
 
->>> from mcp.types import CallToolResult, TextContent
+>>> from mcp_types import CallToolResult, TextContent
 >>> reg = Registry()
 >>> @reg.tool()
 ... def hello() -> DataToolOutput:
@@ -22,7 +22,7 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import ConfigDict, ValidationError, create_model
 
 from .. import logs

@@ -62,6 +62,9 @@ def test_call_runs_the_tool_and_warns_of_the_broken_spec(project):
     result = CliRunner().invoke(main, ["call", "numbers", "--specs", str(specs), "-a", "n=2"])
     assert result.exit_code == 0, result.output
     assert "2 numbers" in result.stdout
+    if problem == BROKEN["column"][1]:  # found only by describing the query: `call` compiles its own spec alone
+        assert "broken.yaml" not in result.stderr
+        return
     warning = [line for line in result.stderr.splitlines() if "broken.yaml" in line]
     assert len(warning) >= 1 and all(": warning: " in line and "left out" in line for line in warning)
     assert problem in result.stderr
