@@ -48,7 +48,8 @@ LOADING += [
     "engines.file_reach",
 ]
 LOADING += ["engines.protocol", "engines.slots", "serve", "serve.mcp_app"]
-LOADING += ["load", "load.columns", "load.discovery", "load.messages", "load.project", "load.spec_checks", "load.specs"]
+LOADING += ["load", "load.columns", "load.discovery", "load.icons", "load.messages", "load.project"]
+LOADING += ["load.spec_checks", "load.specs"]
 
 SERVE = [*LOADING, "logs", "serve.audit", "serve.project", "serve.registry", "serve.server", "serve.stdio"]
 SERVE += ["serve.telemetry", "answer", "answer.cache", "answer.charts", "answer.compile", "answer.cursors"]

@@ -16,7 +16,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, Icon, TextContent, ToolAnnotations
 from mcp_types import Tool as MCPTool
 from pydantic import ValidationError
 
@@ -68,6 +68,7 @@ class Tool:
     sensitive: frozenset[str] = frozenset()  # arguments the audit log records only as hashes
     wants_app: bool = True  # False: no MCP App (`@registry.tool(app=False)`; specs say `app: false`)
     app: str | None = None  # the ui:// resource of its MCP App (mcpgen.serve.mcp_app), if it has one
+    icons: list[dict[str, Any]] | None = None  # MCP icons in wire form (mcpgen.load.icons)
 
     def to_mcp(self) -> MCPTool:
         return MCPTool(
@@ -78,6 +79,7 @@ class Tool:
             output_schema=PUBLISHED_SCHEMA,
             annotations=self.annotations,
             _meta={"ui": {"resourceUri": self.app}} if self.app else None,
+            icons=[Icon.model_validate(icon) for icon in self.icons] if self.icons else None,
         )
 
 

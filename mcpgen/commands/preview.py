@@ -48,6 +48,7 @@ from ..limits import MAX_BODY_BYTES
 from ..serve.mcp_app import APP_URI, App, build_html, check_chartjs, find_chartjs, host_csp
 from ..serve.project import Project, open_project
 from ..serve.reload import LiveProject, watch_project
+from ..serve.server import instructions_for
 from ..spec.models import AppSettings
 from ..text import plural
 
@@ -181,9 +182,14 @@ class PreviewState:
                 item.pop("outputSchema", None)  # the same for every tool
                 item["source"] = self.relative(tool.source) if tool.source else None
                 tools.append(item)
+        server = None
+        if self.project is not None:  # what a client reads at connection: instructions, icons
+            registry = self.project.registry
+            server = {"instructions": instructions_for(registry), "icons": registry.icons}
         return {
             "version": self.version,
             "specs_dir": self.relative(str(self.specs_dir)),
+            "server": server,
             "tools": tools,
             "errors": [self.problem_json(p) for p in self.errors],
             "warnings": [self.problem_json(p) for p in self.warnings],

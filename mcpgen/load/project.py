@@ -27,6 +27,7 @@ from ..spec.config import DuckDBConnection, ProjectConfig, URLConnection
 from ..spec.models import Spec
 from ..spec.yamlload import Located, load_yaml
 from .discovery import find_config, python_paths, spec_paths
+from .icons import as_mcp_icons
 from .messages import not_utf8, typos, validation_problems
 from .spec_checks import check_spec, check_unique_names
 from .specs import LoadedProject, LoadedSpec
@@ -44,6 +45,7 @@ def load_project(specs_dir: str | Path, paths: list[Path] | None = None, unique_
     root = (config_path.parent if config_path else specs_dir.parent).resolve()
     config = _load_config(config_path, problems) if config_path else ProjectConfig()
     _check_root(root, config, config_path or specs_dir, problems)
+    icons = _project_icons(config, config_path, root, problems)
     specs = []
     for path in paths:
         loaded = load_spec(path, config, problems, root)
@@ -54,7 +56,20 @@ def load_project(specs_dir: str | Path, paths: list[Path] | None = None, unique_
     python_files = python_paths(specs_dir)
     if not paths and not python_files:
         problems.append(Problem(str(specs_dir), None, None, f"no spec files (*.yaml, *.yml) in {specs_dir}"))
-    return LoadedProject(specs_dir, root, config, config_path, specs, python_files, problems)
+    return LoadedProject(specs_dir, root, config, config_path, specs, python_files, problems, icons=icons)
+
+
+def _project_icons(config: ProjectConfig, path: Path | None, root: Path, problems: list[Problem]) -> list[dict]:
+    """mcpgen.yaml's icons in wire form (files beside it inlined); a broken one is a problem at `icons`."""
+    if not config.icons or path is None:
+        return []
+    try:
+        return as_mcp_icons(config.icons, path.parent, root)
+    except ValueError as exc:
+        data = load_yaml(path.read_text(encoding="utf-8"), str(path), [])
+        line, col = data.where("icons") if isinstance(data, Located) else (None, None)
+        problems.append(Problem(str(path), line, col, f"icons: {exc}"))
+        return []
 
 
 def _load_config(path: Path, problems: list[Problem]) -> ProjectConfig:
@@ -75,7 +90,7 @@ def _load_config(path: Path, problems: list[Problem]) -> ProjectConfig:
 
 def _check_secrets(config: ProjectConfig, data: Any, path: Path, problems: list[Problem]) -> None:
     """A password written into mcpgen.yaml is a warning; the message never repeats it."""
-    if "connections" not in data:  # the default connection: nothing written, no password
+    if not data or "connections" not in data:  # the default connection: nothing written, no password
         return
     for name, conn in config.connections.items():
         node: Located = data["connections"][name]

@@ -31,6 +31,7 @@ from ..sql.statements import DIALECTS, check_read_only, find_placeholders
 from ..sql.transpile import transpile
 from ..templates.render import Template
 from ..text import column_of, did_you_mean, line_col
+from .icons import as_mcp_icons
 from .specs import LoadedSpec
 
 
@@ -46,6 +47,17 @@ def check_spec(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem
     _check_templates(loaded, problems)
     _check_charts(loaded, problems)
     _check_answer_size(loaded, config, problems)
+    _check_icons(loaded, problems, root)
+
+
+def _check_icons(loaded: LoadedSpec, problems: list[Problem], root: Path) -> None:
+    """`icons:` in wire form, image files beside the spec read and inlined."""
+    if loaded.spec.icons is None:
+        return
+    try:
+        loaded.icons = as_mcp_icons(loaded.spec.icons, loaded.path.parent, root)
+    except ValueError as exc:
+        problems.append(_problem(loaded, "icons", f"icons: {exc}"))
 
 
 def _problem(

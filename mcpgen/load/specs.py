@@ -29,6 +29,7 @@ class LoadedSpec:
     data: Located  # the raw mapping, for line numbers
     templates: dict[str, Template] = field(default_factory=dict)
     dialect: str | None = None  # the dialect of `sql` (None: a database sqlglot does not know)
+    icons: list[dict] | None = None  # `icons:` in wire form, files inlined (None: the project's)
 
     def where(self, key: str) -> tuple[int | None, int | None]:
         return self.data.where(key)
@@ -45,6 +46,7 @@ class LoadedProject(Findings):
     problems: list[Problem]
     # The errors of the specs that `open_project(needed=...)` left out (no longer in `problems`).
     left_out: list[Problem] = field(default_factory=list)
+    icons: list[dict] = field(default_factory=list)  # mcpgen.yaml's icons in wire form
 
     def raise_errors(self) -> None:
         if self.errors:

@@ -92,6 +92,7 @@ def open_project(
     for path in loaded.python_files:
         problems.extend(_import_tools(path, registry))
     _attach_apps(loaded, registry)
+    _attach_server_settings(loaded, registry)
     if problems:
         for engine in engines.values():
             engine.close()
@@ -165,6 +166,15 @@ def _attach_apps(loaded: LoadedProject, registry: Registry) -> None:
     registry.apps, chosen = project_apps(loaded.config.app, settings, loaded.root)
     for name, uri in chosen.items():
         registry.get(name).app = uri
+
+
+def _attach_server_settings(loaded: LoadedProject, registry: Registry) -> None:
+    """mcpgen.yaml's instructions and icons; a tool without icons of its own gets the project's."""
+    registry.instructions, registry.icons = loaded.config.instructions, loaded.icons
+    own = {s.name: s.icons for s in loaded.specs}
+    for tool in registry:
+        mine = own.get(tool.name)
+        tool.icons = mine if mine is not None else (loaded.icons or None)
 
 
 def _import_tools(path: Path, registry: Registry) -> list[Problem]:

@@ -54,6 +54,8 @@ class Registry:
         self.active = 0  # calls in flight (reload waits for them before closing engines)
         self.cache = ResultCache(cache_max_bytes)  # a reload builds a new Registry: a new, empty cache
         self.apps: dict[str, Any] = {}  # ui:// uri -> mcpgen.serve.mcp_app.App, served as resources
+        self.instructions: str | None = None  # mcpgen.yaml's, else ToolServer says what the tools are
+        self.icons: list[dict[str, Any]] = []  # the server's icons (mcpgen.yaml), wire form
 
     def __contains__(self, name: str) -> bool:
         return name in self._tools

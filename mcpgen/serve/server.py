@@ -23,6 +23,7 @@ from mcp.types import (
     INVALID_PARAMS,
     CallToolRequestParams,
     CallToolResult,
+    Icon,
     ListResourcesResult,
     ListToolsResult,
     ReadResourceRequestParams,
@@ -49,6 +50,7 @@ WORKER_THREADS = 100
 # carry the URI in error.data.
 RESOURCE_NOT_FOUND = -32002
 UI_EXTENSION = {"mimeTypes": [APP_MIME_TYPE]}
+SUMMARY_TOOLS = 20  # tools named in the generated instructions
 
 
 class ToolServer:
@@ -61,8 +63,8 @@ class ToolServer:
         instructions: str | None = None,
         tags: frozenset[str] | None = None,
     ):
-        self.registry = registry
         self.tags = tags  # serve only tools with one of these tags (None: all)
+        self._instructions = instructions  # given here, it wins over mcpgen.yaml's and the summary
         # tools/list_changed: 2026-07-28 clients get it on a subscriptions/listen stream (the bus);
         # handshake-era sessions get a plain notification (the sessions seen so far).
         self.bus = InMemorySubscriptionBus()
@@ -82,11 +84,24 @@ class ToolServer:
             on_list_resources=self._list_resources,
             on_read_resource=self._read_resource,
         )
+        self.registry = registry  # sets the instructions and icons too
         # MCP Apps: tools carry _meta.ui.resourceUri; hosts without the extension ignore it. server/discover
         # declares it from here; the handshake-era initialize result, whose schema has no `extensions`, would
         # lose it, so DeclareExtensions puts it back (hosts look for it there too).
         self.server.extensions[EXTENSION_ID] = UI_EXTENSION
         self.server.middleware.append(DeclareExtensions(self.server.extensions))
+
+    @property
+    def registry(self) -> Registry:
+        return self._registry
+
+    @registry.setter
+    def registry(self, registry: Registry) -> None:
+        """Serve `registry` (a reload swaps it): its tools, and the instructions and icons that go with them."""
+        self._registry = registry
+        self.server.instructions = self._instructions or instructions_for(registry, self.tags)
+        self.server.icons = [Icon.model_validate(icon) for icon in registry.icons] or None
+        self.server.__dict__.pop("_server_info_stamp_source", None)  # the SDK's copy of serverInfo, icons included
 
     def initialization_options(self):
         return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
@@ -185,6 +200,25 @@ class ToolServer:
             finally:
                 self.listen.close()
                 tg.cancel_scope.cancel()
+
+
+def instructions_for(registry: Registry, tags: frozenset[str] | None = None) -> str:
+    """The server's instructions: mcpgen.yaml's, else a summary of what the tools are, naming those every
+    caller may see (served, no scopes).
+
+    >>> instructions_for(Registry())[:41]
+    'Each tool answers from a query over this '
+    """
+    if registry.instructions:
+        return registry.instructions
+    tools = [t for t in registry if (tags is None or not tags.isdisjoint(t.tags)) and t.scopes is None]
+    named = ", ".join(f"{t.name} ({t.title})" if t.title else t.name for t in tools[:SUMMARY_TOOLS])
+    more = f" and {len(tools) - SUMMARY_TOOLS} more" if len(tools) > SUMMARY_TOOLS else ""
+    listing = f" Tools: {named}{more}." if tools else ""
+    return (
+        "Each tool answers from a query over this project's data, in prose with the figures, a table and the "
+        f"sources they come from (structuredContent.sources): cite those sources.{listing}"
+    )
 
 
 class DeclareExtensions:

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, StrictBool, StrictInt, Tag, field_validator, model_validator
 
-from .models import AppChoice, CacheTTL, Duration, SQLDialect, Strict
+from .models import AppChoice, CacheTTL, Duration, Icon, SQLDialect, Strict
 
 CONFIG_NAME = "mcpgen.yaml"
 DEFAULT_MAX_ROWS = 1000
@@ -237,3 +237,10 @@ class ProjectConfig(Strict):
     app: AppChoice = Field(
         default=True, description="The MCP App for every tool: true, false, or {chart_height, theme}."
     )
+    instructions: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=4000,
+        description="What clients tell the model about this server; default: a summary of the tools.",
+    )
+    icons: list[Icon] = Field(default=[], description="The server's icons, and those of every tool that sets none.")

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import PurePosixPath
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -373,6 +374,54 @@ Scopes = Annotated[
 ]
 
 
+ICON_TYPES = {
+    ".png": "image/png",
+    ".svg": "image/svg+xml",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".webp": "image/webp",
+}
+
+
+class Icon(Strict):
+    """An icon hosts show beside a tool or the server (the MCP `Icon`)."""
+
+    src: str = Field(
+        min_length=1,
+        description="An https:// URL, a data:image/... URI, or an image file (.png, .svg, .jpg, .webp) relative to "
+        "this file, sent inline as a data: URI.",
+    )
+    mime_type: str | None = Field(
+        default=None, pattern=r"^image/[A-Za-z0-9.+-]+$", description="e.g. image/png; default: from the file name."
+    )
+    sizes: list[Annotated[str, Field(pattern=r"^(\d+x\d+|any)$")]] = Field(
+        default=[], description='The sizes it is drawn for, e.g. ["48x48"], or ["any"] for a scalable one.'
+    )
+    theme: Literal["light", "dark"] | None = Field(default=None, description="The background it is made for.")
+
+    @field_validator("sizes", mode="before")
+    @classmethod
+    def _sizes(cls, value: Any) -> Any:
+        for size in value if isinstance(value, list) else []:
+            if isinstance(size, str) and not re.fullmatch(r"\d+x\d+|any", size):
+                raise ValueError(f"icon size {size!r} must be WIDTHxHEIGHT in pixels, e.g. 48x48, or any")
+        return value
+
+    @field_validator("src")
+    @classmethod
+    def _src(cls, value: str) -> str:
+        scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*):", value)
+        if scheme is None:
+            if value.startswith("/") or PurePosixPath(value).suffix.lower() not in ICON_TYPES:
+                raise ValueError(f"icon file {value!r} must be a relative path to a {', '.join(ICON_TYPES)} file")
+        elif scheme[1].lower() == "data":
+            if not re.match(r"^data:image/[A-Za-z0-9.+-]+(;[^,]*)?,", value):
+                raise ValueError("an icon data: URI must hold an image (data:image/png;base64,...)")
+        elif scheme[1].lower() != "https":
+            raise ValueError(f"icon src {value[:60]!r} must be an https:// URL, a data: URI or a relative file")
+        return value
+
+
 class Annotations(Strict):
     readOnlyHint: StrictBool = Field(default=True, description="MCP annotation: the tool changes nothing.")
     idempotentHint: StrictBool = Field(
@@ -455,6 +504,9 @@ class Spec(Strict):
     app: AppChoice = Field(
         default=True,
         description="The MCP App: true (default), false, or {chart_height, theme}; default from mcpgen.yaml.",
+    )
+    icons: list[Icon] | None = Field(
+        default=None, description="Icons hosts show beside the tool; default: mcpgen.yaml's icons."
     )
 
     @field_validator("parameters")

@@ -38,6 +38,7 @@ async function loadTools() {
   state.version = data.version;
   state.tools = data.tools;
   renderProblems(data);
+  renderServer(data.server);
   renderToolList();
   const n = data.tools.length;
   $("#status").textContent = `${n} tool${n === 1 ? "" : "s"} from ${data.specs_dir}` +
@@ -73,13 +74,36 @@ function renderProblems(data) {
   box.className = data.errors.length ? "bad" : "";
 }
 
+// An icon as a host shows it. data: icons are drawn; others would be fetched from elsewhere, which this
+// page never does, so their address is shown instead.
+function icon(icons, cls) {
+  const first = (icons || [])[0];
+  if (!first) return null;
+  if (first.src.startsWith("data:image/")) return h("img", { class: cls, src: first.src, alt: "", width: 20, height: 20 });
+  return h("span", { class: cls + " remote", title: first.src }, "🔗");
+}
+
+// What a client reads when it connects: the server's icon and instructions (mcpgen.yaml's, else a summary).
+function renderServer(server) {
+  const box = $("#server");
+  box.replaceChildren();
+  box.hidden = !server;
+  if (!server) return;
+  box.append(h("details", {},
+    h("summary", {}, icon(server.icons, "server-icon"), "What a client is told about this server"),
+    h("p", { class: "instructions" }, server.instructions),
+    (server.icons || []).length
+      ? h("p", { class: "hint" }, "Icons: ", server.icons.map((i) => i.src.startsWith("data:") ? `inline ${i.mimeType || "image"}` : i.src).join(", "))
+      : h("p", { class: "hint" }, "No icons: set icons: in mcpgen.yaml.")));
+}
+
 function renderToolList() {
   const nav = $("#tools");
   nav.replaceChildren(h("ul", {}, state.tools.map((t) =>
     h("li", {}, h("a", {
       href: "#" + encodeURIComponent(t.name), "data-tool": t.name,
       class: t.name === state.current ? "current" : null,
-    }, h("strong", {}, t.title || t.name), t.title ? h("code", {}, t.name) : null)))));
+    }, icon(t.icons, "tool-icon"), h("strong", {}, t.title || t.name), t.title ? h("code", {}, t.name) : null)))));
 }
 
 async function poll() {
@@ -127,7 +151,7 @@ function selectTool(tool) {
     callTool(tool.name, args);
   });
   $("#tool").replaceChildren(
-    h("h2", {}, tool.title || tool.name),
+    h("h2", {}, icon(tool.icons, "tool-icon"), tool.title || tool.name),
     h("p", { class: "meta" }, h("code", {}, tool.name), tool.source ? ` · ${tool.source}` : ""),
     h("p", { class: "description" }, tool.description || ""),
     form,

@@ -388,3 +388,29 @@ def test_reload_and_validation_errors(browser, page, tmp_path):
         assert "Hello again" in page.inner_text("#tools")
         assert page.is_hidden("#problems")
         page.goto("about:blank")  # stop the page polling before its preview server stops
+
+
+def test_icons_and_instructions_are_shown(browser, page, tmp_path):
+    import base64
+
+    png = base64.b64decode(
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+    )
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "dot.png").write_bytes(png)
+    (tmp_path / "specs" / "one.yaml").write_text(
+        "title: One number\ndescription: One.\nsql: SELECT 1 AS n\nsources: ['https://example.org/']\n"
+        "content: '{{ rows[0].n }}'\nicons: [{src: dot.png}]\n"
+    )
+    (tmp_path / "mcpgen.yaml").write_text(
+        "instructions: Ask for one number.\nicons: [{src: 'https://example.org/a.svg'}]\n"
+    )
+    with preview(tmp_path / "specs", tmp_path, ARTIFACTS / "preview-icons.log") as url:
+        open_tool(page, url, "one")
+        src = page.get_attribute("#tools img.tool-icon", "src")
+        assert src == "data:image/png;base64," + base64.b64encode(png).decode()
+        assert page.eval_on_selector("#tools img.tool-icon", "img => img.naturalWidth") == 1  # it was drawn
+        page.click("#server summary")
+        assert page.inner_text("#server .instructions") == "Ask for one number."
+        assert "https://example.org/a.svg" in page.inner_text("#server")
+        page.goto("about:blank")  # stop polling before the preview stops

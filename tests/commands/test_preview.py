@@ -96,3 +96,16 @@ def test_chartjs_must_be_the_pinned_file(project, tmp_path):
         preview_app(project, chartjs=str(js))
     with pytest.raises(ValueError, match="no such file"):
         preview_app(project, chartjs=str(tmp_path / "missing.js"))
+
+
+def test_the_server_block_shows_instructions_and_icons(project):
+    logo = "data:image/svg+xml;base64,PHN2Zy8+"
+    (project.parent / "mcpgen.yaml").write_text(f"instructions: Numbers only.\nicons: [{{src: '{logo}'}}]\n")
+    with client(project) as http:
+        tools = http.get("/api/tools").json()
+    assert tools["server"] == {"instructions": "Numbers only.", "icons": [{"src": logo}]}
+    assert tools["tools"][0]["icons"] == [{"src": logo}]  # the project's icon is every tool's default
+    (project.parent / "mcpgen.yaml").unlink()
+    with client(project) as http:
+        server = http.get("/api/tools").json()["server"]
+    assert "Tools: numbers (Numbers)." in server["instructions"] and server["icons"] == []

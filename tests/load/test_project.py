@@ -1,5 +1,7 @@
 """Reading a folder of specs: every problem of every file, each with file:line:col."""
 
+import pytest
+
 from mcpgen.load.project import load_project
 
 SPEC = """\
@@ -109,3 +111,14 @@ def test_a_value_of_the_wrong_shape_is_named_where_it_is_written(tmp_path):
         (tmp_path / "specs" / "s.yaml").write_text(head + tail)
         problems = load_project(tmp_path / "specs").problems
         assert (problems[0].line, problems[0].col, problems[0].message) == expected, tail
+
+
+@pytest.mark.parametrize("text", ["", "# only a comment\n", "---\n"])
+def test_an_empty_mcpgen_yaml_means_the_defaults(tmp_path, text):
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "one.yaml").write_text(
+        "description: One.\nsql: SELECT 1 AS n\nsources: ['https://example.org/']\ncontent: '{{ rows[0].n }}'\n"
+    )
+    (tmp_path / "mcpgen.yaml").write_text(text)
+    loaded = load_project(tmp_path / "specs")
+    assert loaded.errors == [] and loaded.config.defaults.max_rows == 1000

@@ -10,7 +10,7 @@ from shipped import REPO, direct_table, good_args, shipped_specs
 
 from mcpgen.serve.project import open_project
 from mcpgen.serve.registry import Registry
-from mcpgen.serve.server import ToolServer
+from mcpgen.serve.server import ToolServer, instructions_for
 
 
 @pytest.fixture(scope="module")
@@ -217,3 +217,55 @@ def test_a_cancelled_call_stops_its_query_and_the_server_serves_on(long_project)
 
     session(ToolServer(long_project.registry), check)
     assert long_project.registry.active == 0
+
+
+def _instructions(server: ToolServer, mode: str) -> str | None:
+    out = {}
+
+    async def main():
+        async with Client(server.server, mode=mode) as client:
+            out["instructions"] = client.instructions
+
+    anyio.run(main)
+    return out["instructions"]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_instructions_summarise_the_tools_every_caller_may_see_unless_mcpgen_yaml_has_its_own(
+    orders_project, tmp_path, mode
+):
+    from callers import write_project
+
+    summary = _instructions(ToolServer(orders_project.registry), mode)
+    assert "Tools: my_orders." in summary and "cite those sources" in summary
+    assert "revenue" not in summary  # scoped: not named to callers who may not see it
+    assert "my_orders" not in _instructions(ToolServer(orders_project.registry, tags=frozenset({"finance"})), mode)
+
+    specs = write_project(tmp_path / "own")
+    config = specs.parent / "mcpgen.yaml"
+    config.write_text(config.read_text() + "instructions: Ask about orders; amounts are in euros.\n")
+    own = open_project(specs)
+    try:
+        server = ToolServer(own.registry)
+        assert _instructions(server, mode) == "Ask about orders; amounts are in euros."
+        server.registry = orders_project.registry  # a reload: the new project's instructions
+        assert _instructions(server, mode) == summary
+    finally:
+        own.close()
+
+
+def test_the_summary_names_at_most_twenty_tools(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "specs").mkdir()
+    for i in range(25):
+        (tmp_path / "specs" / f"t{i:02}.yaml").write_text(
+            f"description: T{i}.\ntitle: Tool {i}\nsql: SELECT {i} AS n\n"
+            "sources: ['https://example.org/']\ncontent: '{{ rows[0].n }}'\n"
+        )
+    opened = open_project(tmp_path / "specs")
+    try:
+        summary = instructions_for(opened.registry)
+    finally:
+        opened.close()
+    assert "t00 (Tool 0), t01 (Tool 1)" in summary and "t19 (Tool 19) and 5 more." in summary
+    assert "t20" not in summary
