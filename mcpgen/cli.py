@@ -214,6 +214,7 @@ def serve(
             click.echo(_serving_line(server.served_count(), specs_dir, sys.stdin.isatty()), err=True)
             with local_user(project.loaded.config.stdio_claims):  # the one local user
                 anyio.run(server.run_stdio, reloader)
+            click.echo(STDIN_CLOSED, err=True)
     except KeyboardInterrupt:
         pass
     finally:
@@ -221,6 +222,9 @@ def serve(
         from .serve import telemetry
 
         telemetry.shutdown()
+
+
+STDIN_CLOSED = "mcpgen: stdin closed (the client went away, or none was connected), so serving stopped"
 
 
 def _serving_line(tools: int, specs_dir: Path, terminal: bool) -> str:

@@ -142,8 +142,9 @@ class SpecTool:
         payload: dict[str, Any] = {
             "sources": [t.render(values) for t in (self.sources if rows else self.empty_sources)]
         }
-        if self.force is not None:
-            payload["force"] = self.force.render(context)
+        force = self.force.render(context) if self.force is not None else ""
+        if force.strip():  # a force that renders to nothing (`{% if truncated %}...`) is no force
+            payload["force"] = force
         kept = self._fit(prose, payload, columns, rows) if rows else 0  # no rows: no table, no empty chart
         if kept < len(rows):
             prose += (

@@ -59,7 +59,7 @@ def print_result(result) -> None:
         return
     data = result.structured_content or {}
     # The prose exactly as the model reads it (no wrapping, markup or emoji codes), control characters dropped.
-    if data.get("force"):
+    if isinstance(data.get("force"), str) and data["force"].strip():
         click.echo(plain(data["force"]))
         click.echo()
     click.echo(plain(prose))

@@ -9,8 +9,8 @@ wire; both are restored on exit.
     async with stdio_streams() as (read, write):
         await server.run(read, write, options)
 
-Where the loop cannot watch the descriptors (stdin a regular file, Windows), it falls back
-to the SDK's transport.
+Where the loop cannot watch the descriptors (stdin a regular file or the null device, which
+epoll refuses; Windows), it falls back to the SDK's transport, which reads them in a thread.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import selectors
 import sys
 from collections.abc import AsyncIterator
 
@@ -61,7 +62,7 @@ class _Out:
 @contextlib.asynccontextmanager
 async def stdio_streams() -> AsyncIterator[tuple]:
     """The (read, write) streams of an MCP session over this process's stdin and stdout."""
-    if sys.platform == "win32" or not (_is_pipe(0) and _is_pipe(1)):
+    if sys.platform == "win32" or not (_pollable(0, selectors.EVENT_READ) and _pollable(1, selectors.EVENT_WRITE)):
         async with stdio_server() as streams:
             yield streams
         return
@@ -96,11 +97,20 @@ async def stdio_streams() -> AsyncIterator[tuple]:
         os.close(saved_out)
 
 
-def _is_pipe(fd: int) -> bool:
-    import stat
+def _pollable(fd: int, events: int) -> bool:
+    """Whether the event loop can watch `fd`: a pipe, a socket or a terminal, not a regular file
+    or the null device (epoll refuses those, and the loop would wait on them for ever).
 
+    >>> import tempfile
+    >>> with open(os.devnull) as null, tempfile.TemporaryFile() as file:
+    ...     _pollable(null.fileno(), selectors.EVENT_READ), _pollable(file.fileno(), selectors.EVENT_READ)
+    (False, False)
+    """
+    selector = selectors.DefaultSelector()
     try:
-        mode = os.fstat(fd).st_mode
-    except OSError:
+        selector.register(fd, events)
+        return True
+    except (OSError, ValueError):
         return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+    finally:
+        selector.close()

@@ -42,10 +42,15 @@ Number = StrictInt | float
 def shape(value: Any) -> str:
     """The tag of a union whose branches differ by YAML shape; it stands in error locations.
 
-    >>> shape({"type": "bar"}), shape(["a"]), shape("a")
-    ('<map>', '<list>', '<scalar>')
+    It also chooses the branch when a spec is serialized (`model_dump_json`), where a map is a
+    model already and a list may hold models: both keep their YAML shape's tag.
+
+    >>> shape({"type": "bar"}), shape(["a"]), shape("a"), shape(TableSpec(columns=["a"]))
+    ('<map>', '<list>', '<scalar>', '<map>')
     """
-    return "<map>" if isinstance(value, dict) else "<list>" if isinstance(value, list) else "<scalar>"
+    if isinstance(value, (dict, BaseModel)):
+        return "<map>"
+    return "<list>" if isinstance(value, (list, tuple)) else "<scalar>"
 
 
 def is_union_tag(part: Any) -> bool:

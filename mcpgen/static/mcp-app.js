@@ -112,7 +112,7 @@
     }
     const data = result.structuredContent && typeof result.structuredContent === "object" ? result.structuredContent : {};
     const parts = [];
-    if (typeof data.force === "string") parts.push(h("p", { class: "force" }, data.force));
+    if (typeof data.force === "string" && data.force.trim()) parts.push(h("p", { class: "force" }, data.force));
     const table = Array.isArray(data.table) && data.table.length ? data.table : null;
     const rows = table ? table.length - 1 : null;
     const charts = (Array.isArray(data.charts) ? data.charts : []).filter(hasData);

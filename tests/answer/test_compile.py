@@ -220,3 +220,22 @@ def test_call_log_line_of_a_url_connection_has_rows_and_truncated(tmp_path, monk
         "rows=3 truncated=true error=- cache=-",
     ]
     assert all(r.fields["query_ms"] >= 0 for r in lines)
+
+
+@pytest.mark.parametrize(
+    "force",
+    [
+        "'{% if truncated %}Only the first {{ max_rows }} rows are shown.{% endif %}'",
+        "'{{ \"\" }}   '",
+        '"{% for r in rows if r.population > 10**9 %}{{ r.city }}{% endfor %}\\n\\t"',
+    ],
+    ids=["if-truncated", "blank", "loop-over-nothing"],
+)
+def test_a_force_that_renders_to_nothing_is_no_force(make, force):
+    """structuredContent carries no `force` when its text is empty or only white space (the app then
+    draws no box); the same template with something to say is sent as rendered."""
+    registry = make(BASE + f"content: x\nforce: {force}\n")
+    untruncated = registry.call_sync("tool", {"country": "NO"}).structured_content  # 2 rows, under max_rows 3
+    assert "force" not in untruncated and len(untruncated["table"]) == 3
+    if "truncated" in force:
+        assert registry.call_sync("tool", {}).structured_content["force"] == "Only the first 3 rows are shown."

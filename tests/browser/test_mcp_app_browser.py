@@ -65,6 +65,7 @@ sql: SELECT 'a' AS k, 1 AS v WHERE false
 sources: ["https://example.org/empty"]
 content: "{{ row_count }}"
 empty: "No cities matched."
+force: "{% if truncated %}Only the first {{ max_rows }} rows are shown.{% endif %}"
 chart: {type: bar, x: k, y: v}
 """
 
@@ -74,6 +75,7 @@ description: More rows than max_rows.
 sql: SELECT range AS n FROM range(10)
 sources: ["https://example.org/many"]
 content: "{{ row_count }}"
+force: "{% if truncated %}Only the first {{ max_rows }} rows are shown.{% endif %}"
 max_rows: 3
 """
 
@@ -309,9 +311,11 @@ def test_empty_and_truncated_answers(crafted_host):
     result, frame = apphost.show(page, "nothing", {})
     assert "table" not in result["structuredContent"] and "charts" not in result["structuredContent"]
     assert frame.inner_text(".empty") == "No cities matched."
-    assert frame.query_selector("table, canvas") is None
+    assert frame.query_selector("table, canvas, .force") is None  # a force that renders to nothing: no box
+    assert "force" not in result["structuredContent"]
     result, frame = apphost.show(page, "many", {})
     assert result["_meta"]["mcpgen/truncated"] == {"max_rows": 3}
+    assert frame.inner_text(".force") == "Only the first 3 rows are shown."
     assert frame.inner_text(".stats") == "3 rows · only the first 3 are shown; the query matched more"
 
 

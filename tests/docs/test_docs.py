@@ -235,3 +235,17 @@ def test_the_auth_guides_files_are_accepted():
             raise AssertionError(f"a yaml block in docs/auth.md does not name its file: {first}")
         checked += 1
     assert checked >= 6
+
+
+def test_the_readme_test_command_shows_why_a_test_was_skipped(tmp_path):
+    """The README says a skipped test shows its reason under plain `python -m pytest`: the configured
+    options make it so (a test file run under this project's configuration, in a child pytest)."""
+    test = tmp_path / "test_skips.py"
+    test.write_text("import pytest\n\ndef test_later():\n    pytest.skip('the service is not running here')\n")
+    assert "`-rs`" in (REPO / "README.md").read_text()
+    command = [sys.executable, "-m", "pytest", "-c", str(REPO / "pyproject.toml"), "--rootdir", str(tmp_path)]
+    done = subprocess.run(
+        [*command, "-p", "no:cacheprovider", str(test)], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "SKIPPED [1] test_skips.py:4: the service is not running here" in done.stdout, done.stdout

@@ -11,7 +11,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from mcpgen.serve.stdio import _is_pipe
+from mcpgen.serve.stdio import _pollable
 
 pytestmark = pytest.mark.slow
 
@@ -72,17 +72,73 @@ def test_stray_output_of_a_tool_does_not_reach_the_wire(tmp_path):
     assert "stray print from a tool" in log and "stray bytes on fd 1" in log
 
 
-def test_a_regular_file_is_not_a_pipe(tmp_path):
+def test_only_what_the_loop_can_watch_is_read_by_it(tmp_path):
+    """Pipes and sockets are read by the event loop; a regular file or the null device (which epoll
+    refuses) goes to the SDK's threaded transport instead."""
+    import selectors
+    import socket
+
     path = tmp_path / "f"
     path.write_text("x")
-    with open(path) as f:
-        assert not _is_pipe(f.fileno())
+    with open(path) as f, open(os.devnull) as null:
+        assert not _pollable(f.fileno(), selectors.EVENT_READ)
+        assert not _pollable(null.fileno(), selectors.EVENT_READ)
     read, write = os.pipe()
+    a, b = socket.socketpair()
     try:
-        assert _is_pipe(read) and _is_pipe(write)
+        assert _pollable(read, selectors.EVENT_READ) and _pollable(write, selectors.EVENT_WRITE)
+        assert _pollable(a.fileno(), selectors.EVENT_READ) and _pollable(b.fileno(), selectors.EVENT_WRITE)
     finally:
         os.close(read)
         os.close(write)
+        a.close()
+        b.close()
+
+
+@pytest.mark.parametrize("stdin", ["devnull", "empty-file", "closed-pipe"])
+def test_serve_ends_with_one_sentence_when_stdin_has_nothing(stdin, tmp_path):
+    """`mcpgen serve` with stdin that ends at once (the null device, an empty file, a pipe closed
+    before a word) and stdout to a pipe: it stops within seconds, exit 0, and says so in one line."""
+    import subprocess
+
+    from mcpgen.cli import STDIN_CLOSED
+
+    empty = tmp_path / "empty"
+    empty.write_text("")
+    with open(empty) as empty_file:
+        source = {"devnull": subprocess.DEVNULL, "empty-file": empty_file, "closed-pipe": subprocess.PIPE}[stdin]
+        out, err, returncode, elapsed = _serve(source, stdin == "closed-pipe")
+    text = err.decode()
+    assert returncode == 0, text
+    assert elapsed < 30
+    assert "Traceback" not in text and "Error" not in text, text
+    assert text.splitlines()[-1] == STDIN_CLOSED and text.count(STDIN_CLOSED) == 1
+    assert out == b""
+
+
+def _serve(source, close_at_once: bool):
+    """`mcpgen serve` on the shipped specs with this stdin and stdout to a pipe, until it ends (30 s at most)."""
+    import subprocess
+    import time
+
+    from shipped import REPO
+
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcpgen.cli", "serve", str(REPO / "specs")],
+        stdin=source,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=REPO,
+    )
+    if close_at_once:
+        proc.stdin.close()
+        proc.stdin = None
+    try:
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    return out, err, proc.returncode, time.monotonic() - start
 
 
 def test_a_line_past_the_limit_is_dropped_and_reading_goes_on():
