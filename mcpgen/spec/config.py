@@ -47,10 +47,13 @@ class DuckDBConnection(Strict):
     init: list[str] = Field(
         default=[], description="Statements run once at start-up, before lock-down (e.g. CREATE VIEW over files)."
     )
-    # One thread per query: a tool server runs many small queries at once, in parallel with each other
-    # (bench/bench_duckdb.py: 5-8% lower latency, more calls/s).
-    threads: StrictInt | None = Field(
-        default=1, ge=1, description="DuckDB threads per query (default 1); null: DuckDB's default, every core."
+    # "auto": one thread per query while the data is small (a tool server runs many small queries at
+    # once, in parallel with each other: bench/bench_duckdb.py), every core once a table or data file
+    # is big enough for one query to gain from them (bench/bench_duckdb_threads.py).
+    threads: Annotated[StrictInt, Field(ge=1)] | Literal["auto"] | None = Field(
+        default="auto",
+        description="DuckDB threads per query: auto (default: 1, or every core when a table holds more than "
+        "10 million rows or a data file passes 64 MiB), a number, or null for DuckDB's default, every core.",
     )
     max_concurrent: StrictInt = Field(
         default=8, ge=1, description="Queries at once on this connection; more wait up to queue_timeout."

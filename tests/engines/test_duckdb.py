@@ -1,3 +1,4 @@
+import os
 import time
 
 import pytest
@@ -187,3 +188,64 @@ def test_describe_points_into_the_spec_past_cast_placeholders(engine):
     with pytest.raises(QueryError, match="nme") as caught:
         engine.describe(engine.prepare(two_lines, {"a": "integer", "b": "integer"}), timeout=5)
     assert caught.value.position == (2, 8)
+
+
+# -- threads: auto ----------------------------------------------------------------------------
+
+
+def _threads(engine) -> int:
+    return engine._con.execute("SELECT current_setting('threads')").fetchone()[0]
+
+
+def test_auto_threads_is_one_for_small_data(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # DuckDB reads relative paths from the working directory
+    (tmp_path / "small.csv").write_text("a\n1\n2\n")
+    engine = DuckDBEngine("t", ":memory:", ["CREATE TABLE s AS SELECT * FROM read_csv('small.csv')"], tmp_path, "auto")
+    try:
+        assert engine.threads == 1 and _threads(engine) == 1
+    finally:
+        engine.close()
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: auto is always 1")
+def test_auto_threads_is_every_core_for_a_big_table_or_file(tmp_path, monkeypatch):
+    """Past AUTO_ROWS rows in a table, or AUTO_BYTES in a data file DuckDB may read (hidden files
+    do not count), every core; the limits are lowered here so the data stays small."""
+    from mcpgen.engines import duckdb as module
+
+    monkeypatch.setattr(module, "AUTO_ROWS", 1000)
+    big = DuckDBEngine("t", ":memory:", ["CREATE TABLE b AS SELECT range AS i FROM range(5000)"], tmp_path, "auto")
+    small = DuckDBEngine("t", ":memory:", ["CREATE TABLE b AS SELECT range AS i FROM range(500)"], tmp_path, "auto")
+    try:
+        assert big.threads == os.cpu_count() == _threads(big)
+        assert small.threads == 1
+    finally:
+        big.close()
+        small.close()
+    monkeypatch.setattr(module, "AUTO_BYTES", 10_000)
+    (tmp_path / ".hidden").mkdir()
+    (tmp_path / ".hidden" / "big.csv").write_text("a\n" + "1\n" * 10_000)
+    hidden = DuckDBEngine("t", ":memory:", [], tmp_path, "auto")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "big.parquet").write_bytes(b"x" * 20_000)
+    on_disk = DuckDBEngine("t", ":memory:", [], tmp_path, "auto")
+    fixed = DuckDBEngine("t", ":memory:", [], tmp_path, 1)
+    try:
+        assert hidden.threads == 1
+        assert on_disk.threads == os.cpu_count()
+        assert fixed.threads is None and _threads(fixed) == 1
+    finally:
+        for engine in (hidden, on_disk, fixed):
+            engine.close()
+
+
+def test_threads_setting_takes_auto_a_number_or_null():
+    from pydantic import ValidationError
+
+    from mcpgen.spec.config import DuckDBConnection
+
+    assert DuckDBConnection().threads == "auto"
+    assert DuckDBConnection(threads=4).threads == 4 and DuckDBConnection(threads=None).threads is None
+    for bad in (0, "fast", 1.5):
+        with pytest.raises(ValidationError):
+            DuckDBConnection(threads=bad)
