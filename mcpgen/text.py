@@ -12,6 +12,8 @@ r"""Small text helpers shared by the loaders, checks and engines.
 ('true', 'null', '["JP"]', '"xxxxxx...')
 >>> plural(1, "tool"), plural(2, "spec file"), plural(0, "query", "queries")
 ('1 tool', '2 spec files', '0 queries')
+>>> inert("could not convert '![x](https://evil.example/x.png)' or '<img src=x>' or '[a](b)'")
+"could not convert '! [x] (https://evil.example/x.png)' or '< img src=x>' or '[a] (b)'"
 """
 
 from __future__ import annotations
@@ -20,6 +22,30 @@ import difflib
 import json
 import re
 from collections.abc import Iterable
+
+_LIVE = re.compile(r"!\[|<(?=[A-Za-z/!?])")
+_LINK = re.compile(r"\]\(")
+
+
+def neutralise(text: str) -> str:
+    """Text with nothing a markdown viewer would fetch or run: images and raw HTML tags are broken up.
+
+    Applied to a whole rendered text, so values that only form an image together (`!` then
+    `[y](...)`, or a list printed as a whole) are caught as well as a template's own text.
+
+    >>> neutralise('see ![logo](https://evil.example/x.png) and <img src=x onerror=alert(1)>, 1 < 2')
+    'see ! [logo](https://evil.example/x.png) and < img src=x onerror=alert(1)>, 1 < 2'
+    """
+    if "![" not in text and "<" not in text:
+        return text
+    return _LIVE.sub(lambda m: "! [" if m[0] == "![" else "< ", text)
+
+
+def inert(message: str) -> str:
+    """An error sentence as it may reach the model and the user: as `neutralise`, and no live link
+    either (a sentence of mcpgen's has none; one made of a row value or an argument might)."""
+    text = neutralise(message)
+    return _LINK.sub("] (", text) if "](" in text else text
 
 
 def line_col(text: str | bytes, index: int) -> tuple[int, int]:

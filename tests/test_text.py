@@ -2,7 +2,7 @@
 
 import pytest
 
-from mcpgen.text import as_json, closest, column_of, did_you_mean, first_line, line_col, plural
+from mcpgen.text import as_json, closest, column_of, did_you_mean, first_line, inert, line_col, neutralise, plural
 
 
 @pytest.mark.parametrize(
@@ -43,3 +43,18 @@ def test_column_of_a_word_on_a_line():
     assert column_of(source, 2, "thousand") == 13
     assert column_of(source, 2, "missing") == 1
     assert column_of(source, 9, "x") == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "prose", "error"),
+    [
+        ("![a](https://e.example/x.png)", "! [a](https://e.example/x.png)", "! [a] (https://e.example/x.png)"),
+        ("<img src=x>", "< img src=x>", "< img src=x>"),
+        ("</script><!-- x -->", "< /script>< !-- x -->", "< /script>< !-- x -->"),
+        ("[a](https://e.example/)", "[a](https://e.example/)", "[a] (https://e.example/)"),
+        ("1 < 2 and f(x) [3]", "1 < 2 and f(x) [3]", "1 < 2 and f(x) [3]"),
+    ],
+)
+def test_prose_loses_images_and_tags_and_errors_lose_links_too(text, prose, error):
+    assert neutralise(text) == prose
+    assert inert(text) == error

