@@ -232,7 +232,7 @@ def test_postgresql_error_text_quoting_a_row_value_is_inert(tmp_path, postgres_u
 @pytest.mark.parametrize(
     "name", ["![x](https://evil.example/x.png)", "<img src=https://evil.example/i.png>"], ids=["image", "html"]
 )
-def test_unknown_tool_and_resource_errors_are_inert(tmp_path, name):
+def test_unknown_tool_and_resource_errors_are_inert(tmp_path, name, monkeypatch):
     import anyio
     from mcp import Client
     from mcp.shared.exceptions import MCPError
@@ -240,6 +240,7 @@ def test_unknown_tool_and_resource_errors_are_inert(tmp_path, name):
     from mcpgen.serve.project import open_project
     from mcpgen.serve.server import ToolServer
 
+    monkeypatch.chdir(tmp_path)  # opening a project moves into it: back where it was afterwards
     project = open_project(write_project(tmp_path, {"find_city": SPECS["find_city"]}))
 
     async def probe() -> list[str]:
