@@ -38,6 +38,7 @@ defaults
     timeout connect 1s
     timeout client 60s
     timeout server 60s
+    timeout check 5s
     timeout queue 30s
     option http-buffer-request
     # A request is sent again, to another replica, only when the first could not have answered it:
