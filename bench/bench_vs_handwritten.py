@@ -9,6 +9,7 @@ one (the figure checked against the target: the least sensitive to load that com
 
     python bench/bench_vs_handwritten.py                    # every case
     python bench/bench_vs_handwritten.py --cases 10 cached --rounds 5
+    python bench/bench_vs_handwritten.py --cases 10 --busy 2     # under CPU contention, target <= 1.00
 
 Cases (mcpgen tool; the hand-written side always runs `top_cities`):
   10       top_cities n=10                 target <= 1.00
@@ -101,7 +102,25 @@ def main() -> None:
     ap.add_argument("--cases", nargs="+", choices=list(CASES), default=list(CASES))
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--n", type=int, help="calls per round (default: per case)")
+    ap.add_argument("--busy", type=int, default=0, help="processes spinning on the CPU meanwhile (contention)")
     opts = ap.parse_args()
+    spinning = [
+        subprocess.Popen(
+            [sys.executable, "-c", "import time\nend = time.monotonic() + 3600\nwhile time.monotonic() < end: pass"]
+        )
+        for _ in range(opts.busy)
+    ]
+    try:
+        cases(opts)
+    finally:
+        for process in spinning:
+            process.kill()
+            process.wait(10)
+
+
+def cases(opts) -> None:
+    if opts.busy:
+        print(f"with {opts.busy} processes spinning on the CPU meanwhile", flush=True)
     with bench_project() as project:
         for name in opts.cases:
             r = run_case(name, opts.rounds, opts.n, project)

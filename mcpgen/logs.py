@@ -74,13 +74,16 @@ def note_cache(hit: bool) -> None:
 
 
 def log_call(tool: str, stats: CallStats) -> None:
-    """Queue the call's line; a writer thread formats and writes queued lines every 50 ms, off the
-    request path (no wake-up per call: appending to a deque costs the call nothing measurable)."""
+    """Queue the call's line; a writer thread formats and writes queued lines at most every 50 ms,
+    off the request path (no wake-up per call: appending to a deque costs the call nothing
+    measurable, and only the first line of a batch wakes the writer, which sleeps while idle)."""
     if not CALLS.isEnabledFor(logging.INFO):
         return
     ms = round((time.perf_counter() - stats.started) * 1000, 1)
     query_ms = None if stats.query_seconds is None else round(stats.query_seconds * 1000, 1)
     _lines.append((time.time(), tool, ms, query_ms, stats.rows, stats.truncated, stats.error, stats.cache))
+    if not _pending.is_set():  # the first line since the writer's last pass wakes it
+        _pending.set()
     if not _writer:
         with _drain_lock:
             if not _writer:
@@ -96,17 +99,21 @@ def flush_calls() -> None:
             _write(_lines.popleft())
 
 
-WRITE_EVERY = 0.05  # seconds between the writer's passes
+WRITE_EVERY = 0.05  # seconds the writer gathers lines after the first of a batch
 _lines: collections.deque = collections.deque()
+_pending = threading.Event()  # set by the first line queued since the writer's last pass
 _writer: list[threading.Thread] = []
 _drain_lock = threading.Lock()
 
 
 def _write_calls() -> None:
+    """Sleep until a line is queued (no wake-ups on an idle server, none per call on a busy one),
+    gather for WRITE_EVERY, then write what is queued."""
     while True:
+        _pending.wait()
         time.sleep(WRITE_EVERY)
-        if _lines:
-            flush_calls()
+        _pending.clear()  # before draining: a line queued from here on wakes the next pass
+        flush_calls()
 
 
 def _write(item: tuple) -> None:

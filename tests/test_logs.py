@@ -2,6 +2,8 @@
 
 import json
 import logging
+import sys
+import time
 
 import pytest
 
@@ -89,3 +91,34 @@ def test_setup_writes_one_redacting_handler_and_refuses_an_unknown_format():
             root.addHandler(h)
         root.setLevel(level)
         logs.CALLS.setLevel(logging.WARNING)
+
+
+def test_the_writer_sleeps_while_idle_and_writes_a_batch_without_being_flushed(call_lines, monkeypatch):
+    """The writer thread writes queued lines by itself within about WRITE_EVERY, and between batches
+    it waits on the event (no timed wake-ups on an idle server); one event per batch, not per call."""
+
+    def one(tool):
+        with logs.call_stats() as stats:
+            pass
+        logs.log_call(tool, stats)
+
+    one("first")
+    deadline = time.monotonic() + 10
+    while len(call_lines) < 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert [r.args[0] for r in call_lines] == ["first"]
+    time.sleep(logs.WRITE_EVERY * 3)
+    assert not logs._pending.is_set()  # idle: nothing to wake the writer for
+    writer = logs._writer[0]
+    assert writer.is_alive()
+    frame = sys._current_frames()[writer.ident]
+    assert frame.f_code.co_name == "wait", frame.f_code.co_name  # in Event.wait, not a timed sleep
+    sets = []
+    real_set = logs._pending.set
+    monkeypatch.setattr(logs._pending, "set", lambda: (sets.append(1), real_set()))
+    for i in range(50):
+        one(f"batch{i}")
+    deadline = time.monotonic() + 10
+    while len(call_lines) < 51 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(call_lines) == 51 and len(sets) <= 3
