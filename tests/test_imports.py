@@ -36,7 +36,7 @@ CORE |= {"duckdb", "mypy_extensions", "cython_runtime", "annotated_types", "typi
 CHECKS = [f"checks.{m}" for m in ("charts", "filters", "init_statements", "passwords", "row_references")]
 CHECKS += ["checks", "checks.sql_paths", "checks.templates", "checks.urls"]
 LOADING = ["version", "errors", "identity", "limits", "text", "redaction", "cli", *CHECKS]
-LOADING += ["spec", "spec.config", "spec.models", "spec.params", "spec.patterns", "spec.yamlload"]
+LOADING += ["spec", "spec.config", "spec.models", "spec.params", "spec.patterns", "spec.prompts", "spec.yamlload"]
 LOADING += ["sql", "sql.lexing", "sql.pages", "sql.statements", "sql.transpile"]
 LOADING += ["templates", "templates.budget", "templates.fast", "templates.filters", "templates.render"]
 LOADING += [
@@ -49,11 +49,11 @@ LOADING += [
 ]
 LOADING += ["engines.protocol", "engines.slots", "serve", "serve.mcp_app"]
 LOADING += ["load", "load.columns", "load.discovery", "load.icons", "load.messages", "load.project"]
-LOADING += ["load.spec_checks", "load.specs"]
+LOADING += ["load.prompts", "load.spec_checks", "load.specs"]
 
 SERVE = [*LOADING, "logs", "serve.audit", "serve.project", "serve.registry", "serve.server", "serve.stdio"]
 SERVE += ["serve.telemetry", "answer", "answer.cache", "answer.charts", "answer.compile", "answer.cursors"]
-SERVE += ["answer.pages", "answer.results", "answer.tool"]
+SERVE += ["answer.pages", "answer.prompts", "answer.results", "answer.tool"]
 VALIDATE = [*LOADING, "commands", "commands.reports", "commands.validate"]
 CALL = [m for m in [*SERVE, "commands", "commands.terminal"] if m not in ("serve.server", "serve.stdio")]
 PROTOCOL = {"mcp_types", "anyio", "sniffio", "rich", "markdown_it", "mdurl", "pygments"}

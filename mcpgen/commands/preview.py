@@ -42,7 +42,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from ..errors import MCPGenError, Problem, SpecError
+from ..errors import ArgumentError, MCPGenError, Problem, SpecError
 from ..identity import local_user
 from ..limits import MAX_BODY_BYTES
 from ..serve.mcp_app import APP_URI, App, build_html, check_chartjs, find_chartjs, host_csp
@@ -182,15 +182,24 @@ class PreviewState:
                 item.pop("outputSchema", None)  # the same for every tool
                 item["source"] = self.relative(tool.source) if tool.source else None
                 tools.append(item)
-        server = None
+        server, prompts = None, []
         if self.project is not None:  # what a client reads at connection: instructions, icons
             registry = self.project.registry
             server = {"instructions": instructions_for(registry), "icons": registry.icons}
+            prompts = [
+                {
+                    **p.to_mcp().model_dump(mode="json", by_alias=True, exclude_none=True),
+                    "tools": p.tools,
+                    "source": self.relative(p.source) if p.source else None,
+                }
+                for p in registry.prompts.values()
+            ]
         return {
             "version": self.version,
             "specs_dir": self.relative(str(self.specs_dir)),
             "server": server,
             "tools": tools,
+            "prompts": prompts,
             "errors": [self.problem_json(p) for p in self.errors],
             "warnings": [self.problem_json(p) for p in self.warnings],
             # Stale: the specs no longer load, and the page still shows the tools that last did.
@@ -278,6 +287,8 @@ def preview_app(
             headers=no_store,
         )
 
+    prompt = _prompt_endpoint(state, no_store)
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):
         await state.reload()
@@ -302,6 +313,7 @@ def preview_app(
         Route("/api/version", version),
         Route("/api/tools", tools),
         Route("/api/call/{name:path}", call, methods=["POST"]),
+        Route("/api/prompt/{name:path}", prompt, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     # Refuse other Host names, so a web page cannot reach the preview by DNS rebinding.
@@ -309,6 +321,30 @@ def preview_app(
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
     app.state.preview = state
     return app
+
+
+def _prompt_endpoint(state: PreviewState, no_store: dict[str, str]):
+    """POST /api/prompt/NAME: the prompt's messages for the posted arguments, or the sentence that refuses them."""
+
+    async def prompt(request: Request) -> Response:
+        name = request.path_params["name"]
+        arguments = await _arguments(request)
+        if isinstance(arguments, Response):
+            return arguments
+        async with state.using() as project:
+            found = project.registry.prompts.get(name) if project is not None else None
+            if found is None:
+                return JSONResponse({"error": f"no prompt named '{name}'"}, status_code=404)
+            try:
+                result = found.get(arguments)
+            except ArgumentError as exc:  # what a client is told (-32602), as one sentence
+                return JSONResponse({"prompt": name, "error": str(exc)}, headers=no_store)
+        return JSONResponse(
+            {"prompt": name, "result": result.model_dump(mode="json", by_alias=True, exclude_none=True)},
+            headers=no_store,
+        )
+
+    return prompt
 
 
 async def _arguments(request: Request) -> dict | Response:

@@ -120,6 +120,7 @@ def _static_parallel(
     import multiprocessing
 
     from ..load.discovery import python_paths
+    from ..load.prompts import load_prompts
     from ..load.spec_checks import check_unique_names
 
     # Warm up here (lazy imports: the SQL dialect, ...), not once per worker.
@@ -140,6 +141,7 @@ def _static_parallel(
     named.sort(key=lambda n: str(n.path))
     check_unique_names(named, problems)
     python_files = python_paths(specs_dir)
+    load_prompts(specs_dir, None if python_files else {n.name for n in named}, problems)
     return problems + _python_syntax(python_files, specs_dir), connections
 
 

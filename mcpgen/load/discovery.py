@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..errors import Problem, SpecError
 from ..spec.config import CONFIG_NAME
+from ..spec.prompts import PROMPT_SUFFIXES
 
 
 def find_config(specs_dir: Path) -> Path | None:
@@ -25,7 +26,16 @@ def spec_paths(specs_dir: str | Path) -> list[Path]:
     specs_dir = Path(specs_dir)
     if not specs_dir.is_dir():
         raise SpecError([Problem(str(specs_dir), None, None, "no such folder")])
-    return [p for p in _visible(specs_dir, (".yaml", ".yml")) if p.name != CONFIG_NAME]
+    return [p for p in _visible(specs_dir, (".yaml", ".yml")) if p.name != CONFIG_NAME and not is_prompt(p)]
+
+
+def prompt_paths(specs_dir: Path) -> list[Path]:
+    """The prompt files of a folder: visible `NAME.prompt.yaml` (or `.prompt.yml`) files, in name order."""
+    return [p for p in _visible(specs_dir, (".yaml", ".yml")) if is_prompt(p)]
+
+
+def is_prompt(path: Path) -> bool:
+    return path.name.endswith(PROMPT_SUFFIXES)
 
 
 def python_paths(specs_dir: Path) -> list[Path]:

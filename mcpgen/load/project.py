@@ -29,6 +29,7 @@ from ..spec.yamlload import Located, load_yaml
 from .discovery import find_config, python_paths, spec_paths
 from .icons import as_mcp_icons
 from .messages import not_utf8, typos, validation_problems
+from .prompts import load_prompts
 from .spec_checks import check_spec, check_unique_names
 from .specs import LoadedProject, LoadedSpec
 
@@ -54,9 +55,14 @@ def load_project(specs_dir: str | Path, paths: list[Path] | None = None, unique_
     if unique_names:
         check_unique_names(specs, problems)
     python_files = python_paths(specs_dir)
+    # Prompts with the whole project (validate's workers load parts of it; it reads them once itself).
+    names = None if python_files else {s.name for s in specs}  # Python tools are known once imported
+    prompts = load_prompts(specs_dir, names, problems) if unique_names else []
     if not paths and not python_files:
         problems.append(Problem(str(specs_dir), None, None, f"no spec files (*.yaml, *.yml) in {specs_dir}"))
-    return LoadedProject(specs_dir, root, config, config_path, specs, python_files, problems, icons=icons)
+    project = LoadedProject(specs_dir, root, config, config_path, specs, python_files, problems, icons=icons)
+    project.prompts = prompts
+    return project
 
 
 def _project_icons(config: ProjectConfig, path: Path | None, root: Path, problems: list[Problem]) -> list[dict]:

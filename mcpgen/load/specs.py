@@ -47,6 +47,7 @@ class LoadedProject(Findings):
     # The errors of the specs that `open_project(needed=...)` left out (no longer in `problems`).
     left_out: list[Problem] = field(default_factory=list)
     icons: list[dict] = field(default_factory=list)  # mcpgen.yaml's icons in wire form
+    prompts: list = field(default_factory=list)  # mcpgen.load.prompts.LoadedPrompt, checked
 
     def raise_errors(self) -> None:
         if self.errors:

@@ -21,12 +21,14 @@ from pathlib import Path
 
 from ..answer.compile import SpecTool, compile_spec
 from ..answer.cursors import Cursors
+from ..answer.prompts import Prompt
 from ..engines.factory import create_engine
 from ..engines.protocol import Engine
 from ..errors import MCPGenError, Problem, SpecError, UnsafeSQL
 from ..load.columns import check_spec_live, checked_by_default
-from ..load.discovery import spec_paths
+from ..load.discovery import prompt_paths, spec_paths
 from ..load.project import load_project
+from ..load.prompts import check_prompt_tools
 from ..load.specs import LoadedProject, LoadedSpec
 from ..spec.models import AppSettings
 from .mcp_app import project_apps
@@ -93,6 +95,7 @@ def open_project(
         problems.extend(_import_tools(path, registry))
     _attach_apps(loaded, registry)
     _attach_server_settings(loaded, registry)
+    problems += _attach_prompts(loaded, registry)
     if problems:
         for engine in engines.values():
             engine.close()
@@ -127,7 +130,8 @@ def left_out_warning(problem: Problem) -> Problem:
 
 def _leave_out(loaded: LoadedProject, needed: Callable[[str], bool]) -> None:
     """Errors in spec files that are not needed move to `left_out`, and those specs are dropped."""
-    files = {str(p) for p in spec_paths(loaded.specs_dir)} | {str(s.path) for s in loaded.specs}
+    files = {str(p) for p in spec_paths(loaded.specs_dir) + prompt_paths(loaded.specs_dir)}
+    files |= {str(s.path) for s in loaded.specs}
     kept = []
     for problem in loaded.problems:
         if problem.severity == "error" and problem.path in files and not needed(problem.path):
@@ -137,6 +141,7 @@ def _leave_out(loaded: LoadedProject, needed: Callable[[str], bool]) -> None:
     dropped = {p.path for p in loaded.left_out}
     loaded.problems[:] = kept
     loaded.specs = [s for s in loaded.specs if str(s.path) not in dropped]
+    loaded.prompts = [p for p in loaded.prompts if str(p.path) not in dropped]
 
 
 def _cursors(loaded: LoadedProject, problems: list[Problem]) -> Cursors:
@@ -166,6 +171,16 @@ def _attach_apps(loaded: LoadedProject, registry: Registry) -> None:
     registry.apps, chosen = project_apps(loaded.config.app, settings, loaded.root)
     for name, uri in chosen.items():
         registry.get(name).app = uri
+
+
+def _attach_prompts(loaded: LoadedProject, registry: Registry) -> list[Problem]:
+    """The project's prompts; with Python tool files, their `tools:` are checked here, against every tool."""
+    found: list[Problem] = []
+    prompts = loaded.prompts
+    if loaded.python_files:
+        prompts = check_prompt_tools(prompts, set(registry.names()), found)
+    registry.prompts = {p.name: Prompt.from_loaded(p) for p in prompts}
+    return found
 
 
 def _attach_server_settings(loaded: LoadedProject, registry: Registry) -> None:

@@ -56,6 +56,7 @@ class Registry:
         self.apps: dict[str, Any] = {}  # ui:// uri -> mcpgen.serve.mcp_app.App, served as resources
         self.instructions: str | None = None  # mcpgen.yaml's, else ToolServer says what the tools are
         self.icons: list[dict[str, Any]] = []  # the server's icons (mcpgen.yaml), wire form
+        self.prompts: dict[str, Any] = {}  # name -> mcpgen.answer.prompts.Prompt
 
     def __contains__(self, name: str) -> bool:
         return name in self._tools

@@ -17,13 +17,16 @@ import anyio.to_thread
 from mcp.server import Server
 from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 from mcp.server.lowlevel.server import NotificationOptions
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, PromptsListChanged, ToolsListChanged
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     INVALID_PARAMS,
     CallToolRequestParams,
     CallToolResult,
+    GetPromptRequestParams,
+    GetPromptResult,
     Icon,
+    ListPromptsResult,
     ListResourcesResult,
     ListToolsResult,
     ReadResourceRequestParams,
@@ -33,7 +36,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import identity, logs
 from ..answer.tool import Tool
-from ..errors import MCPGenError
+from ..errors import ArgumentError, MCPGenError
 from ..text import inert
 from ..version import __version__
 from . import audit
@@ -82,6 +85,8 @@ class ToolServer:
             on_call_tool=self._call_tool,
             on_subscriptions_listen=self.listen,
             get_tool_input_schema=self._input_schema,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
             on_list_resources=self._list_resources,
             on_read_resource=self._read_resource,
         )
@@ -105,7 +110,7 @@ class ToolServer:
         self.server.__dict__.pop("_server_info_stamp_source", None)  # the SDK's copy of serverInfo, icons included
 
     def initialization_options(self):
-        return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
+        return self.server.create_initialization_options(NotificationOptions(tools_changed=True, prompts_changed=True))
 
     async def _list_tools(self, ctx, params) -> ListToolsResult:
         self._remember(ctx)
@@ -138,6 +143,28 @@ class ToolServer:
         registry = self.registry
         apps = [app for app in registry.apps.values() if self._app_visible(registry, app)]
         return ListResourcesResult(resources=[app.resource() for app in apps])
+
+    def _prompt_visible(self, registry: Registry, prompt) -> bool:
+        """A prompt is shown to a caller who may see every tool it leads to."""
+        return all(self._visible(registry, name) for name in prompt.tools)
+
+    async def _list_prompts(self, ctx, params) -> ListPromptsResult:
+        self._remember(ctx)
+        registry = self.registry
+        return ListPromptsResult(
+            prompts=[p.to_mcp() for p in registry.prompts.values() if self._prompt_visible(registry, p)]
+        )
+
+    async def _get_prompt(self, ctx, params: GetPromptRequestParams) -> GetPromptResult:
+        registry = self.registry
+        prompt = registry.prompts.get(params.name)
+        if prompt is None or not self._prompt_visible(registry, prompt):  # a hidden prompt is an unknown one
+            known = ", ".join(n for n, p in registry.prompts.items() if self._prompt_visible(registry, p)) or "none"
+            raise MCPError(code=INVALID_PARAMS, message=f"Unknown prompt: {params.name} (prompts: {known}).")
+        try:
+            return prompt.get(params.arguments)
+        except ArgumentError as exc:
+            raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
 
     def _app_visible(self, registry: Registry, app) -> bool:
         """An app is shown to a caller who may see one of its tools (a tool's own app is named after it)."""
@@ -179,13 +206,15 @@ class ToolServer:
                 pass
 
     async def tools_changed(self) -> None:
-        """Tell connected clients that tools/list has changed."""
-        await self.bus.publish(ToolsListChanged())  # 2026-07-28 clients: their subscriptions/listen streams
+        """Tell connected clients that tools/list (and prompts/list, which reloads with it) has changed."""
+        for event in (ToolsListChanged(), PromptsListChanged()):  # 2026-07-28 clients: subscriptions/listen
+            await self.bus.publish(event)
         for connection in list(self._sessions):  # handshake-era clients: a plain notification
             try:
                 await connection.send_tool_list_changed()
+                await connection.send_prompt_list_changed()
             except Exception as exc:  # a closed connection: nothing to tell
-                logger.debug("tools/list_changed not sent to a connection: %s", exc)
+                logger.debug("list_changed not sent to a connection: %s", exc)
 
     @staticmethod
     def raise_thread_limit() -> None:

@@ -3,7 +3,7 @@
 // ever appears as text (textContent), never as HTML.
 "use strict";
 
-const state = { version: null, tools: [], current: null, toolJson: null };
+const state = { version: null, tools: [], prompts: [], current: null, toolJson: null };
 const $ = (sel) => document.querySelector(sel);
 
 // h("div", {class: "x"}, "text", child): an element; strings become text nodes.
@@ -37,13 +37,17 @@ async function loadTools() {
   const data = await getJson("/api/tools");
   state.version = data.version;
   state.tools = data.tools;
+  state.prompts = data.prompts || [];
   renderProblems(data);
   renderServer(data.server);
   renderToolList();
+  renderPromptList();
   const n = data.tools.length;
   $("#status").textContent = `${n} tool${n === 1 ? "" : "s"} from ${data.specs_dir}` +
     (data.checked_at ? ` · specs read at ${clock(data.checked_at)}` : "");
   const wanted = decodeURIComponent(location.hash.slice(1)) || (state.current ? state.current : "");
+  const prompt = wanted.startsWith("prompt:") && state.prompts.find((p) => "prompt:" + p.name === wanted);
+  if (prompt) { if (state.current !== wanted) selectPrompt(prompt); return; }
   const tool = data.tools.find((t) => t.name === wanted) || data.tools[0];
   if (!tool) { $("#tool").replaceChildren(h("p", { class: "hint" }, "No tools are loaded.")); state.current = null; return; }
   const json = JSON.stringify(tool);
@@ -106,6 +110,51 @@ function renderToolList() {
     }, icon(t.icons, "tool-icon"), h("strong", {}, t.title || t.name), t.title ? h("code", {}, t.name) : null)))));
 }
 
+// ---- prompts: what a client offers a person to start from -----------------------------------------
+
+function renderPromptList() {
+  if (!state.prompts.length) return;
+  $("#tools").append(h("h3", {}, "Prompts"), h("ul", { class: "prompts" }, state.prompts.map((p) =>
+    h("li", {}, h("a", { href: "#prompt:" + encodeURIComponent(p.name), "data-prompt": p.name },
+      h("strong", {}, p.title || p.name), p.title ? h("code", {}, p.name) : null)))));
+}
+
+function selectPrompt(prompt) {
+  state.current = "prompt:" + prompt.name;
+  state.toolJson = null;
+  for (const a of document.querySelectorAll("#tools a")) a.classList.toggle("current", a.dataset.prompt === prompt.name);
+  const fields = (prompt.arguments || []).map((a) => {
+    const input = h("input", { type: "text", name: a.name, id: "parg-" + a.name });
+    return { a, input, el: h("label", { class: "field" },
+      h("span", { class: "name" }, a.name, a.required ? h("abbr", { title: "required" }, " *") : null),
+      input, h("small", { class: "help" }, a.description || "")) };
+  });
+  // Not checked in the browser: clients send prompt arguments as text, and the answer shows the server's sentence.
+  const form = h("form", { id: "prompt-form", "data-prompt": prompt.name, novalidate: true },
+    fields.map((f) => f.el),
+    fields.length ? null : h("p", { class: "hint" }, "This prompt takes no arguments."),
+    h("div", { class: "actions" }, h("button", { type: "submit" }, "Get " + prompt.name)));
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const args = {};
+    for (const f of fields) if (f.input.value !== "") args[f.a.name] = f.input.value;
+    const r = await fetch("/api/prompt/" + encodeURIComponent(prompt.name), {
+      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(args) });
+    const out = await r.json();
+    $("#prompt-result").replaceChildren(out.error
+      ? h("p", { class: "error" }, out.error)
+      : h("div", { class: "messages" }, out.result.messages.map((m) => h("div", { class: "message" },
+          h("strong", {}, m.role + ": "), h("span", { class: "text" }, m.content.text ?? show(m.content))))));
+  });
+  $("#tool").replaceChildren(
+    h("h2", {}, prompt.title || prompt.name),
+    h("p", { class: "meta" }, h("code", {}, prompt.name), " · prompt", prompt.source ? ` · ${prompt.source}` : "",
+      prompt.tools.length ? ` · leads to ${prompt.tools.join(", ")}` : ""),
+    h("p", { class: "description" }, prompt.description || ""),
+    form,
+    h("div", { id: "prompt-result" }));
+}
+
 async function poll() {
   try {
     const { version } = await getJson("/api/version");
@@ -118,6 +167,9 @@ async function poll() {
 }
 
 window.addEventListener("hashchange", () => {
+  const wanted = decodeURIComponent(location.hash.slice(1));
+  const prompt = state.prompts.find((p) => "prompt:" + p.name === wanted);
+  if (prompt && state.current !== wanted) { selectPrompt(prompt); return; }
   const tool = state.tools.find((t) => t.name === decodeURIComponent(location.hash.slice(1)));
   if (tool && tool.name !== state.current) selectTool(tool);
 });

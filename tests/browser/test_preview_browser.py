@@ -414,3 +414,33 @@ def test_icons_and_instructions_are_shown(browser, page, tmp_path):
         assert page.inner_text("#server .instructions") == "Ask for one number."
         assert "https://example.org/a.svg" in page.inner_text("#server")
         page.goto("about:blank")  # stop polling before the preview stops
+
+
+def test_a_prompt_is_got_from_its_form(browser, page, tmp_path):
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "one.yaml").write_text(
+        "description: One.\nsql: SELECT 1 AS n\nsources: ['https://example.org/']\ncontent: '{{ rows[0].n }}'\n"
+    )
+    (tmp_path / "specs" / "ask.prompt.yaml").write_text(
+        "title: Ask for a year\ndescription: Ask about one year.\n"
+        "arguments:\n  year: {type: integer, description: The year, minimum: 1952}\n"
+        "tools: [one]\ntemplate: 'With one, tell me about {{ year }}.'\n"
+    )
+    with preview(tmp_path / "specs", tmp_path, ARTIFACTS / "preview-prompts.log") as url:
+        page.goto(url)
+        page.wait_for_selector("#tools a[data-prompt=ask]")
+        assert "Ask for a year" in page.inner_text("#tools .prompts")
+        page.click("#tools a[data-prompt=ask]")
+        page.wait_for_selector("form[data-prompt=ask]")
+        page.fill("#parg-year", "1990")
+        page.click("#prompt-form button[type=submit]")
+        page.wait_for_selector("#prompt-result .message")
+        assert page.inner_text("#prompt-result .message") == "user: With one, tell me about 1990."
+        page.fill("#parg-year", "1900")
+        page.click("#prompt-form button[type=submit]")
+        page.wait_for_selector("#prompt-result .error")
+        assert (
+            page.inner_text("#prompt-result .error")
+            == "Invalid argument 'year': 1900 is less than the minimum of 1952."
+        )
+        page.goto("about:blank")

@@ -109,3 +109,31 @@ def test_the_server_block_shows_instructions_and_icons(project):
     with client(project) as http:
         server = http.get("/api/tools").json()["server"]
     assert "Tools: numbers (Numbers)." in server["instructions"] and server["icons"] == []
+
+
+PROMPT = """\
+title: Count to a number
+description: Ask for the numbers up to n.
+arguments:
+  n: {type: integer, description: How many, minimum: 1, maximum: 10}
+tools: [numbers]
+template: "Call numbers with n={{ n }} and read me the list."
+"""
+
+
+def test_prompts_are_listed_and_got_as_a_client_would(project):
+    (project / "count.prompt.yaml").write_text(PROMPT)
+    with client(project) as http:
+        (listed,) = http.get("/api/tools").json()["prompts"]
+        got = http.post("/api/prompt/count", json={"n": "4"}).json()
+        bad = http.post("/api/prompt/count", json={"n": "40"}).json()
+        missing = http.post("/api/prompt/nope", json={})
+    assert (listed["name"], listed["title"], listed["tools"]) == ("count", "Count to a number", ["numbers"])
+    assert listed["arguments"] == [
+        {"name": "n", "description": "How many (integer; at least 1; at most 10)", "required": True}
+    ]
+    assert got["result"]["messages"] == [
+        {"role": "user", "content": {"type": "text", "text": "Call numbers with n=4 and read me the list."}}
+    ]
+    assert bad == {"prompt": "count", "error": "Invalid argument 'n': 40 is greater than the maximum of 10."}
+    assert missing.status_code == 404

@@ -235,3 +235,37 @@ def test_a_replaced_project_closes_only_once_its_calls_have_returned(project, mo
     assert anyio.run(old.registry.call, "count_cities", {}).is_error  # closed once idle
     assert anyio.run(new.registry.call, "count_cities", {}).content[0].text == "2 cities"
     live.close()
+
+
+def test_prompt_files_reload_like_specs(project, monkeypatch):
+    """A new prompt file is served after a reload, with prompts/list_changed; a broken one keeps the last good."""
+    specs = project / "specs"
+    monkeypatch.chdir(project)
+    opened = open_project(specs)
+    server = ToolServer(opened.registry)
+    reloader = Reloader(server, opened, specs)
+    notifications = []
+
+    async def on_message(message):
+        notifications.append(getattr(message, "method", ""))
+
+    prompt = "description: Count them.\ntools: [count_cities]\ntemplate: Count the cities with count_cities.\n"
+
+    async def main():
+        async with Client(server.server, mode="legacy", message_handler=on_message) as c:
+            assert (await c.list_prompts()).prompts == []
+            (specs / "count.prompt.yaml").write_text(prompt)
+            assert await reloader.reload() is True
+            with anyio.fail_after(10):
+                while "notifications/prompts/list_changed" not in notifications:
+                    await anyio.sleep(0.01)
+            assert [p.name for p in (await c.list_prompts()).prompts] == ["count"]
+            (specs / "count.prompt.yaml").write_text(prompt.replace("[count_cities]", "[nope]"))
+            assert await reloader.reload() is False  # names a tool that does not exist: the last good set stays
+            text = (await c.get_prompt("count", {})).messages[0].content.text
+            assert text == "Count the cities with count_cities."
+
+    try:
+        anyio.run(main)
+    finally:
+        reloader.live.project.close()

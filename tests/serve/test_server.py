@@ -269,3 +269,100 @@ def test_the_summary_names_at_most_twenty_tools(tmp_path, monkeypatch):
         opened.close()
     assert "t00 (Tool 0), t01 (Tool 1)" in summary and "t19 (Tool 19) and 5 more." in summary
     assert "t20" not in summary
+
+
+# -- prompts ----------------------------------------------------------------------------------------
+
+PROMPT = """\
+title: Orders since
+description: Look at the caller's orders from an amount up.
+arguments:
+  amount: {type: number, description: Smallest amount, minimum: 0, default: 5}
+  style: {description: How to answer, enum: [short, long]}
+tools: [my_orders]
+template: "With my_orders, list my orders of {{ amount }} or more, {{ style }}."
+"""
+SCOPED_PROMPT = """\
+description: Revenue overview.
+tools: [revenue]
+template: "Tell me the revenue with revenue."
+"""
+
+
+@pytest.fixture
+def prompt_project(tmp_path, monkeypatch):
+    from callers import write_project
+
+    specs = write_project(tmp_path)
+    (specs / "orders_since.prompt.yaml").write_text(PROMPT)
+    (specs / "revenue_overview.prompt.yaml").write_text(SCOPED_PROMPT)
+    monkeypatch.chdir(tmp_path)
+    opened = open_project(specs)
+    yield opened
+    opened.close()
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_prompts_are_listed_and_got_with_typed_arguments_on_both_wires(prompt_project, mode):
+    from callers import as_token
+    from mcp.server.auth.middleware.auth_context import auth_context_var
+
+    out = {}
+
+    async def main():
+        async with Client(ToolServer(prompt_project.registry).server, mode=mode) as client:
+            out["caps"] = client.server_capabilities.prompts
+            out["listed"] = (await client.list_prompts()).prompts
+            out["got"] = await client.get_prompt("orders_since", {"amount": "12.5", "style": "short"})
+            out["default"] = await client.get_prompt("orders_since", {"style": "long"})
+            refused = []
+            for args in ({"style": "short", "amount": "lots"}, {"style": "medium"}, {}, {"style": "short", "x": "1"}):
+                with pytest.raises(MCPError) as err:
+                    await client.get_prompt("orders_since", args)
+                refused.append((err.value.error.code, err.value.error.message))
+            with pytest.raises(MCPError) as err:
+                await client.get_prompt("revenue_overview", {})  # its tool is hidden from this caller
+            refused.append((err.value.error.code, err.value.error.message))
+            out["refused"] = refused
+            out["still serving"] = not (await client.call_tool("my_orders", {})).is_error
+
+    token = as_token([], {"email": "alice@example.com"})
+    try:
+        anyio.run(main)
+    finally:
+        auth_context_var.reset(token)
+    assert out["caps"] is not None
+    (listed,) = out["listed"]  # revenue_overview leads to a tool this caller may not see
+    assert (listed.name, listed.title) == ("orders_since", "Orders since")
+    assert [(a.name, a.required) for a in listed.arguments] == [("amount", False), ("style", True)]
+    assert listed.arguments[0].description == "Smallest amount (number; at least 0; default 5)"
+    (message,) = out["got"].messages
+    assert (message.role, message.content.text) == ("user", "With my_orders, list my orders of 12.5 or more, short.")
+    assert out["default"].messages[0].content.text.endswith("of 5 or more, long.")
+    assert out["refused"] == [
+        (-32602, "Invalid argument 'amount': expected a number, got string \"lots\"."),
+        (-32602, 'Invalid argument \'style\': "medium" is not one of "short", "long".'),
+        (-32602, "Missing required argument 'style'."),
+        (-32602, "Unknown argument 'x': this prompt takes amount, style."),
+        (-32602, "Unknown prompt: revenue_overview (prompts: orders_since)."),
+    ]
+    assert out["still serving"]
+
+
+def test_a_caller_with_the_scope_sees_the_scoped_prompt(prompt_project):
+    from callers import as_token
+    from mcp.server.auth.middleware.auth_context import auth_context_var
+
+    out = {}
+
+    async def main():
+        async with Client(ToolServer(prompt_project.registry).server) as client:
+            out["names"] = sorted(p.name for p in (await client.list_prompts()).prompts)
+            out["text"] = (await client.get_prompt("revenue_overview", {})).messages[0].content.text
+
+    token = as_token(["reports"], {"email": "alice@example.com"})
+    try:
+        anyio.run(main)
+    finally:
+        auth_context_var.reset(token)
+    assert out == {"names": ["orders_since", "revenue_overview"], "text": "Tell me the revenue with revenue."}

@@ -1,0 +1,106 @@
+"""A prompt as clients get it: `prompts/list` entries and `prompts/get` messages, its text arguments
+read as their declared types and checked like tool arguments (one sentence naming the argument).
+
+    prompt = Prompt.from_loaded(loaded)      # a mcpgen.load.prompts.LoadedPrompt
+    prompt.get({"year": "1990"})             # GetPromptResult, or ArgumentError
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_types import GetPromptResult, PromptMessage, TextContent
+from mcp_types import Prompt as MCPPrompt
+from mcp_types import PromptArgument as MCPPromptArgument
+
+from ..errors import ArgumentError, RenderError
+from ..spec.params import Arguments
+from ..spec.prompts import PromptSpec
+from ..templates.render import Template
+
+_INTEGER = re.compile(r"^\s*[+-]?\d{1,30}\s*$")
+
+
+@dataclass
+class Prompt:
+    name: str
+    spec: PromptSpec
+    template: Template
+    arguments: Arguments
+    source: str | None = None  # the file that defined it
+
+    @classmethod
+    def from_loaded(cls, loaded) -> Prompt:
+        return cls(loaded.name, loaded.spec, loaded.template, loaded.arguments, str(loaded.path))
+
+    @property
+    def tools(self) -> list[str]:
+        return self.spec.tools
+
+    def to_mcp(self) -> MCPPrompt:
+        return MCPPrompt(
+            name=self.name,
+            title=self.spec.title,
+            description=self.spec.description,
+            arguments=[
+                MCPPromptArgument(
+                    name=name, description=_described(arg), required=self.arguments.parameters[name].is_required
+                )
+                for name, arg in self.spec.arguments.items()
+            ]
+            or None,
+        )
+
+    def get(self, arguments: dict[str, Any] | None) -> GetPromptResult:
+        """The prompt's message for these arguments; ArgumentError with one sentence when they are wrong."""
+        if arguments is not None and not isinstance(arguments, dict):
+            raise ArgumentError("Prompt arguments must be an object of names and values.")
+        typed = {name: self._typed(name, value) for name, value in (arguments or {}).items()}
+        try:
+            values = self.arguments.validate(typed)
+        except ArgumentError as exc:
+            raise ArgumentError(str(exc).replace("this tool takes", "this prompt takes")) from None
+        try:
+            text = self.template.render(values)
+        except RenderError as exc:
+            raise ArgumentError(f"Prompt '{self.name}' could not be written for these arguments: {exc}.") from None
+        message = PromptMessage(role="user", content=TextContent(type="text", text=text))
+        return GetPromptResult(description=self.spec.description, messages=[message])
+
+    def _typed(self, name: str, value: Any) -> Any:
+        """A text argument as its declared type, when it reads as one (else left for the check to refuse)."""
+        parameter = self.arguments.parameters.get(name)
+        if parameter is None or not isinstance(value, str):
+            return value
+        if parameter.type == "integer" and _INTEGER.match(value):
+            return int(value)
+        if parameter.type == "number":
+            try:
+                number = float(value)
+            except ValueError:
+                return value
+            return int(number) if number.is_integer() and "." not in value and "e" not in value.lower() else number
+        if parameter.type == "boolean" and value.strip().lower() in ("true", "false"):
+            return value.strip().lower() == "true"
+        return value
+
+
+def _described(argument) -> str:
+    """The argument's description with what it must be, for clients that show only this text."""
+    hints = []
+    if argument.type != "string":
+        hints.append(argument.type)
+    if argument.enum:
+        hints.append("one of " + ", ".join(str(v) for v in argument.enum))
+    if argument.minimum is not None:
+        hints.append(f"at least {argument.minimum}")
+    if argument.maximum is not None:
+        hints.append(f"at most {argument.maximum}")
+    if argument.default is not None:
+        hints.append(f"default {argument.default}")
+    return f"{argument.description} ({'; '.join(hints)})" if hints else argument.description
+
+
+__all__ = ["Prompt"]
