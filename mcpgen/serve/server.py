@@ -160,7 +160,7 @@ class ToolServer:
         prompt = registry.prompts.get(params.name)
         if prompt is None or not self._prompt_visible(registry, prompt):  # a hidden prompt is an unknown one
             known = ", ".join(n for n, p in registry.prompts.items() if self._prompt_visible(registry, p)) or "none"
-            raise MCPError(code=INVALID_PARAMS, message=f"Unknown prompt: {params.name} (prompts: {known}).")
+            raise MCPError(code=INVALID_PARAMS, message=inert(f"Unknown prompt: {params.name} (prompts: {known})."))
         try:
             return prompt.get(params.arguments)
         except ArgumentError as exc:
