@@ -61,12 +61,12 @@ def _only(loaded, tool: str) -> None:
         loaded.python_files = []
 
 
-def _open(specs_dir: Path, loaded=None, needed=None):
+def _open(specs_dir: Path, loaded=None, needed=None, local_cursors: bool = False):
     from .errors import SpecError
     from .serve.project import left_out_warning, open_project
 
     try:
-        project = open_project(specs_dir, loaded=loaded, needed=needed)
+        project = open_project(specs_dir, loaded=loaded, needed=needed, local_cursors=local_cursors)
     except SpecError as exc:
         for problem in exc.problems:
             click.echo(str(problem), err=True)
@@ -310,7 +310,8 @@ def call(tool: str, args: tuple[str, ...], specs_dir: Path, as_json: bool) -> No
     loaded = _load(specs_dir)
     if loaded is not None:
         _only(loaded, tool)
-    project = _open(specs_dir, loaded, needed=_defines(loaded, tool) if loaded is not None else None)
+    needed = _defines(loaded, tool) if loaded is not None else None
+    project = _open(specs_dir, loaded, needed=needed, local_cursors=True)  # the next call continues a cursor
     try:
         if tool not in project.registry:
             raise click.UsageError(

@@ -1,4 +1,6 @@
 import json
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -252,3 +254,51 @@ def test_call_of_a_tool_no_spec_defines_runs_the_python_files(runner, tmp_path):
     result = runner.invoke(main, ["call", "renamed_file", "-s", str(specs)])
     assert result.exit_code != 0 and "no tool named 'renamed_file'" in result.output
     assert (specs / "ran.txt").exists()
+
+
+PAGED_SPEC = """\
+description: Japan's cities, largest first, five at a time.
+sql: SELECT name, population FROM read_csv('cities.csv') WHERE country_code = 'JP' ORDER BY population DESC, name
+page_size: 5
+sources: ["https://www.geonames.org/"]
+content: "{% for r in rows %}{{ r.name }}; {% endfor %}"
+"""
+
+
+def _call(project: Path, state: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "XDG_STATE_HOME": str(state)}
+    command = [sys.executable, "-m", "mcpgen.cli", "call", "japan", "--specs", str(project / "specs"), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60, env=env, cwd=project)
+
+
+def test_one_mcpgen_call_continues_the_cursor_another_printed(tmp_path):
+    """Each `mcpgen call` is a process of its own: the project's cursor key is kept for the user (mode
+    0600, outside the project, so no repository holds it) and the next page comes from a second call."""
+    project, state = tmp_path / "project", tmp_path / "state"
+    (project / "specs").mkdir(parents=True)
+    (project / "cities.csv").write_bytes((REPO / "examples/data/cities.csv").read_bytes())
+    (project / "specs" / "japan.yaml").write_text(PAGED_SPEC)
+    first = _call(project, state)
+    assert first.returncode == 0, first.stderr
+    cursor = re.search(r'cursor="([^"]+)"', first.stdout)
+    assert cursor and "Rows 1 to 5; more remain" in first.stdout, first.stdout
+    second = _call(project, state, "-a", f"cursor={cursor[1]}")
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "Rows 6 to 10" in second.stdout and "Tokyo" not in second.stdout, second.stdout
+    (key,) = (state / "mcpgen" / "cursor-keys").iterdir()
+    assert key.stat().st_mode & 0o777 == 0o600 and (state / "mcpgen" / "cursor-keys").stat().st_mode & 0o777 == 0o700
+    assert not list(project.rglob("*.key"))
+
+
+def test_a_cursor_from_another_key_is_refused_saying_why(tmp_path):
+    project = tmp_path / "project"
+    (project / "specs").mkdir(parents=True)
+    (project / "cities.csv").write_bytes((REPO / "examples/data/cities.csv").read_bytes())
+    (project / "specs" / "japan.yaml").write_text(PAGED_SPEC)
+    cursor = re.search(r'cursor="([^"]+)"', _call(project, tmp_path / "one").stdout)
+    assert cursor
+    other = _call(project, tmp_path / "two", "-a", f"cursor={cursor[1]}")  # another user's key
+    assert other.returncode == 1
+    said = " ".join(other.stderr.split())
+    assert "it was signed with another key than this project's: mcpgen call keeps one per project and user" in said
+    assert "set cursors.secret_env in mcpgen.yaml for one key everywhere" in said and "Traceback" not in said

@@ -14,7 +14,12 @@ Position(offset=500, key=('Tokyo', 3), skip=1)
 >>> cursors.read(token, "t", "other-args")
 Traceback (most recent call last):
 ...
-mcpgen.answer.cursors.CursorError: Invalid argument 'cursor': it does not continue this tool's answer to these arguments; call again without cursor for the first page.
+mcpgen.answer.cursors.CursorError: Invalid argument 'cursor': it does not continue this tool's answer to these arguments (it came from other arguments, another caller, or a spec or mcpgen.yaml since changed); call again without cursor for the first page.
+
+A cursor also names its key (a short fingerprint, not the key), so one signed with another key
+is refused saying so: without `cursors.secret_env` each `mcpgen serve` process signs with a
+random key of its own, while `mcpgen call` keeps a key per project (`project_key`) in a private
+file of the user's, so one `mcpgen call` continues the cursor another printed.
 """
 
 from __future__ import annotations
@@ -26,10 +31,12 @@ import hashlib
 import hmac
 import json
 import math
+import os
 import secrets
 import time
 from dataclasses import dataclass
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 from ..errors import ArgumentError
@@ -38,6 +45,52 @@ from ..spec.models import CURSOR
 NEXT_CURSOR_META = "mcpgen/next_cursor"  # in a page's _meta when more rows remain
 DEFAULT_TTL = 3600.0
 PROCESS_KEY = secrets.token_bytes(32)  # when mcpgen.yaml names no key: cursors live as long as the process
+
+
+OTHER_PROCESS = (
+    "it was signed by another mcpgen process: without cursors.secret_env in mcpgen.yaml, each server "
+    "process signs its cursors with a key of its own"
+)
+OTHER_THAN_PROJECT = (
+    "it was signed with another key than this project's: mcpgen call keeps one per project and user, "
+    "and each server process signs with its own; set cursors.secret_env in mcpgen.yaml for one key everywhere"
+)
+
+
+def project_key(root: Path) -> bytes | None:
+    """The cursor key of the project at `root` for `mcpgen call`: 32 random bytes in a file only the
+    user may read (mode 0600, in a 0700 folder), outside the project so that no repository ever holds
+    it: `$XDG_STATE_HOME/mcpgen/cursor-keys/` (default `~/.local/state/...`). None when it cannot be
+    kept (no home folder, a read-only one): cursors then hold for the one process.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as state:
+    ...     os.environ["XDG_STATE_HOME"] = state
+    ...     first, again = project_key(Path("/srv/p")), project_key(Path("/srv/p"))
+    ...     other = project_key(Path("/srv/q"))
+    ...     files = sorted(oct(p.stat().st_mode & 0o777) for p in Path(state, "mcpgen", "cursor-keys").iterdir())
+    >>> del os.environ["XDG_STATE_HOME"]
+    >>> first == again != other, len(first), files
+    (True, 32, ['0o600', '0o600'])
+    """
+    state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    folder = Path(state, "mcpgen", "cursor-keys")
+    path = folder / (hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:32] + ".key")
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            if path.stat().st_mode & 0o077:
+                os.chmod(path, 0o600)
+            key = path.read_bytes()
+            return key if len(key) == 32 else None
+        key = secrets.token_bytes(32)
+        with os.fdopen(fd, "wb") as out:
+            out.write(key)
+        return key
+    except OSError:
+        return None
 
 
 class CursorError(ArgumentError):
@@ -57,10 +110,15 @@ class Position:
 class Cursors:
     """Issues and checks cursors with one key (shared by every replica that should accept them)."""
 
-    def __init__(self, key: bytes = PROCESS_KEY, ttl: float = DEFAULT_TTL, project: str = ""):
+    def __init__(self, key: bytes = PROCESS_KEY, ttl: float = DEFAULT_TTL, project: str = "", other_key: str = ""):
         self._key = key
         self.ttl = ttl
         self.project = project  # the project's version (its settings): a changed project refuses older cursors
+        self._kid = _b64(hmac.new(key, b"mcpgen cursor key", hashlib.sha256).digest()[:6])
+        # Why a cursor signed with another key is refused, in the words of this key's origin.
+        self.other_key = other_key or (
+            OTHER_PROCESS if key == PROCESS_KEY else "it was signed with another key than this server's"
+        )
 
     def _mac(self, tool: str, binding: str, body: str) -> bytes:
         message = "\x1f".join((self.project, tool, binding, body)).encode()
@@ -71,12 +129,12 @@ class Cursors:
         if position.key is not None:
             body += f".{position.skip}." + json.dumps([_encode(v) for v in position.key], separators=(",", ":"))
         mac = self._mac(tool, binding, body)
-        return _b64(body.encode()) + "." + _b64(mac)
+        return _b64(body.encode()) + "." + _b64(mac) + "." + self._kid
 
     def read(self, token: str, tool: str, binding: str) -> Position:
         """Where a cursor continues from; CursorError in one sentence if it may not be used."""
         try:
-            body_part, mac_part = token.split(".")
+            body_part, mac_part, kid = token.split(".")
             body = base64.urlsafe_b64decode(body_part + "==").decode("utf-8")
             mac = base64.urlsafe_b64decode(mac_part + "==")
             fields = body.split(".", 3)
@@ -89,9 +147,14 @@ class Cursors:
                 f"call again without {CURSOR} for the first page."
             ) from None
         if not hmac.compare_digest(mac, self._mac(tool, binding, body)) or offset < 0:
+            why = (
+                "it came from other arguments, another caller, or a spec or mcpgen.yaml since changed"
+                if hmac.compare_digest(kid, self._kid)
+                else self.other_key
+            )
             raise CursorError(
-                f"Invalid argument '{CURSOR}': it does not continue this tool's answer to these arguments; "
-                f"call again without {CURSOR} for the first page."
+                f"Invalid argument '{CURSOR}': it does not continue this tool's answer to these arguments "
+                f"({why}); call again without {CURSOR} for the first page."
             )
         if expires < time.time():
             raise CursorError(

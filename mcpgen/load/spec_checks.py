@@ -27,7 +27,7 @@ from ..spec.models import CURSOR, NAME_RE, TEMPLATE_VARIABLES, EmptyAnswer
 from ..spec.params import Arguments
 from ..spec.yamlload import Located
 from ..sql.pages import limits_rows, orders_rows, row_bound
-from ..sql.statements import DIALECTS, check_read_only, find_placeholders
+from ..sql.statements import DIALECTS, check_read_only, find_placeholders, is_null_test
 from ..sql.transpile import transpile
 from ..templates.render import Template
 from ..text import column_of, did_you_mean, line_col
@@ -153,6 +153,7 @@ def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem
                     offset=(p.line, p.col) if key == "sql" else None,
                 )
             )
+    _check_optional_lists(loaded, key, source, problems)
     for name in spec.parameters:
         if name not in used:
             problems.append(
@@ -163,6 +164,33 @@ def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem
                     "warning",
                 )
             )
+
+
+def _check_optional_lists(loaded: LoadedSpec, key: str, dialect: str | None, problems: list[Problem]) -> None:
+    """An optional array with no default matches nothing when left out (`IN :xs` of no values): say
+    how to write "all values when omitted", unless the SQL already tests `:xs IS NULL`."""
+    sql = loaded.spec.sql if key == "sql" and loaded.spec.sql is not None else loaded.sql
+    placeholders = find_placeholders(sql, dialect)
+    tested = {p.name for p in placeholders if not p.after_in and is_null_test(sql, p)}
+    warned: set[str] = set()
+    for p in placeholders:
+        param = loaded.spec.parameters.get(p.name)
+        if not p.after_in or p.name in tested | warned or param is None or param.type != "array":
+            continue
+        if param.is_required or param.default is not None:
+            continue
+        warned.add(p.name)
+        problems.append(
+            _problem(
+                loaded,
+                key,
+                f"{p.name} is optional with no default, so leaving it out makes IN :{p.name} match nothing; "
+                f"for all values when it is left out, write (:{p.name} IS NULL OR <column> IN :{p.name}), "
+                "or give it a default",
+                "warning",
+                offset=(p.line, p.col) if key == "sql" else None,
+            )
+        )
 
 
 def _locate(sql: str, message: str) -> tuple[int | None, int | None]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..answer.compile import SpecTool, compile_spec
-from ..answer.cursors import Cursors
+from ..answer.cursors import OTHER_THAN_PROJECT, Cursors, project_key
 from ..answer.prompts import Prompt
 from ..engines.factory import create_engine
 from ..engines.protocol import Engine
@@ -54,6 +54,7 @@ def open_project(
     columns: bool = True,
     loaded: LoadedProject | None = None,
     needed: Callable[[str], bool] | None = None,
+    local_cursors: bool = False,
 ) -> Project:
     """Load, check and compile every tool under `specs_dir`; raise SpecError if anything is wrong.
 
@@ -65,7 +66,10 @@ def open_project(
     `needed` is for the commands that run some tools only (`call`, `test -k`, `preview`): given a
     spec file's path, whether the command runs it. A spec it does not need is left out when it has
     an error, which moves to `loaded.left_out` (they print it as a warning); the errors of the specs
-    it needs, of mcpgen.yaml and of the connections still stop the project."""
+    it needs, of mcpgen.yaml and of the connections still stop the project.
+
+    `local_cursors` (`mcpgen call`): paged tools sign cursors with the project's own key, kept for the
+    user (`project_key`), so that the next `mcpgen call` continues them; unless cursors.secret_env is set."""
     loaded = loaded or load_project(specs_dir)
     if needed is not None:
         _leave_out(loaded, needed)
@@ -81,7 +85,7 @@ def open_project(
             problems.append(Problem(str(loaded.config_path or specs_dir), None, None, str(exc)))
     defaults = loaded.config.defaults
     registry = Registry(defaults.cache_max_bytes)
-    cursors = _cursors(loaded, problems)
+    cursors = _cursors(loaded, problems, local_cursors)
     for spec in loaded.specs:
         engine = engines.get(spec.spec.connection)
         if engine is None:
@@ -144,12 +148,16 @@ def _leave_out(loaded: LoadedProject, needed: Callable[[str], bool]) -> None:
     loaded.prompts = [p for p in loaded.prompts if str(p.path) not in dropped]
 
 
-def _cursors(loaded: LoadedProject, problems: list[Problem]) -> Cursors:
-    """Cursors signed with the key from `cursors.secret_env`, else with this process's random key, and
-    bound to the project's settings (each tool's cursors are also bound to its own spec)."""
+def _cursors(loaded: LoadedProject, problems: list[Problem], local_cursors: bool = False) -> Cursors:
+    """Cursors signed with the key from `cursors.secret_env`, else with this process's random key (with
+    `local_cursors`, the project's own key kept for the user: `mcpgen call`), and bound to the
+    project's settings (each tool's cursors are also bound to its own spec)."""
     settings = loaded.config.cursors
     version = hashlib.sha256(repr(loaded.config).encode()).hexdigest()
     if settings.secret_env is None:
+        key = project_key(loaded.root) if local_cursors else None
+        if key is not None:
+            return Cursors(key, ttl=settings.ttl, project=version, other_key=OTHER_THAN_PROJECT)
         return Cursors(ttl=settings.ttl, project=version)
     secret = os.environ.get(settings.secret_env, "")
     if len(secret) < 16:

@@ -12,6 +12,7 @@ strings and `-- :x` in comments are left alone.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -220,6 +221,19 @@ def find_placeholders(sql: str, dialect: str | None = "duckdb") -> tuple[Placeho
         line, col = line_col(sql, tok.start)
         found.append(Placeholder(name, tok.start, nxt.end + 1, line, col, after_in))
     return tuple(found)
+
+
+_NULL_TEST = re.compile(r"(?i)\s*IS\s+(?:NOT\s+)?NULL\b")
+
+
+def is_null_test(sql: str, placeholder: Placeholder) -> bool:
+    """Whether the placeholder is tested for NULL: `:xs IS NULL`, `:xs IS NOT NULL`.
+
+    >>> sql = "SELECT 1 WHERE :xs IS  NOT null OR :xs = 1"
+    >>> [is_null_test(sql, p) for p in find_placeholders(sql)]
+    [True, False]
+    """
+    return _NULL_TEST.match(sql, placeholder.end) is not None
 
 
 def rewrite(sql: str, style: str, dialect: str | None = "duckdb") -> str:

@@ -20,8 +20,9 @@ def test_a_cursor_gives_back_its_offset(cursors):
     bound = binding("(('n', 3),)", "alice", "spec-v1")
     token = cursors.issue("top_cities", bound, Position(500))
     assert cursors.read(token, "top_cities", bound) == Position(500)
-    body, mac = token.split(".")  # opaque: offset and expiry, then the MAC, each URL-safe base64
+    body, mac, kid = token.split(".")  # opaque: offset and expiry, the MAC, the key's fingerprint; URL-safe base64
     assert re.fullmatch(r"[A-Za-z0-9_-]+", body) and re.fullmatch(r"[A-Za-z0-9_-]{22}", mac)
+    assert re.fullmatch(r"[A-Za-z0-9_-]{8}", kid)
 
 
 @pytest.mark.parametrize(
@@ -86,11 +87,11 @@ def test_nan_survives_and_the_key_is_signed(cursors):
     back = cursors.read(cursors.issue("t", "b", Position(1, (float("nan"),), 1)), "t", "b")
     assert back.key is not None and math.isnan(back.key[0])
     token = cursors.issue("t", "b", Position(1000, ("Tokyo",), 1))
-    body, mac = token.split(".")
+    body, mac, kid = token.split(".")
     import base64
 
     text = base64.urlsafe_b64decode(body + "==").decode().replace("Tokyo", "Osaka")
-    forged = base64.urlsafe_b64encode(text.encode()).decode().rstrip("=") + "." + mac
+    forged = base64.urlsafe_b64encode(text.encode()).decode().rstrip("=") + "." + mac + "." + kid
     with pytest.raises(CursorError, match="does not continue"):
         cursors.read(forged, "t", "b")
 
@@ -98,3 +99,15 @@ def test_nan_survives_and_the_key_is_signed(cursors):
 def test_a_value_a_cursor_cannot_carry_is_a_type_error(cursors):
     with pytest.raises(TypeError, match="a list cannot be carried"):
         cursors.issue("t", "b", Position(1, ([1, 2],), 1))
+
+
+def test_the_refusal_says_why_a_cursor_does_not_continue(cursors):
+    """Same key, other answer: the arguments, caller or spec. Another key: which key signs here."""
+    token = cursors.issue("t", "b", Position(10))
+    with pytest.raises(CursorError, match=r"\(it came from other arguments, another caller, or a spec"):
+        cursors.read(token, "t", "other")
+    process = Cursors(ttl=60)  # no secret_env: this process's own key
+    with pytest.raises(CursorError, match=r"signed by another mcpgen process: without cursors.secret_env"):
+        process.read(token, "t", "b")
+    with pytest.raises(CursorError, match=r"signed with another key than this server's"):
+        cursors.read(process.issue("t", "b", Position(10)), "t", "b")

@@ -112,15 +112,15 @@ def _next(registry, arguments=None) -> str:
 def test_a_cursor_that_was_not_given_for_this_answer_is_one_clear_error(make, change):
     registry = make()
     cursor = _next(registry)
-    body, mac = cursor.split(".")
+    body, mac, kid = cursor.split(".")
     arguments: dict = {}
     if change == "forged":
         cursor = Cursors(b"x" * 32).issue("nums", "anything", Position(300))
     elif change == "altered offset":
         _, rest = base64.urlsafe_b64decode(body + "==").decode().split(".", 1)
-        cursor = base64.urlsafe_b64encode(f"0.{rest}".encode()).decode().rstrip("=") + "." + mac
+        cursor = base64.urlsafe_b64encode(f"0.{rest}".encode()).decode().rstrip("=") + "." + mac + "." + kid
     elif change == "altered signature":
-        cursor = body + "." + ("A" if mac[0] != "A" else "B") + mac[1:]
+        cursor = body + "." + ("A" if mac[0] != "A" else "B") + mac[1:] + "." + kid
     elif change == "other arguments":
         arguments = {"below": 999}
     elif change == "not a string":

@@ -34,6 +34,11 @@ def test_binding_arrays_dates_and_max_rows(engine):
     assert run(engine, "SELECT count(*) FROM t").rows == [(3,)]
 
 
+def test_an_optional_list_left_out_means_every_value(engine):
+    sql = "SELECT count(*) FROM t WHERE (:ids IS NULL OR id IN :ids)"
+    assert [run(engine, sql, {"ids": ids}).rows for ids in (None, [1, 3], [])] == [[(3,)], [(2,)], [(0,)]]
+
+
 def test_relative_project_files_are_readable(engine):
     assert run(engine, "SELECT count(*) FROM 'data/t.csv'").rows == [(3,)]
 

@@ -106,3 +106,30 @@ def test_unique_names_across_files():
     problems: list = []
     check_unique_names([a, b], problems)
     assert [str(p) for p in problems] == ["b.yaml:4:1: tool name 'a' is already used by a.yaml"]
+
+
+OPTIONAL_LIST = "parameters: {xs: {type: array, items: {type: string}, description: d, required: false}}\n"
+
+
+@pytest.mark.parametrize(
+    ("sql", "warned"),
+    [
+        ("SELECT 1 AS x FROM t WHERE x IN :xs", True),  # left out: matches nothing
+        ("SELECT 1 AS x FROM t WHERE x IN :xs OR x NOT IN :xs", True),  # said once
+        ("SELECT 1 AS x FROM t WHERE (:xs IS NULL OR x IN :xs)", False),  # the portable spelling
+        ("SELECT 1 AS x FROM t WHERE :xs IS NOT NULL AND x IN :xs", False),
+    ],
+)
+def test_validate_suggests_the_spelling_for_all_values_when_omitted(sql, warned):
+    _, problems = check(OPTIONAL_LIST + f"sql: {sql}\n")
+    expected = (
+        f"5:{sql.index(':xs') + 6}: warning: xs is optional with no default, so leaving it out makes IN :xs "
+        "match nothing; for all values when it is left out, write (:xs IS NULL OR <column> IN :xs), or give it a default"
+    )
+    assert problems == ([expected] if warned else [])
+
+
+def test_an_optional_list_with_a_default_or_required_gets_no_suggestion():
+    for parameter in ("default: [a]", "required: true"):
+        text = f"parameters: {{xs: {{type: array, items: {{type: string}}, description: d, {parameter}}}}}\n"
+        assert check(text + "sql: SELECT 1 AS x FROM t WHERE x IN :xs\n")[1] == []

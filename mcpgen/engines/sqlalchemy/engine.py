@@ -36,7 +36,16 @@ from ..deadlines import Cutoff
 from ..protocol import Prepared, QueryResult
 from .backends import backend_for
 from .rls import claim_settings, with_claim_settings
-from .statements import Statement, bindparam, catalog_columns, sa_text, strip_semicolon, type_key
+from .statements import (
+    OMITTED,
+    Statement,
+    bindparam,
+    catalog_columns,
+    omitted_tests,
+    sa_text,
+    strip_semicolon,
+    type_key,
+)
 
 _DRIVER_HINTS = {
     "psycopg": 'pip install "mcpgen[postgres]"',
@@ -126,18 +135,20 @@ class SQLAlchemyEngine:
         `types` (optional) gives declared parameter types ("integer", "date", "string[]", ...;
         see `param_types`): with them a NULL or an empty list binds with the right SQL type."""
         check_read_only(sql, self.dialect)
+        sql, wrong = omitted_tests(sql, find_placeholders(sql, self.dialect))
+        for p in wrong:
+            raise UnsafeSQL(
+                f"parameter {p.name} is used both as a list (IN :{p.name}) and as a single value "
+                f"(line {p.line}, column {p.col}); for all values when it is left out, write "
+                f"(:{p.name} IS NULL OR column IN :{p.name})",
+                p.line,
+                p.col,
+            )
         placeholders = find_placeholders(sql, self.dialect)
         names = frozenset(p.name for p in placeholders)
         lists = frozenset(p.name for p in placeholders if p.after_in)
-        for p in placeholders:
-            if p.name in lists and not p.after_in:
-                raise UnsafeSQL(
-                    f"parameter {p.name} is used both as a list (IN :{p.name}) and as a single "
-                    f"value (line {p.line}, column {p.col})",
-                    p.line,
-                    p.col,
-                )
-        declared = tuple(sorted((k, v) for k, v in (types or {}).items() if k in names))
+        flags = {n: "integer" for n in names if n.startswith(OMITTED) and n.removeprefix(OMITTED) in lists}
+        declared = tuple(sorted((k, v) for k, v in {**(types or {}), **flags}.items() if k in names))
         for name, type_ in declared:
             if type_.removesuffix("[]") not in _ITEM_TYPES:
                 raise QueryError(f"parameter {name} has an unknown type {type_!r}")
@@ -150,6 +161,9 @@ class SQLAlchemyEngine:
         started = time.perf_counter()
         statement = self._runnable(query.sql, timeout)
         values = {name: params.get(name) for name in query.names}
+        for name in query.names:
+            if name.startswith(OMITTED):  # `:xs IS NULL` of a list: whether xs was left out (see omitted_tests)
+                values[name] = None if params.get(name.removeprefix(OMITTED)) is None else 1
         for name in statement.lists:
             if values[name] is None:
                 values[name] = []  # a NULL list matches nothing, as on DuckDB

@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from sqlglot.errors import SqlglotError
 from sqlglot.tokens import TokenType
 
-from ...sql.statements import tokenize
+from ...sql.statements import is_null_test, tokenize
 
 # SQLAlchemy's text() takes every `:word` not preceded by ':', a word character or a backslash.
 _IN_BEFORE = re.compile(r"(?i)(?:(?P<not>\bNOT)\s+)?\bIN\s*\Z")
@@ -56,6 +56,34 @@ def catalog_columns(conn, tables) -> dict[tuple[str | None, str], dict[str, bool
             columns = []
         out[(schema, table)] = {c["name"]: bool(c.get("nullable", True)) for c in columns}
     return out
+
+
+OMITTED = "mcpgen_omitted_"  # + a list parameter's name: NULL when the list was left out, else 1
+
+
+def omitted_tests(sql: str, placeholders) -> tuple[str, list]:
+    """The portable spelling of "all values when omitted": `(:xs IS NULL OR x IN :xs)`. SQLAlchemy
+    binds `IN :xs` as a list, which cannot also be a single value, so each `:xs IS [NOT] NULL` of a
+    list parameter becomes a test of its own flag (`:mcpgen_omitted_xs`: NULL when xs was left out).
+    Returns the SQL and the single-value uses of list parameters that are no such test (errors).
+
+    >>> from mcpgen.sql.statements import find_placeholders
+    >>> sql = "SELECT 1 WHERE (:xs IS NULL OR x IN :xs) AND :xs = 1"
+    >>> text, wrong = omitted_tests(sql, find_placeholders(sql, None))
+    >>> text, [(p.name, p.col) for p in wrong]
+    ('SELECT 1 WHERE (:mcpgen_omitted_xs IS NULL OR x IN :xs) AND :xs = 1', [('xs', 46)])
+    """
+    lists = {p.name for p in placeholders if p.after_in}
+    out, last, wrong = [], 0, []
+    for p in placeholders:
+        if p.name not in lists or p.after_in:
+            continue
+        if not is_null_test(sql, p):
+            wrong.append(p)
+            continue
+        out.append(sql[last : p.start] + f":{OMITTED}{p.name}")
+        last = p.end
+    return "".join(out) + sql[last:], wrong
 
 
 def strip_semicolon(sql: str, dialect: str | None) -> str:

@@ -210,6 +210,39 @@ def test_arrays_expand_and_an_empty_list_matches_nothing(db):
     assert run(engine, sql, {"codes": ["JP') OR ('1'='1"]}, types=types).rows == []
 
 
+@pytest.mark.parametrize("declared", [True, False], ids=["declared", "undeclared"])
+def test_an_optional_list_left_out_means_every_value(db, declared):
+    """The portable spelling `(:xs IS NULL OR x IN :xs)`: left out, every row; given, those values;
+    empty, none. `IS NOT NULL` and several lists in one query too. (PostgreSQL and MariaDB refused
+    it once: a list parameter cannot be a single value in SQLAlchemy.)"""
+    engine = db.engine()
+    types = {"codes": "string[]", "ids": "integer[]"} if declared else None
+    sql = f"SELECT count(*) FROM {db.table} WHERE (:codes IS NULL OR country_code IN :codes)"
+    everything = row_count(db)
+    japan = db.direct(f"SELECT count(*) FROM {db.table} WHERE country_code = 'JP'", {})[0][0]
+    assert run(engine, sql, {}, types=types).rows == [(everything,)]
+    assert run(engine, sql, {"codes": None}, types=types).rows == [(everything,)]
+    assert run(engine, sql, {"codes": ["JP"]}, types=types).rows == [(japan,)]
+    assert run(engine, sql, {"codes": []}, types=types).rows == [(0,)]
+    both = (
+        f"SELECT count(*) FROM {db.table} WHERE (:codes IS NOT NULL AND country_code IN :codes) "
+        f"OR (:ids IS NULL OR geonameid IN :ids)"
+    )
+    assert run(engine, both, {"codes": ["JP"], "ids": [-1]}, types=types).rows == [(japan,)]
+    assert run(engine, both, {"codes": ["JP"]}, types=types).rows == [(everything,)]
+
+
+def test_a_list_used_as_another_single_value_is_refused_with_the_portable_spelling(db):
+    engine = db.engine()
+    with pytest.raises(UnsafeSQL) as raised:
+        engine.prepare(f"SELECT 1 FROM {db.table} WHERE country_code IN :codes OR :codes = 'JP'")
+    assert str(raised.value) == (
+        "parameter codes is used both as a list (IN :codes) and as a single value (line 1, column "
+        f"{len(f'SELECT 1 FROM {db.table} WHERE country_code IN :codes OR ') + 1}); for all values when it is "
+        "left out, write (:codes IS NULL OR column IN :codes)"
+    )
+
+
 def _date(kind: str, text: str) -> str:
     return f"'{text}'" if kind == "sqlite" else f"DATE '{text}'"
 
@@ -764,7 +797,8 @@ def test_prepare_rejects_a_name_used_as_list_and_value(tmp_path):
     engine = SQLAlchemyEngine("lite", URLConnection(url=f"sqlite:///{tmp_path / 'x.db'}"))
     try:
         with pytest.raises(UnsafeSQL, match="both as a list"):
-            engine.prepare("SELECT 1 WHERE 1 IN :ids OR :ids IS NULL")
+            engine.prepare("SELECT 1 WHERE 1 IN :ids OR :ids = 1")
+        engine.prepare("SELECT 1 WHERE 1 IN :ids OR :ids IS NULL")  # the NULL test of a list: allowed
     finally:
         engine.close()
 
