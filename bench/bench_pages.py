@@ -7,13 +7,14 @@ Parquet file, or `--table` to load it into a table) with one paged spec (`page_s
 below) and answers commands on stdin, so the measurements of both trees interleave:
 
 - `walk`: every page, through the tool (cursor to cursor, answers built as a call builds them);
-- `direct`: the same query once, every row, on the same DuckDB connection (`engine.run`);
+- `walk-engine`: every page as the engine gives it (the page SQL and cursors, no answer built);
+- `direct`: the same query once, every row, on the same connection (`engine.run`);
 - `page N`: page 1 or page N (its cursor taken from a walk) through the tool.
 
-Printed per tree: the median of the per-round ratios walk/direct (goal <= 3) and page 300/page 1
-(goal ~1), with their range; with `--baseline`, the same for that revision.
+Printed per tree: the median of the per-round ratios walk/direct (goal <= 3), engine walk/direct,
+and page 300/page 1 (goal ~1), with their range; with `--baseline`, the same for that revision.
 
-    python bench/bench_pages.py [--rounds 3] [--order ties|total] [--table] [--baseline REV]
+    python bench/bench_pages.py [--rounds 3] [--order ties|total] [--table] [--postgres URL] [--baseline REV]
 """
 
 from __future__ import annotations
@@ -40,21 +41,49 @@ ORDERS = {
 }
 
 
-def worker(order: str, table: bool) -> None:
-    """Run in the tree under test (PYTHONPATH): answer stdin commands with one JSON line each."""
-    from mcpgen.answer.cursors import NEXT_CURSOR_META
-    from mcpgen.serve.project import open_project
-    from mcpgen.spec.models import CURSOR
+PG_TABLE = "pages_bench_flights"
+PG_TYPES = {"year": "int NOT NULL", "month": "int NOT NULL", "day": "int NOT NULL", "sched_dep_time": "int NOT NULL"}
+PG_TYPES.update({"carrier": "text NOT NULL", "flight": "int NOT NULL", "origin": "text NOT NULL"})
+PG_TYPES.update({"dep_delay": "int", "time_hour": "timestamptz"})
 
+
+def load_postgres(url: str, order: str) -> None:
+    """The flights table in PostgreSQL (its key columns NOT NULL, as in the data), with an index on the order."""
+    import duckdb
+    import psycopg
+
+    rows = duckdb.connect().execute(f"SELECT {COLUMNS} FROM '{REPO / 'examples/data/flights.parquet'}'").fetchall()
+    dsn = url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(dsn, autocommit=True) as con:
+        con.execute(f"DROP TABLE IF EXISTS {PG_TABLE}")
+        con.execute(f"CREATE TABLE {PG_TABLE} ({', '.join(f'{c} {t}' for c, t in PG_TYPES.items())})")
+        with con.cursor().copy(f"COPY {PG_TABLE} ({COLUMNS}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+        con.execute(f"CREATE INDEX ON {PG_TABLE} ({ORDERS[order].replace(' DESC', '')})")
+        con.execute(f"ANALYZE {PG_TABLE}")
+
+
+def drop_postgres(url: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True) as con:
+        con.execute(f"DROP TABLE IF EXISTS {PG_TABLE}")
+
+
+def project_folder(order: str, table: bool, postgres: str | None) -> tuple[Path, str]:
+    """A temporary project with the paged spec; and its SQL."""
     root = Path(tempfile.mkdtemp(prefix="mcpgen-pages-"))
     shutil.copyfile(REPO / "examples" / "data" / "flights.parquet", root / "flights.parquet")
     kind = "TABLE" if table else "VIEW"
     (root / "mcpgen.yaml").write_text(
         "connections:\n  default:\n    duckdb: ':memory:'\n"
         f"    init: [\"CREATE {kind} flights AS SELECT * FROM read_parquet('flights.parquet')\"]\n"
+        if postgres is None
+        else f"connections:\n  default:\n    url: {postgres}\n"
     )
     (root / "specs").mkdir()
-    sql = f"SELECT {COLUMNS} FROM flights ORDER BY {ORDERS[order]}"
+    sql = f"SELECT {COLUMNS} FROM {'flights' if postgres is None else PG_TABLE} ORDER BY {ORDERS[order]}"
     (root / "specs" / "flights_pages.yaml").write_text(
         textwrap.dedent(f"""\
             description: Every flight, in pages.
@@ -65,48 +94,88 @@ def worker(order: str, table: bool) -> None:
             max_bytes: 100000000
             """)
     )
-    os.chdir(root)
-    project = open_project(root / "specs")
-    registry = project.registry
-    engine = project.engines["default"]
-    cursors: list[str | None] = []
+    return root, sql
 
-    def call(cursor: str | None):
-        result = registry.call_sync("flights_pages", {CURSOR: cursor} if cursor else {})
+
+class Pages:
+    """The paged tool of one project, walked the ways the commands ask."""
+
+    def __init__(self, project, sql: str):
+        from mcpgen.answer.cursors import NEXT_CURSOR_META
+        from mcpgen.spec.models import CURSOR
+
+        self.next_meta, self.cursor_name = NEXT_CURSOR_META, CURSOR
+        self.registry, self.engine, self.sql = project.registry, project.engines["default"], sql
+        self.pager = getattr(self.registry.get("flights_pages").handler, "pager", None)  # None: the old pages
+        self.cursors: list[str | None] = []
+
+    def call(self, cursor: str | None):
+        result = self.registry.call_sync("flights_pages", {self.cursor_name: cursor} if cursor else {})
         assert not result.is_error, result.content[0].text
         return result
 
-    def walk() -> int:
+    def walk(self) -> int:
+        """Every page through the tool, cursor to cursor."""
         rows, cursor, seen = 0, None, [None]
         while True:
-            page = call(cursor)
+            page = self.call(cursor)
             rows += len(page.structured_content["table"]) - 1
-            cursor = (page.meta or {}).get(NEXT_CURSOR_META)
+            cursor = (page.meta or {}).get(self.next_meta)
             if cursor is None:
-                cursors[:] = seen
+                self.cursors[:] = seen
                 return rows
             seen.append(cursor)
 
+    def walk_engine(self) -> int:
+        """Every page as the engine gives it (mcpgen's page SQL and cursors, no answer built)."""
+        if self.pager is None:
+            return 0
+        from mcpgen.answer.cursors import Position
+
+        rows, at = 0, Position(0)
+        while True:
+            result, after = self.pager.page({}, at, 600)
+            rows += len(result.rows)
+            if after is None:
+                return rows
+            at = after
+
+    def direct(self) -> int:
+        return len(self.engine.run(self.engine.prepare(self.sql), {}, 10**6, 600).rows)
+
+    def page(self, number: int) -> int:
+        if not self.cursors:
+            self.walk()
+        return len(self.call(self.cursors[number - 1]).structured_content["table"]) - 1
+
+
+def worker(order: str, table: bool, postgres: str | None) -> None:
+    """Run in the tree under test (PYTHONPATH): answer stdin commands with one JSON line each."""
+    from mcpgen.serve.project import open_project
+
+    root, sql = project_folder(order, table, postgres)
+    os.chdir(root)
+    project = open_project(root / "specs")
+    pages = Pages(project, sql)
+    commands = {"walk": pages.walk, "walk-engine": pages.walk_engine, "direct": pages.direct}
     for line in sys.stdin:
         command, *args = line.split()
-        started = time.perf_counter()
-        if command == "walk":
-            count = walk()
-        elif command == "direct":
-            count = len(engine.run(engine.prepare(sql), {}, 10**6, 600).rows)
-        else:
-            if not cursors:
-                walk()
+        if command == "page":
+            pages.page(int(args[0]))  # its cursor first: then time the page alone
             started = time.perf_counter()
-            count = len(call(cursors[int(args[0]) - 1]).structured_content["table"]) - 1
+            count = pages.page(int(args[0]))
+        else:
+            started = time.perf_counter()
+            count = commands[command]()
         print(json.dumps({"seconds": time.perf_counter() - started, "rows": count}), flush=True)
     project.close()
     shutil.rmtree(root, ignore_errors=True)
 
 
 class Worker:
-    def __init__(self, tree: Path, order: str, table: bool):
+    def __init__(self, tree: Path, order: str, table: bool, postgres: str | None):
         args = [sys.executable, "-P", str(Path(__file__).resolve()), "--worker", "--order", order]
+        args += ["--postgres", postgres] if postgres else []
         env = {**os.environ, "PYTHONPATH": str(tree)}
         self.proc = subprocess.Popen(
             args + (["--table"] if table else []), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
@@ -129,7 +198,9 @@ class Worker:
 
 def measure(workers: dict[str, Worker], rounds: int, late: int) -> dict[str, dict]:
     """Per tree: the per-round ratios, each round alternating the trees' order."""
-    out: dict[str, dict] = {name: {"walk/direct": [], f"page {late}/page 1": []} for name in workers}
+    out: dict[str, dict] = {
+        name: {"walk/direct": [], "engine walk/direct": [], f"page {late}/page 1": []} for name in workers
+    }
     names = list(workers)
     for w in workers.values():  # warm-up: the plan, the cursors, the caches of the file
         w.ask("walk")
@@ -139,8 +210,12 @@ def measure(workers: dict[str, Worker], rounds: int, late: int) -> dict[str, dic
             w = workers[name]
             direct = w.ask("direct")
             walk = w.ask("walk")
-            direct = (direct + w.ask("direct")) / 2
-            out[name]["walk/direct"].append(walk / direct)
+            between = w.ask("direct")
+            engine_walk = w.ask("walk-engine")
+            after = w.ask("direct")
+            out[name]["walk/direct"].append(walk / ((direct + between) / 2))
+            if engine_walk:  # a tree without the pager (the old OFFSET pages) has no engine walk
+                out[name]["engine walk/direct"].append(engine_walk / ((between + after) / 2))
             pairs = []
             for i in range(6):  # page 1 first, then the late page first
                 if i % 2 == 0:
@@ -160,11 +235,14 @@ def main() -> None:
     ap.add_argument("--table", action="store_true", help="load the Parquet file into a table (default: a view)")
     ap.add_argument("--late", type=int, default=300, help="the late page compared with page 1")
     ap.add_argument("--baseline", metavar="REV", help="also measure mcpgen as of this git revision")
+    ap.add_argument("--postgres", metavar="URL", help="page a PostgreSQL copy of the table (indexed on the order)")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     opts = ap.parse_args()
     if opts.worker:
-        worker(opts.order, opts.table)
+        worker(opts.order, opts.table, opts.postgres)
         return
+    if opts.postgres:
+        load_postgres(opts.postgres, opts.order)
     with contextlib.ExitStack() as stack:
         trees = {"this tree": REPO}
         if opts.baseline:
@@ -172,19 +250,26 @@ def main() -> None:
             from bench_core import exported
 
             trees[opts.baseline] = stack.enter_context(exported(opts.baseline))
-        workers = {name: Worker(tree, opts.order, opts.table) for name, tree in trees.items()}
+        workers = {name: Worker(tree, opts.order, opts.table, opts.postgres) for name, tree in trees.items()}
         try:
             results = measure(workers, opts.rounds, opts.late)
         finally:
             for w in workers.values():
                 w.close()
-    print(f"\norder: {ORDERS[opts.order]} ({'table' if opts.table else 'Parquet view'}), {opts.rounds} rounds")
-    print("| tree | walk 337 pages / one direct query (goal <= 3) | page 300 / page 1 (goal ~1) |")
-    print("|---|---|---|")
+            if opts.postgres:
+                drop_postgres(opts.postgres)
+    where = "PostgreSQL, indexed" if opts.postgres else "DuckDB table" if opts.table else "DuckDB, Parquet view"
+    print(f"\norder: {ORDERS[opts.order]} ({where}), {opts.rounds} rounds")
+    print(
+        "| tree | walk 337 pages / one direct query (goal <= 3) | the same, engine only (no answers) | page 300 / page 1 (goal ~1) |"
+    )
+    print("|---|---|---|---|")
     for name, figures in results.items():
         cells = []
         for values in figures.values():
-            cells.append(f"**{statistics.median(values):.2f}** [{min(values):.2f}-{max(values):.2f}]")
+            cells.append(
+                f"**{statistics.median(values):.2f}** [{min(values):.2f}-{max(values):.2f}]" if values else "-"
+            )
         print(f"| {name} | {' | '.join(cells)} |")
 
 

@@ -172,5 +172,10 @@ def page_plan(
         columns = describe(engine, loaded, timeout)
     plan = plan_pages(loaded.sql, loaded.dialect, columns)
     core = engine.prepare(plan.core, param_types(loaded.spec.parameters))
-    plan.choose([kind for _, kind in describe(engine, loaded, timeout, core)], loaded.dialect)
+    described = describe(engine, loaded, timeout, core)
+    not_null: frozenset[int] = frozenset()
+    if hasattr(engine, "not_null") and not plan.outer_joins:  # engines that know it from the tables
+        names = engine.not_null(core, timeout)
+        not_null = frozenset(i for i, (name, _) in enumerate(described) if name in names)
+    plan.choose([kind for _, kind in described], loaded.dialect, not_null)
     return plan

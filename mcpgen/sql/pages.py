@@ -162,6 +162,8 @@ class PagePlan:
     reason: str = ""
     kinds: tuple[str, ...] = ()  # each key's parameter type, for binding it back
     values: tuple[str, ...] = ()  # each key's value in the seek: its parameter, or a cast of it
+    required: frozenset[int] = frozenset()  # the keys (positions) that are never NULL
+    outer_joins: bool = False  # the query may make a column NULL that its table declares NOT NULL
 
     def first(self) -> str:
         return f"{self.core}\nORDER BY {self.order}\nLIMIT :{LIMIT}"
@@ -172,12 +174,16 @@ class PagePlan:
     def after(self, nulls: tuple[bool, ...]) -> str:
         """A later page: rows from the last one's key on (`>=` at the last key, so rows equal on every
         key, which are identical, are counted off by OFFSET). `nulls`: which of its values are NULL."""
-        where = _seek(self.keys, nulls, self.values)
+        where = _seek(self.keys, nulls, self.values, self.required)
         return f"{self.core}\nWHERE {where}\nORDER BY {self.order}\nLIMIT :{LIMIT} OFFSET :{OFFSET}"
 
-    def choose(self, types: list[str], dialect: str | None) -> None:
+    def choose(self, types: list[str], dialect: str | None, not_null: frozenset[int] = frozenset()) -> None:
         """Keyset pages when every key's type (`types`: the described core's) round-trips in a cursor
-        and binds back exactly on this engine; else OFFSET pages, and `reason` says why."""
+        and binds back exactly on this engine; else OFFSET pages, and `reason` says why. `not_null`:
+        the core's columns (positions) its tables declare NOT NULL, trusted unless an outer join, a
+        set operation or grouping sets could make them NULL."""
+        if not self.outer_joins:
+            self.required = frozenset(i for i, k in enumerate(self.keys) if k.index in not_null)
         kinds, values = [], []
         for i, key in enumerate(self.keys):
             type_ = types[key.index] if key.index < len(types) else "unknown"
@@ -209,8 +215,9 @@ def plan_pages(sql: str, dialect: str | None, columns: list[tuple[str, str]]) ->
     inner = body
     if plan.hidden:
         assert insert_at is not None
-        selected = "".join(f",\n  {text} AS {KEY}{i}" for i, text in enumerate(plan.hidden))
-        inner = f"{body[:insert_at].rstrip()}{selected}\n{body[insert_at:]}"
+        # on lines of their own: the select list may end in a -- comment
+        selected = "".join(f"\n  , {text} AS {KEY}{i}" for i, text in enumerate(plan.hidden))
+        inner = f"{body[:insert_at].rstrip(' ')}{selected}\n{body[insert_at:]}"
     start = len(plan.names) + len(plan.hidden)  # the outer keys' columns come after the hidden ones
     keys = tuple(
         k if k.index >= 0 else Key(k.sql, k.modifiers, k.desc, k.nulls_first, start - k.index - 1, k.label)
@@ -219,7 +226,10 @@ def plan_pages(sql: str, dialect: str | None, columns: list[tuple[str, str]]) ->
     extra = "".join(f", {text} AS {KEY}{len(plan.hidden) + i}" for i, text in enumerate(plan.outer))
     core = f"SELECT {PAGE}.*{extra} FROM (\n{inner}\n) AS {PAGE}"
     order = ", ".join(k.sql + (f" {k.modifiers}" if k.modifiers else "") for k in keys)
-    return PagePlan(len(plan.names), keys, tuple(plan.ties), core, order)
+    words = {t.text.upper() for t in tokenize(sql, dialect)}
+    outer_joins = bool(words & {"LEFT", "RIGHT", "FULL", "OUTER", "ROLLUP", "CUBE", "GROUPING", "UNION"})
+    outer_joins |= bool(words & {"EXCEPT", "INTERSECT", "NATURAL"})
+    return PagePlan(len(plan.names), keys, tuple(plan.ties), core, order, outer_joins=outer_joins)
 
 
 class _Keys:
@@ -271,15 +281,37 @@ class _Keys:
         self.ties.append(name)
 
 
-def _seek(keys: tuple[Key, ...], nulls: tuple[bool, ...], values: tuple[str, ...]) -> str:
-    """The rows at or after the cursor's key values, in the keys' order, NULLs where each key puts them."""
+def _seek(keys: tuple[Key, ...], nulls: tuple[bool, ...], values: tuple[str, ...], required: frozenset[int]) -> str:
+    """The rows at or after the cursor's key values, in the keys' order, NULLs where each key puts them.
+
+    Keys in `required` (positions) hold no NULL: no IS NULL for them, and their leading run that goes
+    one way is one row comparison `(a, b) >= (:a, :b)`, which an index on those columns serves, the
+    other keys deciding only among the rows equal on it (a filter, not an OR an index would split)."""
+    run = 0
+    while run < len(keys) and run in required and keys[run].desc == keys[0].desc and not nulls[run]:
+        run += 1
+    rest = _chain(keys[run:], nulls[run:], values[run:], frozenset(i - run for i in required if i >= run))
+    if not run:
+        return rest or "1 = 0"
+    if run == 1:
+        left, right = keys[0].sql, values[0]
+    else:
+        left, right = f"({', '.join(k.sql for k in keys[:run])})", f"({', '.join(values[:run])})"
+    bound = f"{left} {'<=' if keys[0].desc else '>='} {right}"
+    if rest == _TRUE:
+        return bound
+    return f"{bound} AND ({left} <> {right}" + (f" OR ({rest})" if rest else "") + ")"
+
+
+def _chain(keys: tuple[Key, ...], nulls: tuple[bool, ...], values: tuple[str, ...], required: frozenset[int]):
+    """The seek as nested ORs, from the last key out; _TRUE for no keys, None for no row."""
     clause: str | None = _TRUE
     for i in range(len(keys) - 1, -1, -1):
-        key, null = keys[i], nulls[i]
-        value = values[i]
+        key, null, value = keys[i], nulls[i], values[i]
         op = "<" if key.desc else ">"
+        nullable = i not in required
         if clause == _TRUE and not null:  # the last key: at or after its value
-            clause = f"{key.sql} {op}= {value}" + ("" if key.nulls_first else f" OR {key.sql} IS NULL")
+            clause = f"{key.sql} {op}= {value}" + ("" if key.nulls_first or not nullable else f" OR {key.sql} IS NULL")
             continue
         if null:
             equal = f"{key.sql} IS NULL"
@@ -287,10 +319,10 @@ def _seek(keys: tuple[Key, ...], nulls: tuple[bool, ...], values: tuple[str, ...
         else:
             equal = f"{key.sql} = {value}"
             after = f"{key.sql} {op} {value}"
-            if not key.nulls_first:
+            if not key.nulls_first and nullable:
                 after = f"({after} OR {key.sql} IS NULL)"
         clause = _or(after, _and(equal, clause))
-    return clause or "1 = 0"
+    return clause
 
 
 _TRUE = ""  # a clause that holds for every row

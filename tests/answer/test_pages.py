@@ -164,3 +164,71 @@ def test_pages_that_use_offset_still_hold_each_row_once(tmp_path, monkeypatch):
         project.close()
     assert sorted(map(repr, paged)) == sorted(map(repr, whole)) and len(paged) == 3000
     assert [r[0] for r in paged] == sorted(r[0] for r in whole)
+
+
+def _plan_nodes(node: dict) -> list[dict]:
+    return [node, *(n for child in node.get("Plans", []) for n in _plan_nodes(child))]
+
+
+def test_postgres_pages_are_page_sized_index_reads(tmp_path, monkeypatch, postgres_url):
+    """Keys the table declares NOT NULL seek as one row comparison, which the index serves: a late page
+    reads about a page of index entries, where the same page without it reads every row before it."""
+    import re
+
+    from mcpgen.load.columns import page_plan
+
+    monkeypatch.chdir(tmp_path)
+    table = services.unique_name("pages")
+    with services.connect("postgresql") as con:
+        con.execute(f"CREATE TABLE {table} (id bigint PRIMARY KEY, grp int NOT NULL, label text)")
+        con.execute(
+            f"INSERT INTO {table} SELECT i, i % 50, CASE WHEN i % 7 = 0 THEN NULL ELSE 'l' || (i % 13) END "
+            "FROM generate_series(1, 20000) i"
+        )
+        con.execute(f"CREATE INDEX ON {table} (grp, id)")
+        con.execute(f"ANALYZE {table}")
+    try:
+        (tmp_path / "mcpgen.yaml").write_text(f"connections:\n  db:\n    url: {postgres_url}\n")
+        specs = tmp_path / "specs"
+        specs.mkdir()
+        sql = f"SELECT id, grp, label FROM {table} ORDER BY grp, id"  # label is the tie-breaker mcpgen adds
+        (specs / "by_group.yaml").write_text(
+            _spec(sql, "db", paged=True).replace(f"page_size: {PAGE}", "page_size: 500")
+        )
+        (specs / "by_group_whole.yaml").write_text(_spec(sql, "db", paged=False))
+        # t2.id is NOT NULL in its table, but NULL wherever the outer join finds no row: not trusted
+        joined = f"SELECT t1.id AS aid, t2.id AS bid FROM {table} t1 LEFT JOIN {table} t2 ON t2.id = t1.id * 2"
+        joined += " ORDER BY bid, aid"
+        (specs / "joined.yaml").write_text(
+            _spec(joined, "db", paged=True).replace(f"page_size: {PAGE}", "page_size: 500")
+        )
+        (specs / "joined_whole.yaml").write_text(_spec(joined, "db", paged=False))
+        project = open_project(specs)
+        try:
+            paged = _walk(project.registry, "by_group")
+            whole = project.registry.call_sync("by_group_whole", {}).structured_content["table"][1:]
+            assert paged == whole and len(paged) == 20000  # (grp, id) is unique: the very same sequence
+            joined_pages = _walk(project.registry, "joined")
+            joined_whole = project.registry.call_sync("joined_whole", {}).structured_content["table"][1:]
+            assert joined_pages == joined_whole and sum(r[1] is None for r in joined_pages) == 10000
+            loaded = next(s for s in project.loaded.specs if s.name == "by_group")
+            plan = page_plan(project.engines["db"], loaded)
+        finally:
+            project.close()
+        assert plan.keyset and plan.required == frozenset({0, 1})  # grp and id; label may be NULL
+        key = (37, 15037, "l9")  # the 15,000th row or so: a page deep into the table
+        params = {f"mcpgen_page_after_{i}": v for i, v in enumerate(key)}
+
+        def rows_read(text: str) -> int:
+            text = re.sub(r":(mcpgen_page_after_\d)", r"%(\1)s", text)
+            text = text.replace(":mcpgen_page_limit", "501").replace(":mcpgen_page_offset", "1")
+            with services.connect("postgresql") as con:
+                explained = con.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + text, params).fetchone()[0][0]
+            scans = [n for n in _plan_nodes(explained["Plan"]) if "Scan" in n["Node Type"]]
+            return sum(n["Actual Rows"] + n.get("Rows Removed by Filter", 0) for n in scans)
+
+        assert rows_read(plan.after((False, False, False))) <= 1500  # a page, and the group it ends in
+        plan.required = frozenset()  # the same page, knowing nothing of NOT NULL
+        assert rows_read(plan.after((False, False, False))) > 10000
+    finally:
+        services.drop_table("postgresql", table)

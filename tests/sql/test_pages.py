@@ -67,6 +67,14 @@ def _plan(sql: str, dialect: str = "duckdb"):
             "SELECT s, count(*) AS n FROM t GROUP BY s ORDER BY count(*)",
             'mcpgen_page.mcpgen_page_key_0, mcpgen_page."s", mcpgen_page."n"',
         ),
+        (  # the select list ends in a comment: the keys mcpgen selects go on lines of their own
+            "SELECT s -- the label\nFROM t ORDER BY v DESC, id",
+            'mcpgen_page.mcpgen_page_key_0 DESC, mcpgen_page.mcpgen_page_key_1, mcpgen_page."s"',
+        ),
+        (  # only the outermost ORDER BY and LIMIT count; a trailing semicolon is no key
+            "WITH u AS (SELECT * FROM t ORDER BY id LIMIT 4) SELECT s FROM u ORDER BY id;",
+            'mcpgen_page.mcpgen_page_key_0, mcpgen_page."s"',
+        ),
     ],
 )
 def test_the_order_is_the_query_s_own_then_every_result_column(sql, order):
@@ -124,3 +132,20 @@ def test_mysql_ties_text_by_its_bytes_and_postgres_orders_json_by_its_text():
     assert plan.order == "mcpgen_page.`name`, CAST(mcpgen_page.`name` AS BINARY)"
     plan = plan_pages("SELECT id, doc FROM t ORDER BY id", "postgres", [("id", "bigint"), ("doc", "json")])
     assert plan.order == 'mcpgen_page."id", CAST(mcpgen_page."doc" AS TEXT)'
+
+
+@pytest.mark.parametrize(("order", "required"), [("id % 2, id", {0, 1}), ("id DESC, s", {0}), ("s, id", {1})])
+def test_keys_that_hold_no_null_seek_as_one_row_comparison(order, required):
+    con, plan = _plan(f"SELECT id, s, v FROM t ORDER BY {order}")
+    plan.required = frozenset(required)
+    ordered = con.execute(plan.first().replace(":mcpgen_page_limit", "100")).fetchall()
+    for n, last in enumerate(ordered):
+        key = tuple(last[k.index] for k in plan.keys)
+        params = {f"{AFTER}{i}": v for i, v in enumerate(key) if v is not None}
+        text = plan.after(tuple(v is None for v in key))
+        if 0 in required:
+            assert " <> " in text
+        text = text.replace(":mcpgen_page_limit", "100").replace(":mcpgen_page_offset", "1")
+        for name in params:
+            text = text.replace(f":{name}", f"${name}")
+        assert con.execute(text, params).fetchall() == ordered[n + 1 :], (order, last)

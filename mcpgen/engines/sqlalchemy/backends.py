@@ -92,6 +92,10 @@ class Backend:
         described = _described(conn, clause(values, "SELECT * FROM (\n", "\n) AS q LIMIT 0"), values)
         return [(c, "unknown" if t is None else str(t)) for c, t in described]
 
+    def not_null(self, conn, clause: Clause, values: dict) -> frozenset[str]:
+        """The result columns that come straight from a table column declared NOT NULL (none known here)."""
+        return frozenset()
+
     def is_timeout(self, orig: BaseException, deadline: float) -> bool:
         """Whether the driver's error means the call ran out of time."""
         return False
@@ -177,6 +181,29 @@ class PostgreSQL(Backend):
             query = query.bindparams(sa.bindparam("oids", expanding=True, type_=sa.Integer))
             names = dict(conn.execute(query, {"oids": oids}).all())
         return [(c, names.get(t, str(t))) for c, t in described]
+
+    def not_null(self, conn, clause, values):
+        # The server says which table column each result column comes from (through sub-queries too).
+        result = conn.execute(clause(values, "SELECT * FROM (\n", "\n) AS q LIMIT 0"), values)
+        try:
+            cursor = result.cursor
+            names = [d[0] for d in cursor.description or ()]
+            pgresult = getattr(cursor, "pgresult", None)  # psycopg; psycopg2 puts it on the columns
+            if pgresult is not None:
+                origins = [(pgresult.ftable(i), pgresult.ftablecol(i)) for i in range(len(names))]
+            else:
+                origins = [
+                    (getattr(d, "table_oid", 0) or 0, getattr(d, "table_column", 0) or 0) for d in cursor.description
+                ]
+        finally:
+            result.close()
+        tables = sorted({t for t, c in origins if t and c})
+        if not tables:
+            return frozenset()
+        query = sa.text("SELECT attrelid::int, attnum::int FROM pg_attribute WHERE attnotnull AND attrelid IN :t")
+        query = query.bindparams(sa.bindparam("t", expanding=True, type_=sa.Integer))
+        required = {(t, c) for t, c in conn.execute(query, {"t": tables}).all()}
+        return frozenset(name for name, origin in zip(names, origins) if origin in required)
 
     def is_timeout(self, orig, deadline):
         return getattr(orig, "sqlstate", None) == _PG_TIMEOUT_STATE and "timeout" in str(orig)

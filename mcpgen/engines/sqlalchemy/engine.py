@@ -228,6 +228,20 @@ class SQLAlchemyEngine:
         except sa_exc.SQLAlchemyError as exc:
             raise QueryError(f"the query failed: {self._redact(first_line(exc))}") from None
 
+    def not_null(self, query: Prepared, timeout: float = 10.0) -> frozenset[str]:
+        """The result columns that are a table's column declared NOT NULL, as the database reports
+        the origin of each (PostgreSQL; none elsewhere). Nothing runs: every parameter NULL, LIMIT 0."""
+        statement: Statement = query.sql
+        values: dict[str, Any] = {name: ([] if name in statement.lists else None) for name in query.names}
+        deadline = time.monotonic() + timeout
+        clause = functools.partial(self._clause, statement)
+        try:
+            return self._in_transaction(lambda conn: self.backend.not_null(conn, clause, values), timeout)
+        except sa_exc.DBAPIError as exc:
+            raise self._error(exc, timeout, deadline) from None
+        except sa_exc.SQLAlchemyError as exc:
+            raise QueryError(f"the query failed: {self._redact(first_line(exc))}") from None
+
     # -- shared parts ------------------------------------------------------------------------
 
     def _in_transaction(self, work, timeout: float):
