@@ -15,6 +15,7 @@ Printed per tree: the median of the per-round ratios walk/direct (goal <= 3), en
 and page 300/page 1 (goal ~1), with their range; with `--baseline`, the same for that revision.
 
     python bench/bench_pages.py [--rounds 3] [--order ties|total] [--table] [--postgres URL] [--baseline REV]
+        [--write-docs]  (the table goes into docs/benchmarks.md, "Pages", replacing this configuration's last one)
 """
 
 from __future__ import annotations
@@ -236,6 +237,7 @@ def main() -> None:
     ap.add_argument("--late", type=int, default=300, help="the late page compared with page 1")
     ap.add_argument("--baseline", metavar="REV", help="also measure mcpgen as of this git revision")
     ap.add_argument("--postgres", metavar="URL", help="page a PostgreSQL copy of the table (indexed on the order)")
+    ap.add_argument("--write-docs", action="store_true", help="put the table into docs/benchmarks.md")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     opts = ap.parse_args()
     if opts.worker:
@@ -259,18 +261,40 @@ def main() -> None:
             if opts.postgres:
                 drop_postgres(opts.postgres)
     where = "PostgreSQL, indexed" if opts.postgres else "DuckDB table" if opts.table else "DuckDB, Parquet view"
-    print(f"\norder: {ORDERS[opts.order]} ({where}), {opts.rounds} rounds")
-    print(
-        "| tree | walk 337 pages / one direct query (goal <= 3) | the same, engine only (no answers) | page 300 / page 1 (goal ~1) |"
+    text = report(results, f"`ORDER BY {ORDERS[opts.order]}` ({where}), {opts.rounds} rounds, load average {load()}")
+    print("\n" + text)
+    if opts.write_docs:
+        write_docs(f"{where}, {opts.order} order", text)
+
+
+def report(results: dict[str, dict], title: str) -> str:
+    lines = [title, ""]
+    lines.append(
+        "| tree | walk 337 pages / one direct query (goal <= 3) | the same, engine only | page 300 / page 1 (goal ~1) |"
     )
-    print("|---|---|---|---|")
+    lines.append("|---|---|---|---|")
     for name, figures in results.items():
-        cells = []
-        for values in figures.values():
-            cells.append(
-                f"**{statistics.median(values):.2f}** [{min(values):.2f}-{max(values):.2f}]" if values else "-"
-            )
-        print(f"| {name} | {' | '.join(cells)} |")
+        cells = [f"**{statistics.median(v):.2f}** [{min(v):.2f}-{max(v):.2f}]" if v else "-" for v in figures.values()]
+        lines.append(f"| {name} | {' | '.join(cells)} |")
+    return "\n".join(lines)
+
+
+def load() -> str:
+    return f"{os.getloadavg()[0]:.1f}"
+
+
+def write_docs(name: str, text: str) -> None:
+    """This run's table into docs/benchmarks.md, between its own markers (added under "## Pages" once)."""
+    path = REPO / "docs" / "benchmarks.md"
+    doc = path.read_text()
+    begin, end = f"<!-- bench_pages.py: {name} -->", f"<!-- end bench_pages.py: {name} -->"
+    block = f"{begin}\n{text}\n{end}"
+    if begin in doc:
+        doc = doc[: doc.index(begin)] + block + doc[doc.index(end) + len(end) :]
+    else:
+        anchor = "<!-- bench_pages.py tables -->"
+        doc = doc.replace(anchor, f"{block}\n\n{anchor}") if anchor in doc else doc + f"\n{block}\n"
+    path.write_text(doc)
 
 
 if __name__ == "__main__":
