@@ -52,7 +52,8 @@ LOADING += ["load", "load.columns", "load.discovery", "load.icons", "load.messag
 LOADING += ["load.prompts", "load.spec_checks", "load.specs"]
 
 SERVE = [*LOADING, "logs", "serve.audit", "serve.project", "serve.registry", "serve.server", "serve.stdio"]
-SERVE += ["serve.telemetry", "answer", "answer.cache", "answer.charts", "answer.compile", "answer.cursors"]
+SERVE += ["serve.telemetry", "answer", "answer.cache", "answer.charts", "answer.compile", "answer.completions"]
+SERVE += ["answer.cursors"]
 SERVE += ["answer.pages", "answer.prompts", "answer.results", "answer.tool"]
 VALIDATE = [*LOADING, "commands", "commands.reports", "commands.validate"]
 CALL = [m for m in [*SERVE, "commands", "commands.terminal"] if m not in ("serve.server", "serve.stdio")]

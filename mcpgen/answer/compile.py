@@ -22,6 +22,7 @@ from ..spec.models import CURSOR, EmptyAnswer
 from ..spec.params import Arguments, param_types
 from ..templates.render import Template
 from .charts import build_chart
+from .completions import QueryCompleter
 from .cursors import NEXT_CURSOR_META, Cursors, Position, binding
 from .pages import Pager
 from .results import TRUNCATED_META, build_table, json_size_bound
@@ -238,4 +239,9 @@ def compile_spec(loaded: LoadedSpec, engine: Engine, defaults: Defaults, cursors
         scopes=spec.scope_rule,
         tags=frozenset(spec.tags),
         sensitive=frozenset(name for name, p in spec.parameters.items() if p.sensitive),
+        parameters=dict(spec.parameters),
+        completers={
+            name: QueryCompleter(engine, sql, spec.parameters, run.timeout, run.max_rows)
+            for name, sql in loaded.completions.items()
+        },
     )

@@ -7,7 +7,6 @@ read as their declared types and checked like tool arguments (one sentence namin
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,8 +18,8 @@ from ..errors import ArgumentError, RenderError
 from ..spec.params import Arguments
 from ..spec.prompts import PromptSpec
 from ..templates.render import Template
-
-_INTEGER = re.compile(r"^\s*[+-]?\d{1,30}\s*$")
+from ..text import inert
+from .completions import builtin, read_text
 
 
 @dataclass
@@ -37,7 +36,8 @@ class Prompt:
 
     @property
     def tools(self) -> list[str]:
-        return self.spec.tools
+        """The tools it leads to and those its arguments complete from: a caller must see them all."""
+        return list(dict.fromkeys([*self.spec.tools, *(tool for tool, _ in self.completes_from.values())]))
 
     def to_mcp(self) -> MCPPrompt:
         return MCPPrompt(
@@ -70,21 +70,32 @@ class Prompt:
         return GetPromptResult(description=self.spec.description, messages=[message])
 
     def _typed(self, name: str, value: Any) -> Any:
-        """A text argument as its declared type, when it reads as one (else left for the check to refuse)."""
         parameter = self.arguments.parameters.get(name)
-        if parameter is None or not isinstance(value, str):
-            return value
-        if parameter.type == "integer" and _INTEGER.match(value):
-            return int(value)
-        if parameter.type == "number":
-            try:
-                number = float(value)
-            except ValueError:
-                return value
-            return int(number) if number.is_integer() and "." not in value and "e" not in value.lower() else number
-        if parameter.type == "boolean" and value.strip().lower() in ("true", "false"):
-            return value.strip().lower() == "true"
-        return value
+        return value if parameter is None else read_text(parameter, value)
+
+    @property
+    def completes_from(self) -> dict[str, tuple[str, str]]:
+        """argument -> (tool, parameter) whose completions it takes (`complete: TOOL.PARAMETER`)."""
+        out = {}
+        for name, argument in self.spec.arguments.items():
+            if argument.complete:
+                tool, _, parameter = argument.complete.rpartition(".")
+                out[name] = (tool, parameter)
+        return out
+
+    def complete(self, argument: str, prefix: str, context: dict[str, str], tools) -> tuple[list[str], bool]:
+        """(values, more?) for `argument` typed so far as `prefix`; `tools` looks a tool up by name."""
+        if argument not in self.spec.arguments:
+            known = ", ".join(self.spec.arguments) or "no arguments"
+            raise ArgumentError(inert(f"Prompt '{self.name}' has no argument '{argument[:60]}' (it takes {known})."))
+        linked = self.completes_from.get(argument)
+        if linked is None:
+            return builtin(self.arguments.parameters[argument], prefix), False
+        tool = tools(linked[0])
+        completer = tool.completers.get(linked[1])
+        if completer is None:
+            return builtin(tool.parameters[linked[1]], prefix), False
+        return completer(prefix, context)
 
 
 def _described(argument) -> str:

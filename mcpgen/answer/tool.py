@@ -71,6 +71,8 @@ class Tool:
     wants_app: bool = True  # False: no MCP App (`@registry.tool(app=False)`; specs say `app: false`)
     app: str | None = None  # the ui:// resource of its MCP App (mcpgen.serve.mcp_app), if it has one
     icons: list[dict[str, Any]] | None = None  # MCP icons in wire form (mcpgen.load.icons)
+    parameters: dict[str, Any] = field(default_factory=dict)  # name -> spec Parameter (completions read them)
+    completers: dict[str, Any] = field(default_factory=dict)  # name -> completions.QueryCompleter (`complete:`)
 
     def to_mcp(self) -> MCPTool:
         return MCPTool(

@@ -288,6 +288,7 @@ def preview_app(
         )
 
     prompt = _prompt_endpoint(state, no_store)
+    complete = _complete_endpoint(state, no_store)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):
@@ -314,6 +315,7 @@ def preview_app(
         Route("/api/tools", tools),
         Route("/api/call/{name:path}", call, methods=["POST"]),
         Route("/api/prompt/{name:path}", prompt, methods=["POST"]),
+        Route("/api/complete/{name:path}", complete, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     # Refuse other Host names, so a web page cannot reach the preview by DNS rebinding.
@@ -345,6 +347,35 @@ def _prompt_endpoint(state: PreviewState, no_store: dict[str, str]):
         )
 
     return prompt
+
+
+def _complete_endpoint(state: PreviewState, no_store: dict[str, str]):
+    """POST /api/complete/PROMPT {argument, value, context}: what completion/complete would suggest."""
+
+    async def complete(request: Request) -> Response:
+        name = request.path_params["name"]
+        body = await _arguments(request)
+        if isinstance(body, Response):
+            return body
+        async with state.using() as project:
+            found = project.registry.prompts.get(name) if project is not None else None
+            if found is None:
+                return JSONResponse({"error": f"no prompt named '{name}'"}, status_code=404)
+            context = {k: str(v) for k, v in (body.get("context") or {}).items()}
+            try:
+                with local_user(project.loaded.config.stdio_claims):
+                    values, more = await anyio.to_thread.run_sync(
+                        found.complete,
+                        str(body.get("argument", "")),
+                        str(body.get("value", "")),
+                        context,
+                        project.registry.get,
+                    )
+            except ArgumentError as exc:
+                return JSONResponse({"values": [], "error": str(exc)}, headers=no_store)
+        return JSONResponse({"values": values[:100], "hasMore": more}, headers=no_store)
+
+    return complete
 
 
 async def _arguments(request: Request) -> dict | Response:

@@ -48,6 +48,38 @@ def check_spec(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem
     _check_charts(loaded, problems)
     _check_answer_size(loaded, config, problems)
     _check_icons(loaded, problems, root)
+    _check_completions(loaded, config, problems)
+
+
+def _check_completions(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem]) -> None:
+    """Each parameter's `complete:` query: one read-only statement whose placeholders are :prefix and
+    the spec's parameters, in the connection's dialect (kept in `loaded.completions`)."""
+    spec = loaded.spec
+    if spec.connection not in config.connections or not any(p.complete for p in spec.parameters.values()):
+        return  # an unknown connection is its own problem
+    target = _dialect(config.connections[spec.connection])
+    source = spec.dialect or config.dialect
+    for name, param in spec.parameters.items():
+        if param.complete is None:
+            continue
+        node = loaded.data["parameters"][name]
+        line, col = node.where("complete") if isinstance(node, Located) else (None, None)
+        try:
+            check_read_only(param.complete, source)
+            unknown = sorted(
+                {p.name for p in find_placeholders(param.complete, source)} - {"prefix"} - set(spec.parameters)
+            )
+            if unknown:
+                known = ", ".join([":prefix", *(f":{p}" for p in spec.parameters)])
+                raise UnsafeSQL(f"uses :{unknown[0]}, which is neither :prefix nor a parameter ({known})")
+            sql = (
+                transpile(param.complete, source, target) if target is not None and target != source else param.complete
+            )
+            check_read_only(sql, target or source)
+        except UnsafeSQL as exc:
+            problems.append(Problem(str(loaded.path), line, col, f"parameters.{name}.complete: {exc}"))
+            continue
+        loaded.completions[name] = sql
 
 
 def _check_icons(loaded: LoadedSpec, problems: list[Problem], root: Path) -> None:

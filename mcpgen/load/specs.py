@@ -30,6 +30,7 @@ class LoadedSpec:
     templates: dict[str, Template] = field(default_factory=dict)
     dialect: str | None = None  # the dialect of `sql` (None: a database sqlglot does not know)
     icons: list[dict] | None = None  # `icons:` in wire form, files inlined (None: the project's)
+    completions: dict[str, str] = field(default_factory=dict)  # parameter -> its `complete:` SQL, checked
 
     def where(self, key: str) -> tuple[int | None, int | None]:
         return self.data.where(key)

@@ -28,7 +28,7 @@ from ..errors import MCPGenError, Problem, SpecError, UnsafeSQL
 from ..load.columns import check_spec_live, checked_by_default
 from ..load.discovery import prompt_paths, spec_paths
 from ..load.project import load_project
-from ..load.prompts import check_prompt_tools
+from ..load.prompts import LoadedPrompt, check_prompt_tools
 from ..load.specs import LoadedProject, LoadedSpec
 from ..spec.models import AppSettings
 from .mcp_app import project_apps
@@ -187,8 +187,36 @@ def _attach_prompts(loaded: LoadedProject, registry: Registry) -> list[Problem]:
     prompts = loaded.prompts
     if loaded.python_files:
         prompts = check_prompt_tools(prompts, set(registry.names()), found)
-    registry.prompts = {p.name: Prompt.from_loaded(p) for p in prompts}
+    kept = {}
+    for loaded_prompt in prompts:
+        prompt = Prompt.from_loaded(loaded_prompt)
+        wrong = _completion_problems(loaded_prompt, prompt, registry)
+        found += wrong
+        if not wrong:
+            kept[prompt.name] = prompt
+    registry.prompts = kept
     return found
+
+
+def _completion_problems(loaded: LoadedPrompt, prompt: Prompt, registry: Registry) -> list[Problem]:
+    """An argument's `complete: TOOL.PARAMETER` must name a tool of the project and one of its parameters."""
+    out = []
+    for argument, (tool, parameter) in prompt.completes_from.items():
+        line, col = loaded.data["arguments"][argument].where("complete")
+        if tool not in registry:
+            out.append(
+                Problem(
+                    str(loaded.path),
+                    line,
+                    col,
+                    f"arguments.{argument}.complete: '{tool}' is not a tool of this project",
+                )
+            )
+        elif parameter not in registry.get(tool).parameters:
+            known = ", ".join(registry.get(tool).parameters) or "no parameters"
+            message = f"arguments.{argument}.complete: tool '{tool}' has no parameter '{parameter}' ({known})"
+            out.append(Problem(str(loaded.path), line, col, message))
+    return out
 
 
 def _attach_server_settings(loaded: LoadedProject, registry: Registry) -> None:

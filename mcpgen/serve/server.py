@@ -23,12 +23,16 @@ from mcp.types import (
     INVALID_PARAMS,
     CallToolRequestParams,
     CallToolResult,
+    CompleteRequestParams,
+    CompleteResult,
+    Completion,
     GetPromptRequestParams,
     GetPromptResult,
     Icon,
     ListPromptsResult,
     ListResourcesResult,
     ListToolsResult,
+    PromptReference,
     ReadResourceRequestParams,
     ReadResourceResult,
 )
@@ -87,6 +91,7 @@ class ToolServer:
             get_tool_input_schema=self._input_schema,
             on_list_prompts=self._list_prompts,
             on_get_prompt=self._get_prompt,
+            on_completion=self._complete,
             on_list_resources=self._list_resources,
             on_read_resource=self._read_resource,
         )
@@ -165,6 +170,28 @@ class ToolServer:
             return prompt.get(params.arguments)
         except ArgumentError as exc:
             raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
+
+    async def _complete(self, ctx, params: CompleteRequestParams) -> CompleteResult:
+        """completion/complete for a prompt's argument; resource templates: none are offered, so no values."""
+        registry = self.registry
+        ref = params.ref
+        if not isinstance(ref, PromptReference):
+            return CompleteResult(completion=Completion(values=[]))
+        prompt = registry.prompts.get(ref.name)
+        if prompt is None or not self._prompt_visible(registry, prompt):
+            raise MCPError(code=INVALID_PARAMS, message=inert(f"Unknown prompt: {ref.name}."))
+        context = dict(params.context.arguments or {}) if params.context is not None else {}
+        argument = params.argument
+        try:
+            values, more = await anyio.to_thread.run_sync(
+                prompt.complete, argument.name, argument.value, context, registry.get
+            )
+        except ArgumentError as exc:
+            if str(exc).startswith("no completions:"):
+                logger.warning("completion of %s.%s: %s", ref.name, argument.name, exc)
+                return CompleteResult(completion=Completion(values=[]))
+            raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
+        return CompleteResult(completion=Completion(values=values[:100], total=len(values), has_more=more))
 
     def _app_visible(self, registry: Registry, app) -> bool:
         """An app is shown to a caller who may see one of its tools (a tool's own app is named after it)."""

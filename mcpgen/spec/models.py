@@ -223,10 +223,18 @@ class Parameter(Constraints):
         description="Take the value from this claim of the caller's verified token (not an argument).",
     )
     sensitive: StrictBool = Field(default=False, description="Write only a hash of this argument to the audit log.")
+    complete: str | None = Field(
+        default=None,
+        min_length=1,
+        description="A read-only query whose first column completes this parameter (completion/complete): "
+        ":prefix is the text typed so far, other parameters by name.",
+    )
 
     @model_validator(mode="after")
     def _fits_type(self):
         self._check_constraints(self.type)
+        if self.complete is not None and (self.from_claim is not None or self.type == "array"):
+            raise ValueError("complete: suggests values a person types, so not for from_claim or array parameters")
         if self.from_claim is not None and ("default" in self.model_fields_set or self.required is not None):
             raise ValueError("a from_claim parameter takes no default and no required: the claim must be there")
         if self.type == "array" and self.items is None:

@@ -42,10 +42,16 @@ class PromptArgument(Constraints):
     default: Any = Field(default=None, description="A default makes the argument optional.")
     required: StrictBool | None = Field(default=None, description="Default: true unless a default is given.")
     examples: list[Any] | None = Field(default=None, description="Example values.")
+    complete: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z][A-Za-z0-9_.-]*\.[A-Za-z][A-Za-z0-9_]*$",
+        description="TOOL.PARAMETER: complete this argument as that tool's parameter is completed.",
+    )
 
     def parameter(self) -> Parameter:
         """The same argument as a spec parameter, whose checks (and their sentences) it shares."""
-        return Parameter.model_validate(self.model_dump(exclude_unset=True) | {"type": self.type})
+        own = self.model_dump(exclude_unset=True, exclude={"complete"})
+        return Parameter.model_validate(own | {"type": self.type})
 
 
 class PromptSpec(Strict):

@@ -124,11 +124,27 @@ function selectPrompt(prompt) {
   state.toolJson = null;
   for (const a of document.querySelectorAll("#tools a")) a.classList.toggle("current", a.dataset.prompt === prompt.name);
   const fields = (prompt.arguments || []).map((a) => {
-    const input = h("input", { type: "text", name: a.name, id: "parg-" + a.name });
-    return { a, input, el: h("label", { class: "field" },
+    // Suggestions as a client gets them from completion/complete, for what is typed so far.
+    const list = h("datalist", { id: "pcomp-" + a.name });
+    const input = h("input", { type: "text", name: a.name, id: "parg-" + a.name, list: "pcomp-" + a.name, autocomplete: "off" });
+    return { a, input, list, el: h("label", { class: "field" },
       h("span", { class: "name" }, a.name, a.required ? h("abbr", { title: "required" }, " *") : null),
-      input, h("small", { class: "help" }, a.description || "")) };
+      input, list, h("small", { class: "help" }, a.description || "")) };
   });
+  for (const f of fields) {
+    const suggest = async () => {
+      const context = {};
+      for (const o of fields) if (o !== f && o.input.value !== "") context[o.a.name] = o.input.value;
+      const r = await fetch("/api/complete/" + encodeURIComponent(prompt.name), {
+        method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ argument: f.a.name, value: f.input.value, context }) });
+      const out = await r.json();
+      f.list.replaceChildren(...(out.values || []).map((v) => h("option", { value: v })));
+      f.input.dataset.suggested = String((out.values || []).length);
+    };
+    f.input.addEventListener("input", suggest);
+    f.input.addEventListener("focus", suggest);
+  }
   // Not checked in the browser: clients send prompt arguments as text, and the answer shows the server's sentence.
   const form = h("form", { id: "prompt-form", "data-prompt": prompt.name, novalidate: true },
     fields.map((f) => f.el),

@@ -423,7 +423,7 @@ def test_a_prompt_is_got_from_its_form(browser, page, tmp_path):
     )
     (tmp_path / "specs" / "ask.prompt.yaml").write_text(
         "title: Ask for a year\ndescription: Ask about one year.\n"
-        "arguments:\n  year: {type: integer, description: The year, minimum: 1952}\n"
+        "arguments:\n  year: {type: integer, description: The year, enum: [1952, 1990, 1999, 2007]}\n"
         "tools: [one]\ntemplate: 'With one, tell me about {{ year }}.'\n"
     )
     with preview(tmp_path / "specs", tmp_path, ARTIFACTS / "preview-prompts.log") as url:
@@ -432,6 +432,10 @@ def test_a_prompt_is_got_from_its_form(browser, page, tmp_path):
         assert "Ask for a year" in page.inner_text("#tools .prompts")
         page.click("#tools a[data-prompt=ask]")
         page.wait_for_selector("form[data-prompt=ask]")
+        page.fill("#parg-year", "19")  # an enum: completion/complete suggests its values
+        page.wait_for_function("() => document.querySelectorAll('#pcomp-year option').length === 3")
+        options = page.eval_on_selector_all("#pcomp-year option", "os => os.map(o => o.value)")
+        assert options == ["1952", "1990", "1999"]
         page.fill("#parg-year", "1990")
         page.click("#prompt-form button[type=submit]")
         page.wait_for_selector("#prompt-result .message")
@@ -441,6 +445,6 @@ def test_a_prompt_is_got_from_its_form(browser, page, tmp_path):
         page.wait_for_selector("#prompt-result .error")
         assert (
             page.inner_text("#prompt-result .error")
-            == "Invalid argument 'year': 1900 is less than the minimum of 1952."
+            == "Invalid argument 'year': 1900 is not one of 1952, 1990, 1999, 2007."
         )
         page.goto("about:blank")

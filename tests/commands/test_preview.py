@@ -137,3 +137,20 @@ def test_prompts_are_listed_and_got_as_a_client_would(project):
     ]
     assert bad == {"prompt": "count", "error": "Invalid argument 'n': 40 is greater than the maximum of 10."}
     assert missing.status_code == 404
+
+
+def test_a_prompt_arguments_completions_are_what_a_client_gets(project):
+    (project / "count.prompt.yaml").write_text(
+        PROMPT.replace("  n: {type: integer,", "  n: {complete: numbers.n, type: integer,")
+    )
+    (project / "numbers.yaml").write_text(
+        SPEC.replace(
+            "    maximum: 10\n",
+            "    maximum: 10\n    complete: SELECT CAST(range AS VARCHAR) FROM range(1, 11) WHERE CAST(range AS VARCHAR) LIKE :prefix || '%'\n",
+        )
+    )
+    with client(project) as http:
+        got = http.post("/api/complete/count", json={"argument": "n", "value": "1"}).json()
+        wrong = http.post("/api/complete/count", json={"argument": "m", "value": ""}).json()
+    assert got == {"values": ["1", "10"], "hasMore": False}
+    assert wrong == {"values": [], "error": "Prompt 'count' has no argument 'm' (it takes n)."}

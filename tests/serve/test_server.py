@@ -366,3 +366,61 @@ def test_a_caller_with_the_scope_sees_the_scoped_prompt(prompt_project):
     finally:
         auth_context_var.reset(token)
     assert out == {"names": ["orders_since", "revenue_overview"], "text": "Tell me the revenue with revenue."}
+
+
+AMOUNTS = """\
+description: One of the caller's orders, by amount.
+parameters:
+  email: {type: string, description: The caller's email, from_claim: email}
+  amount:
+    type: number
+    description: Amount
+    complete: SELECT DISTINCT CAST(amount AS VARCHAR) FROM orders WHERE email = :email AND CAST(amount AS VARCHAR) LIKE :prefix || '%' ORDER BY 1
+sql: SELECT id FROM orders WHERE email = :email AND amount = :amount
+sources: ["https://example.org/orders"]
+content: "{{ row_count }} orders"
+"""
+SCOPED_AMOUNTS = AMOUNTS.replace("description: One of", "scopes: [reports]\ndescription: One of")
+
+
+def test_completions_run_as_the_caller_with_the_tools_identity_and_scopes(tmp_path, monkeypatch):
+    from callers import as_token, write_project
+    from mcp.server.auth.middleware.auth_context import auth_context_var
+    from mcp.types import PromptReference
+
+    specs = write_project(tmp_path)
+    (specs / "amounts.yaml").write_text(AMOUNTS)
+    (specs / "scoped_amounts.yaml").write_text(SCOPED_AMOUNTS)
+    for name, tool in (("pick", "amounts"), ("pick_scoped", "scoped_amounts")):
+        (specs / f"{name}.prompt.yaml").write_text(
+            f"description: Pick an order.\narguments:\n  amount: {{description: Amount, complete: {tool}.amount}}\n"
+            f"tools: [{tool}]\ntemplate: 'Order of {{{{ amount }}}}'\n"
+        )
+    monkeypatch.chdir(tmp_path)
+    opened = open_project(specs)
+
+    def ask(scopes, email, prompt):
+        out = {}
+
+        async def main():
+            async with Client(ToolServer(opened.registry).server) as client:
+                try:
+                    ref = PromptReference(type="ref/prompt", name=prompt)
+                    out["values"] = (await client.complete(ref, {"name": "amount", "value": ""})).completion.values
+                except MCPError as exc:
+                    out["error"] = exc.error.message
+
+        token = as_token(scopes, {"email": email})
+        try:
+            anyio.run(main)
+        finally:
+            auth_context_var.reset(token)
+        return out
+
+    try:
+        assert ask([], "alice@example.com", "pick") == {"values": ["10.0", "20.0"]}
+        assert ask([], "bob@example.com", "pick") == {"values": ["5.0"]}  # the claim binds, as in the tool
+        assert ask([], "alice@example.com", "pick_scoped") == {"error": "Unknown prompt: pick_scoped."}
+        assert ask(["reports"], "bob@example.com", "pick_scoped") == {"values": ["5.0"]}
+    finally:
+        opened.close()
