@@ -86,6 +86,11 @@ def _options(chart: Chart) -> dict[str, Any]:
         options["plugins"] = {"filler": {"propagate": False}}
     if chart.title:
         options.setdefault("plugins", {})["title"] = {"display": True, "text": chart.title}
+    # x_title names the axis of the x column: Chart.js's y axis when the bars lie (horizontal_bar).
+    label_axis, value_axis = ("y", "x") if chart.type == "horizontal_bar" else ("x", "y")
+    for axis, title in ((label_axis, chart.x_title), (value_axis, chart.y_title)):
+        if title:
+            options.setdefault("scales", {}).setdefault(axis, {})["title"] = {"display": True, "text": title}
     return _merge(options, chart.options)
 
 

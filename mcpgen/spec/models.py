@@ -284,12 +284,16 @@ class Chart(Strict):
     label: str | dict[str, str] | None = Field(
         default=None, description="Dataset label, or labels by y column; default: the table header, else the column."
     )
+    x_title: str | None = Field(default=None, description="Title of the axis of the x column (the labels).")
+    y_title: str | None = Field(default=None, description="Title of the axis of the y values.")
     options: dict[str, Any] = Field(default={}, description="Passed through into the Chart.js options.")
 
     @model_validator(mode="after")
     def _makes_sense(self):
         if self.x is None or self.y is None:
             raise ValueError(f"a {self.type} chart needs x (labels) and y (values)")
+        if self.type in ("pie", "doughnut") and (self.x_title or self.y_title):
+            raise ValueError(f"a {self.type} chart has no axes, so x_title and y_title do not apply")
         if isinstance(self.y, list) and not self.y:
             raise ValueError("y must name at least one column")
         if self.series and isinstance(self.y, list) and len(self.y) > 1:

@@ -72,6 +72,18 @@ def date_bounds(c: Constraints) -> str:
     return f"on or after {c.minimum}" if c.minimum is not None else f"on or before {c.maximum}"
 
 
+def _said(description: str, c: Constraints) -> bool:
+    """Whether the description already gives every bound (`First day (2013-01-01 to 2013-12-31)`):
+    then the bounds are not said a second time.
+
+    >>> from mcpgen.spec.models import Parameter
+    >>> p = Parameter(type="date", description="From 2013-01-01 on", minimum="2013-01-01", maximum="2013-12-31")
+    >>> _said(p.description, p), _said("From 2013-01-01 to 2013-12-31", p)
+    (False, True)
+    """
+    return all(str(b) in description for b in (c.minimum, c.maximum) if b is not None)
+
+
 def parameter_schema(param: Parameter) -> dict[str, Any]:
     """The JSON Schema of one parameter: standard 2020-12 keywords only, so strict validators take it.
 
@@ -80,7 +92,11 @@ def parameter_schema(param: Parameter) -> dict[str, Any]:
     schema = _value_schema(param.type, param)
     schema["description"] = param.description
     bounded: list[tuple[Parameter | Items, str]] = [(param, "")] + ([(param.items, "each ")] if param.items else [])
-    bounds = [f"{each}{date_bounds(c)}" for c, each in bounded if c.type in _FORMATS and (c.minimum or c.maximum)]
+    bounds = [
+        f"{each}{date_bounds(c)}"
+        for c, each in bounded
+        if c.type in _FORMATS and (c.minimum or c.maximum) and not _said(param.description, c)
+    ]
     if bounds:
         schema["description"] = f"{param.description.rstrip()} ({'; '.join(bounds)})"
     if param.type == "array" and param.items is not None:  # Parameter requires items for arrays

@@ -29,6 +29,7 @@ jinja2.exceptions.SecurityError: a template may not build a sequence longer than
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import re
 import threading
@@ -391,7 +392,12 @@ def bounded_lipsum(lipsum):
 def emit(value: Any) -> str:
     """Every `{{ value }}` is printed through this (the environment's finalize), inside a
     `{% set %}` block, a macro or a `{% filter %}` block too, where the output cap does not see it."""
-    text = value if type(value) is str else str(printable(value))
+    if type(value) is str:
+        text = value
+    elif isinstance(value, (dt.datetime, dt.time)):
+        text = value.isoformat()  # as the table shows it (str() would put a space for the ISO T)
+    else:
+        text = str(printable(value))
     _limits.left -= len(text)
     if _limits.left < 0:
         raise SecurityError(f"a template may not build more than {MAX_BUILT:,} characters and items in all")

@@ -64,3 +64,29 @@ def test_dataset_labels_come_from_label_then_table_headers_then_the_column():
 def test_a_label_that_cannot_apply_is_refused(chart, message):
     with pytest.raises(ValidationError, match=message):
         Chart.model_validate({"type": "line", "x": "k", **chart})
+
+
+@pytest.mark.parametrize(
+    ("type_", "label_axis", "value_axis"),
+    [("bar", "x", "y"), ("line", "x", "y"), ("horizontal_bar", "y", "x"), ("stacked_bar", "x", "y")],
+)
+def test_axis_titles_come_from_x_title_and_y_title(type_, label_axis, value_axis):
+    chart = Chart(type=type_, x="city", y="pop", x_title="City", y_title="People")
+    scales = build_chart(chart, ["city", "pop"], [("Tokyo", 37)])["options"]["scales"]
+    assert scales[label_axis]["title"] == {"display": True, "text": "City"}
+    assert scales[value_axis]["title"] == {"display": True, "text": "People"}
+    if type_ == "stacked_bar":  # the stacking stays
+        assert scales["x"]["stacked"] is True and scales["y"]["stacked"] is True
+
+
+def test_options_still_win_over_axis_titles_and_pies_have_no_axes():
+    chart = Chart(type="bar", x="city", y="pop", y_title="People", options={"scales": {"y": {"title": {"text": "N"}}}})
+    assert build_chart(chart, ["city", "pop"], [("Tokyo", 37)])["options"]["scales"]["y"]["title"] == {
+        "display": True,
+        "text": "N",
+    }
+    with pytest.raises(ValidationError, match="a pie chart has no axes, so x_title and y_title do not apply"):
+        Chart(type="pie", x="city", y="pop", x_title="City")
+    assert (
+        "scales" not in build_chart(Chart(type="bar", x="city", y="pop"), ["city", "pop"], [("Tokyo", 37)])["options"]
+    )

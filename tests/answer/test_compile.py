@@ -239,3 +239,22 @@ def test_a_force_that_renders_to_nothing_is_no_force(make, force):
     assert "force" not in untruncated and len(untruncated["table"]) == 3
     if "truncated" in force:
         assert registry.call_sync("tool", {}).structured_content["force"] == "Only the first 3 rows are shown."
+
+
+def test_timestamps_read_the_same_in_the_prose_as_in_the_table(make):
+    """A timestamp, a time and a zoned timestamp print in the prose exactly as their table cells."""
+    registry = make(
+        """\
+description: Times.
+sql: >
+  SELECT TIMESTAMP '2013-01-01 05:30:00' AS at, TIME '07:15:00' AS t, TIMESTAMPTZ '2013-06-01 12:00:00+00' AS z,
+  DATE '2013-01-02' AS d
+sources: ["https://example.org/"]
+content: "{{ rows[0].at }}|{{ rows[0].t }}|{{ rows[0].z }}|{{ rows[0].d }}|{% for r in rows %}{{ r.at }}{% endfor %}"
+"""
+    )
+    result = registry.call_sync("tool", {})
+    header, row = result.structured_content["table"]
+    assert header == ["at", "t", "z", "d"]
+    assert result.content[0].text == "|".join([*map(str, row), row[0]])
+    assert row[0] == "2013-01-01T05:30:00"

@@ -167,6 +167,38 @@ def test_date_bounds_are_in_the_description_and_checked_here():
         args.validate({"day": "2013-05-01", "days": ["2014-02-01"]})
 
 
+@pytest.mark.parametrize(
+    ("description", "published"),
+    [
+        ("First day (2013-01-01 to 2013-12-31)", "First day (2013-01-01 to 2013-12-31)"),  # said once
+        ("Any day of 2013-01-01 .. 2013-12-31.", "Any day of 2013-01-01 .. 2013-12-31."),
+        ("First day, from 2013-01-01", "First day, from 2013-01-01 (from 2013-01-01 to 2013-12-31)"),  # half said
+        ("First day", "First day (from 2013-01-01 to 2013-12-31)"),
+    ],
+)
+def test_date_bounds_are_said_once(description, published):
+    args = Arguments({"d": P(type="date", description=description, minimum="2013-01-01", maximum="2013-12-31")})
+    assert args.schema["properties"]["d"]["description"] == published
+
+
+def test_no_shipped_tool_says_a_date_twice(monkeypatch):
+    import re
+
+    from shipped import SPECS
+
+    from mcpgen.serve.project import open_project
+
+    monkeypatch.chdir(SPECS.parent)  # opening a project changes directory: put it back after
+    project = open_project(SPECS, columns=False)
+    try:
+        for tool in project.registry:
+            for name, prop in tool.input_schema["properties"].items():
+                dates = re.findall(r"\d{4}-\d{2}-\d{2}(?:T[\d:]+)?", prop.get("description", ""))
+                assert len(dates) == len(set(dates)), (tool.name, name, prop["description"])
+    finally:
+        project.close()
+
+
 def test_a_datetime_takes_what_date_time_means_and_not_a_plain_date():
     args = Arguments({"at": P(type="datetime", description="t")})
     assert args.validate({"at": "2013-01-01T10:00:00+02:00"})["at"].hour == 10
