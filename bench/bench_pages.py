@@ -183,13 +183,16 @@ class Worker:
         )
 
     def ask(self, command: str) -> float:
+        return self.answer(command)["seconds"]
+
+    def answer(self, command: str) -> dict:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.write(command + "\n")
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
         if not line:
             raise SystemExit(f"the worker stopped on {command!r}")
-        return json.loads(line)["seconds"]
+        return json.loads(line)
 
     def close(self) -> None:
         assert self.proc.stdin is not None
@@ -212,7 +215,8 @@ def measure(workers: dict[str, Worker], rounds: int, late: int) -> dict[str, dic
             direct = w.ask("direct")
             walk = w.ask("walk")
             between = w.ask("direct")
-            engine_walk = w.ask("walk-engine")
+            engine = w.answer("walk-engine")  # no rows: a tree without these pages (nothing to walk alone)
+            engine_walk = engine["seconds"] if engine["rows"] else 0.0
             after = w.ask("direct")
             out[name]["walk/direct"].append(walk / ((direct + between) / 2))
             if engine_walk:  # a tree without the pager (the old OFFSET pages) has no engine walk
