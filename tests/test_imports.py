@@ -37,7 +37,7 @@ CHECKS = [f"checks.{m}" for m in ("charts", "filters", "init_statements", "passw
 CHECKS += ["checks", "checks.sql_paths", "checks.templates", "checks.urls"]
 LOADING = ["version", "errors", "identity", "limits", "text", "redaction", "cli", *CHECKS]
 LOADING += ["spec", "spec.config", "spec.models", "spec.params", "spec.patterns", "spec.prompts", "spec.yamlload"]
-LOADING += ["sql", "sql.lexing", "sql.pages", "sql.statements", "sql.transpile"]
+LOADING += ["sql", "sql.dialects", "sql.lexing", "sql.pages", "sql.statements", "sql.transpile"]
 LOADING += ["templates", "templates.budget", "templates.fast", "templates.filters", "templates.render"]
 LOADING += [
     "engines",

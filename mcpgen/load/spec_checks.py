@@ -28,7 +28,7 @@ from ..spec.params import Arguments
 from ..spec.yamlload import Located
 from ..sql.pages import limits_rows, orders_rows, row_bound
 from ..sql.statements import DIALECTS, check_read_only, find_placeholders, is_null_test
-from ..sql.transpile import transpile
+from ..sql.transpile import caveats, transpile
 from ..templates.render import Template
 from ..text import column_of, did_you_mean, line_col
 from .icons import as_mcp_icons
@@ -152,7 +152,11 @@ def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem
         check_read_only(loaded.sql, source)
         used = {p.name: p for p in find_placeholders(loaded.sql, source)}
         if target is not None and target != source:
-            loaded.sql = transpile(loaded.sql, source, target)  # once, here: a call runs the translation
+            written = loaded.sql
+            loaded.sql = transpile(written, source, target)  # once, here: a call runs the translation
+            for line, col, message in caveats(written, source, target):
+                at = (line, col or 1) if line and key == "sql" else None
+                problems.append(_problem(loaded, key, message, "warning", offset=at))
             check_read_only(loaded.sql, target)  # what the database runs: its own side effects and comments
         loaded.dialect = target or source
     except UnsafeSQL as exc:

@@ -23,6 +23,7 @@ from sqlglot.generator import Generator
 
 from ..errors import UnsafeSQL
 from ..text import first_line
+from . import dialects
 from .statements import find_placeholders
 
 
@@ -128,6 +129,10 @@ def transpile(sql: str, source: str, target: str) -> str:
     except SqlglotError as exc:
         raise Untranslatable(f"the SQL cannot be read as {source}: {first_line(exc)}") from None
     reader, writer = generator(source), generator(target)
+    lacking = dialects.lacks(tree, target) if source == "duckdb" else None
+    if lacking is not None:
+        where, construct = lacking
+        raise Untranslatable(f"{construct} cannot be written in {dialects.engine_name(target)}", *_where(sql, where))
     for node in tree.find_all(exp.Func):
         if isinstance(node, exp.Anonymous):
             problem = (
@@ -138,6 +143,8 @@ def transpile(sql: str, source: str, target: str) -> str:
         else:
             continue
         raise Untranslatable(problem, *_where(sql, node))
+    if source == "duckdb":  # after the checks above, which read the functions as written
+        tree = dialects.rewrite(tree, target)
     try:
         out = writer(dialect=target, unsupported_level=ErrorLevel.RAISE, pretty=True).generate(tree)
     except SqlglotError as exc:
@@ -147,13 +154,32 @@ def transpile(sql: str, source: str, target: str) -> str:
     return out
 
 
-def _bound(sql: str, dialect: str) -> list[tuple[str, bool]]:
-    return sorted((p.name, p.after_in) for p in find_placeholders(sql, dialect))
+def caveats(sql: str, source: str, target: str) -> list[tuple[int | None, int | None, str]]:
+    """(line, col, sentence) for each construct of `sql` that translates to `target` but may not give
+    DuckDB's answer there (`dialects.caveats`); `validate` warns with them."""
+    if source != "duckdb" or target == source:
+        return []
+    try:
+        tree = sqlglot.parse_one(sql, read=source)
+    except SqlglotError:
+        return []
+    return [(*_where(sql, node), message) for node, message in dialects.caveats(tree, target)]
 
 
-def _where(sql: str, node: exp.Func) -> tuple[int | None, int | None]:
-    """Line and column of a function node in `sql` (sqlglot keeps them on the name's token)."""
-    meta = node.meta or {}
+def _bound(sql: str, dialect: str) -> set[tuple[str, bool]]:
+    """Each parameter and how it is written. A set: a named value may be bound twice (MySQL's NULL
+    ordering repeats an ORDER BY expression), but none may disappear or change its form."""
+    return {(p.name, p.after_in) for p in find_placeholders(sql, dialect)}
+
+
+def _where(sql: str, node: exp.Expr) -> tuple[int | None, int | None]:
+    """Line and column of a node in `sql` (sqlglot keeps them on a function's name token; for other
+    nodes, on the first token under them that has them)."""
+    meta: dict = {}
+    around: exp.Expr | None = node
+    while around is not None and meta.get("line") is None:  # the node, under it, else around it
+        meta = next((n.meta for n in around.walk() if n.meta and n.meta.get("line") is not None), {})
+        around = around.parent
     line, col = meta.get("line"), meta.get("col")
     if line is None or col is None:
         return None, None
