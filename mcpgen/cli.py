@@ -138,7 +138,14 @@ def main() -> None:
     default=1000,
     show_default=True,
     type=int,
-    help="HTTP: open connections; past it, the oldest one still sending its request is closed.",
+    help="HTTP: open connections; past it, the oldest one still sending its request (or idle) is closed; one caller may use half.",
+)
+@click.option(
+    "--listen-timeout",
+    default=300.0,
+    show_default=True,
+    type=float,
+    help="HTTP: seconds a subscriptions/listen event stream stays open (the client listens again).",
 )
 @click.option("--insecure-no-auth", is_flag=True, help="HTTP: allow a non-loopback bind without a token.")
 @click.option("--tags", "tags", metavar="A,B", help="Serve only the tools tagged with one of these tags.")
@@ -158,6 +165,7 @@ def serve(
     header_timeout: float,
     body_timeout: float,
     max_connections: int,
+    listen_timeout: float,
     insecure_no_auth: bool,
     tags: str | None,
     toolset: str | None,
@@ -185,7 +193,7 @@ def serve(
         from .http.connections import ConnectionLimits
 
         loaded = _load(specs_dir)
-        limits = ConnectionLimits(header_timeout, body_timeout, max_connections)
+        limits = ConnectionLimits(header_timeout, body_timeout, max_connections, listen_timeout)
         options = _http_options(
             loaded, host, port, token_envs, allow_hosts, allow_origins, max_body_bytes, insecure_no_auth, limits
         )

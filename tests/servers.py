@@ -69,3 +69,19 @@ def stop(proc: subprocess.Popen) -> None:
 def client(url: str, token: str | None = TOKEN) -> Client:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     return Client(streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=30)))
+
+
+ALICE, BOB = "alice-token-" + "a" * 24, "bob-token-" + "b" * 24  # two callers of one server
+
+
+def start_two_callers(*flags: str) -> tuple[subprocess.Popen, int]:
+    """`serve --http` on the shipped specs accepting ALICE's and BOB's tokens (two callers); healthy."""
+    from shipped import SPECS
+
+    port = free_port()
+    proc = start(
+        [str(SPECS), "--http", "--port", str(port), "--auth-token-env", "A", "--auth-token-env", "B", *flags],
+        env={"A": ALICE, "B": BOB},
+    )
+    wait_healthy(proc, port, seconds=60)  # a shared machine under load may take that long to start
+    return proc, port

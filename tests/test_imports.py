@@ -51,12 +51,14 @@ LOADING += ["engines.protocol", "engines.slots", "serve", "serve.mcp_app"]
 LOADING += ["load", "load.columns", "load.discovery", "load.icons", "load.messages", "load.project"]
 LOADING += ["load.prompts", "load.spec_checks", "load.specs"]
 
-SERVE = [*LOADING, "logs", "serve.audit", "serve.project", "serve.registry", "serve.server", "serve.stdio"]
-SERVE += ["serve.telemetry", "answer", "answer.cache", "answer.charts", "answer.compile", "answer.completions"]
-SERVE += ["answer.cursors"]
+SERVE = [*LOADING, "logs", "serve.audit", "serve.listen", "serve.project", "serve.registry", "serve.server"]
+SERVE += ["serve.stdio", "serve.telemetry", "answer", "answer.cache", "answer.charts", "answer.compile"]
+SERVE += ["answer.completions", "answer.cursors"]
 SERVE += ["answer.pages", "answer.prompts", "answer.results", "answer.tool"]
 VALIDATE = [*LOADING, "commands", "commands.reports", "commands.validate"]
-CALL = [m for m in [*SERVE, "commands", "commands.terminal"] if m not in ("serve.server", "serve.stdio")]
+CALL = [
+    m for m in [*SERVE, "commands", "commands.terminal"] if m not in ("serve.server", "serve.stdio", "serve.listen")
+]
 PROTOCOL = {"mcp_types", "anyio", "sniffio", "rich", "markdown_it", "mdurl", "pygments"}
 
 

@@ -33,9 +33,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from ..serve.listen import LISTEN_PER_CALLER
 from ..spec.config import AuthConfig
 from ..text import plural
-from .connections import BACKLOG, NoEventStream, protocol_class, quiet_floods, usable_connections
+from .connections import BACKLOG, NoEventStream, PerCaller, protocol_class, quiet_floods, usable_connections
 from .options import HTTPOptions, HTTPSetupError, allowed_hosts, allowed_origins, check_options, host_header
 
 logger = logging.getLogger("mcpgen")
@@ -102,6 +103,9 @@ def build_app(tool_server, options: HTTPOptions):
         custom_starlette_routes=routes,
     )
     app.add_middleware(NoEventStream, path=options.path)
+    app.add_middleware(PerCaller, limit=options.limits.per_caller)  # outermost: before any other work
+    limits = options.limits
+    tool_server.listen.bound(LISTEN_PER_CALLER, limits.max_connections // 4, limits.listen_timeout)
     return app
 
 
@@ -131,9 +135,10 @@ async def serve_http(tool_server, options: HTTPOptions, reloader=None) -> None:
     import anyio
     import uvicorn
 
+    limits = replace(options.limits, max_connections=usable_connections(options.limits.max_connections))
+    options = replace(options, limits=limits)  # the caps per caller follow the connections really usable
     app = build_app(tool_server, options)
     sock = _listen(options.host, options.port)
-    limits = replace(options.limits, max_connections=usable_connections(options.limits.max_connections))
     quiet_floods()
     config = uvicorn.Config(
         app,

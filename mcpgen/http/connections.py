@@ -9,22 +9,32 @@ thousands of times. So:
   the connection opening (or of its first byte, on a kept-alive connection), its body within
   `body_timeout` seconds of the headers; otherwise the connection is closed;
 - past `max_connections` open connections, a new one closes the oldest connection whose
-  request is still arriving (so half-sent requests cannot lock clients out), or, when every
-  connection is busy with a whole request, gets a short 503 and is closed at once;
+  request is still arriving or that is kept alive with nothing in flight (so half-sent requests
+  and idle connections cannot lock clients out), or, when every connection is busy with a whole
+  request, gets a short 503 and is closed at once;
+- one caller (its bearer token, else its address) may have at most half of `max_connections`
+  requests in flight (`PerCaller`); past that its next request is a 503 with one sentence, so one
+  caller cannot take every connection, whatever it holds them with;
+- a response the client does not read holds the connection only `body_timeout` seconds once the
+  server's send buffer is full: then the connection is aborted (a slow reader);
   `max_connections` stays below the process's file limit (raised to its hard limit) by
   enough for two rounds of accepting (BACKLOG each), so accepting never runs out of descriptors;
 - the same warning from uvicorn or asyncio is logged at most once per `LOG_EVERY` seconds,
   then with the count of lines held back.
 
 `GET` (and `HEAD`) on the MCP path answer 405: responses are plain JSON, there is no event
-stream to open.
+stream to open. A POSTed `subscriptions/listen` is one, bounded in `mcpgen.serve.listen`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import logging
 import resource
+import socket
+import struct
 import time
 from dataclasses import dataclass
 
@@ -44,6 +54,12 @@ class ConnectionLimits:
     header_timeout: float = 10.0
     body_timeout: float = 30.0
     max_connections: int = 1000
+    listen_timeout: float = 300.0  # seconds a subscriptions/listen stream stays open
+
+    @property
+    def per_caller(self) -> int:
+        """Requests one caller may have in flight: half the connections, so another caller always fits."""
+        return max(1, self.max_connections // 2)
 
 
 def usable_connections(wanted: int) -> int:
@@ -71,6 +87,9 @@ def protocol_class(limits: ConnectionLimits) -> type[H11Protocol]:
     return type("LimitedH11Protocol", (_LimitedH11Protocol,), {"limits": limits, "arriving": {}})
 
 
+_KEPT_ALIVE = object()  # a connection between requests, with nothing in flight
+
+
 class _LimitedH11Protocol(H11Protocol):
     limits: ConnectionLimits
     # Connections whose request is still arriving, oldest first: at the limit, the oldest of
@@ -81,6 +100,7 @@ class _LimitedH11Protocol(H11Protocol):
         super().connection_made(transport)
         self._deadline: asyncio.TimerHandle | None = None
         self._reading: object = None  # the h11 state the deadline was set for
+        self._stalled: asyncio.TimerHandle | None = None  # the client stopped reading our response
         if len(self.connections) > self.limits.max_connections:
             oldest = next(iter(self.arriving), None)
             if oldest is None:  # every connection is busy with a whole request: this one waits its turn
@@ -100,7 +120,29 @@ class _LimitedH11Protocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop()
+        if self._stalled is not None:
+            self._stalled.cancel()
         super().connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        """The send buffer is full: the client has `body_timeout` seconds to read some of it."""
+        super().pause_writing()
+        if self._stalled is None:
+            self._stalled = self.loop.call_later(self.limits.body_timeout, self._not_reading)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self._stalled is not None:
+            self._stalled.cancel()
+            self._stalled = None
+
+    def _not_reading(self) -> None:
+        self._stalled = None
+        logger.warning("closing a connection whose client stopped reading its response")
+        sock = self.transport.get_extra_info("socket")
+        if sock is not None:  # a reset: the kernel drops what is queued instead of keeping it for the client
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.transport.abort()  # close() would wait for the buffer the client does not read
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -114,13 +156,14 @@ class _LimitedH11Protocol(H11Protocol):
         if state is h11.IDLE and self.cycle is not None and not self.cycle.response_complete:
             state = None  # between a request and its response: nothing to read
         if state is h11.IDLE and self.cycle is not None and not arrived:
-            state = None  # kept alive and idle: uvicorn's keep-alive timeout closes it
+            state = _KEPT_ALIVE  # uvicorn's keep-alive timeout closes it; at the limit it may go first
         if state is self._reading:
             return
         self._stop()
         if state in (h11.IDLE, h11.SEND_BODY):
             seconds = self.limits.header_timeout if state is h11.IDLE else self.limits.body_timeout
             self._deadline = self.loop.call_later(seconds, self._too_slow)
+        if state in (h11.IDLE, h11.SEND_BODY, _KEPT_ALIVE):
             self._reading = state
             self.arriving[self] = None
 
@@ -131,9 +174,10 @@ class _LimitedH11Protocol(H11Protocol):
         self.arriving.pop(self, None)
 
     def _too_slow(self) -> None:
+        kept_alive = self._reading is _KEPT_ALIVE
         self._stop()
         if not self.transport.is_closing():
-            if self.cycle is None or self.cycle.response_complete:
+            if not kept_alive and (self.cycle is None or self.cycle.response_complete):
                 self.transport.write(b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
             self.transport.close()
 
@@ -171,6 +215,64 @@ def quiet_floods(every: float = LOG_EVERY) -> None:
         log = logging.getLogger(name)
         if not any(isinstance(f, RateLimitedLog) for f in log.filters):
             log.addFilter(RateLimitedLog(every))
+
+
+class PerCaller:
+    """ASGI middleware: at most `limit` requests in flight per caller, the rest a 503 with one sentence.
+
+    The caller is the bearer token (hashed; an invalid one is refused by the next layer at once),
+    else the client's address: with no tokens, callers on one address count as one."""
+
+    def __init__(self, app, limit: int):
+        self.app = app
+        self.limit = limit
+        self.in_flight: dict[str, int] = {}
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        who = caller_of(scope)
+        held = self.in_flight.get(who, 0)
+        if held >= self.limit:
+            logger.warning("request refused: one caller already has %d requests in flight", held)
+            text = (
+                f"This caller already has {held} requests in flight, the most one caller may have on this "
+                "server; retry when one has finished."
+            )
+            body = json.dumps({"error": text}).encode()
+            headers = [
+                (b"content-type", b"application/json"),
+                (b"content-length", b"%d" % len(body)),
+                (b"retry-after", b"1"),
+                (b"connection", b"close"),  # and no pipelined request after it is read
+            ]
+            await send({"type": "http.response.start", "status": 503, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return
+        self.in_flight[who] = held + 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            left = self.in_flight[who] - 1
+            if left:
+                self.in_flight[who] = left
+            else:
+                del self.in_flight[who]
+
+
+def caller_of(scope) -> str:
+    """Who sent a request, for counting: its bearer token's digest, else its address.
+
+    >>> caller_of({"headers": [(b"authorization", b"Bearer abc")], "client": ("10.0.0.1", 5)})[:6]
+    'token '
+    >>> caller_of({"headers": [], "client": ("10.0.0.1", 5)})
+    'address 10.0.0.1'
+    """
+    for name, value in scope.get("headers", ()):
+        if name == b"authorization":
+            return "token " + hashlib.sha256(value).hexdigest()[:16]
+    client = scope.get("client") or ("",)
+    return f"address {client[0]}"
 
 
 class NoEventStream:

@@ -17,7 +17,7 @@ import anyio.to_thread
 from mcp.server import Server
 from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 from mcp.server.lowlevel.server import NotificationOptions
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, PromptsListChanged, ToolsListChanged
+from mcp.server.subscriptions import InMemorySubscriptionBus, PromptsListChanged, ToolsListChanged
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     INVALID_PARAMS,
@@ -44,6 +44,7 @@ from ..errors import ArgumentError, MCPGenError
 from ..text import inert
 from ..version import __version__
 from . import audit
+from .listen import BoundedListen
 from .registry import Registry
 from .stdio import stdio_streams
 
@@ -76,7 +77,7 @@ class ToolServer:
         # tools/list_changed: 2026-07-28 clients get it on a subscriptions/listen stream (the bus);
         # handshake-era sessions get a plain notification (the sessions seen so far).
         self.bus = InMemorySubscriptionBus()
-        self.listen = ListenHandler(self.bus)
+        self.listen = BoundedListen(self.bus)  # `serve --http` bounds it per caller (mcpgen.serve.listen)
         self._sessions: weakref.WeakSet = weakref.WeakSet()
         self._listing: tuple[Registry | None, ListToolsResult | None] = (None, None)
         # get_tool_input_schema: without it the SDK runs the whole tools/list handler for every
