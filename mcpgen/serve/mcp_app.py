@@ -173,7 +173,9 @@ def build_html(settings: AppSettings, chartjs: Path | None) -> tuple[str, dict]:
         chart_tag, extra = f"<script>{code}</script>", ""
     else:
         chart_tag = f'<script src="{CHARTJS.cdn}" integrity="{CHARTJS.sri}" crossorigin="anonymous"></script>'
-        extra = " " + CDN_ORIGIN
+        # The document's own policy names the pinned file, not the host: markup a value smuggled in
+        # could not load another script from the CDN (a host's policy is built from origins alone).
+        extra = " " + CHARTJS.cdn
         ui["csp"] = {"resourceDomains": [CDN_ORIGIN]}
     csp = (
         "default-src 'none'; "

@@ -189,7 +189,12 @@ def test_without_chartjs_the_app_declares_the_cdn_with_integrity(project_of, mon
     assert contents.meta["ui"]["csp"] == {"resourceDomains": [CDN_ORIGIN]}
     assert f'<script src="{CHARTJS.cdn}" integrity="{CHARTJS.sri}" crossorigin="anonymous">' in app.html
     assert "window.Chart = function" not in app.html
-    assert "script-src 'sha256-" in _csp(app.html) and CDN_ORIGIN in _csp(app.html)
+    script_src = next(d for d in _csp(app.html).split("; ") if d.startswith("script-src ")).split()[1:]
+    # only our own script (by hash) and exactly the pinned file: not the CDN host, not a folder on it
+    assert [s for s in script_src if not s.startswith("'sha256-")] == [CHARTJS.cdn], script_src
+    assert CHARTJS.cdn.endswith("/" + CHARTJS.file) and CHARTJS.spec in CHARTJS.cdn
+    for other in (CDN_ORIGIN, CDN_ORIGIN + "/", CDN_ORIGIN + "/npm/", "https:", "*"):
+        assert other not in script_src
 
 
 def test_inlined_chartjs_needs_no_network_and_every_script_is_pinned_by_hash(project_of, monkeypatch):
