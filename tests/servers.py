@@ -41,7 +41,7 @@ def start(args: list[str], env: dict | None = None, stderr=None) -> subprocess.P
     )
 
 
-def wait_healthy(proc: subprocess.Popen, port: int, seconds: float = 20) -> dict:
+def wait_healthy(proc: subprocess.Popen, port: int, seconds: float = 60) -> dict:  # a loaded machine starts slowly
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -83,5 +83,5 @@ def start_two_callers(*flags: str) -> tuple[subprocess.Popen, int]:
         [str(SPECS), "--http", "--port", str(port), "--auth-token-env", "A", "--auth-token-env", "B", *flags],
         env={"A": ALICE, "B": BOB},
     )
-    wait_healthy(proc, port, seconds=60)  # a shared machine under load may take that long to start
+    wait_healthy(proc, port)
     return proc, port
