@@ -2,7 +2,10 @@
 cluster, and the skipping of slow tests. Plain helpers live in modules beside this file (services,
 servers, shipped, oidc, apphost, hostile_specs), importable from any folder (pytest's `pythonpath`)."""
 
+import atexit
 import os
+import shutil
+import tempfile
 
 import pytest
 import services
@@ -19,6 +22,12 @@ collect_ignore = [
     "tcpproxy.py",
     "hangs.py",
 ]
+
+
+# Parsed templates (mcpgen.templates.parsecache) are cached in a folder of this run, not the user's.
+if "MCPGEN_CACHE_DIR" not in os.environ:
+    os.environ["MCPGEN_CACHE_DIR"] = tempfile.mkdtemp(prefix="mcpgen-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["MCPGEN_CACHE_DIR"], True)
 
 
 # --- slow tests (browsers, the Spark cluster, load, server processes) run in CI and on request -------

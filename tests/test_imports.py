@@ -38,7 +38,14 @@ CHECKS += ["checks", "checks.sql_paths", "checks.templates", "checks.urls"]
 LOADING = ["version", "errors", "identity", "limits", "text", "redaction", "cli", *CHECKS]
 LOADING += ["spec", "spec.config", "spec.models", "spec.params", "spec.patterns", "spec.prompts", "spec.yamlload"]
 LOADING += ["sql", "sql.dialects", "sql.lexing", "sql.pages", "sql.statements", "sql.transpile"]
-LOADING += ["templates", "templates.budget", "templates.fast", "templates.filters", "templates.render"]
+LOADING += [
+    "templates",
+    "templates.budget",
+    "templates.fast",
+    "templates.filters",
+    "templates.parsecache",
+    "templates.render",
+]
 LOADING += [
     "engines",
     "engines.control",

@@ -26,6 +26,7 @@ from ..limits import MAX_FILE_BYTES
 from ..spec.config import DuckDBConnection, ProjectConfig, URLConnection
 from ..spec.models import Spec
 from ..spec.yamlload import Located, load_yaml
+from ..templates import parsecache
 from .discovery import find_config, python_paths, spec_paths
 from .icons import as_mcp_icons
 from .messages import not_utf8, typos, validation_problems
@@ -41,23 +42,26 @@ def load_project(specs_dir: str | Path, paths: list[Path] | None = None, unique_
     across files to the caller (`validate` shares a big project between processes)."""
     specs_dir = Path(specs_dir)
     problems: list[Problem] = []
+    explicit = paths is not None
     paths = spec_paths(specs_dir) if paths is None else paths
     config_path = find_config(specs_dir)
     root = (config_path.parent if config_path else specs_dir.parent).resolve()
     config = _load_config(config_path, problems) if config_path else ProjectConfig()
     _check_root(root, config, config_path or specs_dir, problems)
     icons = _project_icons(config, config_path, root, problems)
-    specs = []
-    for path in paths:
-        loaded = load_spec(path, config, problems, root)
-        if loaded is not None:
-            specs.append(loaded)
-    if unique_names:
-        check_unique_names(specs, problems)
-    python_files = python_paths(specs_dir)
-    # Prompts with the whole project (validate's workers load parts of it; it reads them once itself).
-    names = None if python_files else {s.name for s in specs}  # Python tools are known once imported
-    prompts = load_prompts(specs_dir, names, problems) if unique_names else []
+    # Parsed templates come from the cache of this project (or of this part of it, in validate's workers).
+    with parsecache.session(root, specs_dir.resolve(), *(paths if explicit else ())):
+        specs = []
+        for path in paths:
+            loaded = load_spec(path, config, problems, root)
+            if loaded is not None:
+                specs.append(loaded)
+        if unique_names:
+            check_unique_names(specs, problems)
+        python_files = python_paths(specs_dir)
+        # Prompts with the whole project (validate's workers load parts of it; it reads them once itself).
+        names = None if python_files else {s.name for s in specs}  # Python tools are known once imported
+        prompts = load_prompts(specs_dir, names, problems) if unique_names else []
     if not paths and not python_files:
         problems.append(Problem(str(specs_dir), None, None, f"no spec files (*.yaml, *.yml) in {specs_dir}"))
     project = LoadedProject(specs_dir, root, config, config_path, specs, python_files, problems, icons=icons)

@@ -23,7 +23,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 from ..errors import RenderError
 from ..limits import MAX_OUTPUT
 from ..text import neutralise
-from . import budget
+from . import budget, parsecache
 from .fast import compile_simple
 from .filters import FILTERS
 
@@ -88,7 +88,7 @@ class Template:
         if "{" not in source:  # no Jinja syntax at all: skip the parser (most source URLs)
             self.ast = nodes.Template([nodes.Output([nodes.TemplateData(source)])])
         else:
-            self.ast = self.env.parse(source)  # raises TemplateSyntaxError
+            self.ast = parsecache.parse(self.env, "url" if url else "prose", source)  # raises TemplateSyntaxError
         self._compiled: jinja2.Template | None = None  # compiled on first render: `validate` never pays for it
         # A source URL keeps the host its literal text names, whatever the values (checked after rendering).
         self.host = _netloc(re.split(r"\{[{%#]", source, maxsplit=1)[0]) if url else None

@@ -1,0 +1,161 @@
+"""A cache of parsed templates, so that restarting an unchanged project does not parse them again.
+
+Parsing is most of the cost of loading a big project. Each template's tree is kept, pickled, in one
+file per project under the user's cache folder, keyed by the sha256 of the template's text and its
+kind (prose or URL). The file records the versions of mcpgen, Jinja2 and Python that wrote it; any
+other version reads it as empty. A key that is not there is parsed, so an edit can never meet a
+stale tree. A file that cannot be read (deleted, truncated, corrupt, written by someone else) is
+ignored: the templates are parsed as if there were no cache. Unpickling accepts Jinja's node
+classes and plain values only.
+
+Where: `MCPGEN_CACHE_DIR`, else `$XDG_CACHE_HOME/mcpgen`, else `~/.cache/mcpgen`.
+`MCPGEN_CACHE=off` turns it off. The folder is safe to delete at any time.
+
+    with parsecache.session(root, "specs"):   # reads the project's file, writes it back if it grew
+        ast = parsecache.parse(PROSE, "prose", "{{ n }} rows")
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import hashlib
+import io
+import os
+import pickle
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from jinja2 import nodes
+
+from ..version import __version__
+
+_HEADER = f"mcpgen {__version__} jinja2 {jinja2.__version__} python {sys.version_info[:3]}"
+_OFF = {"0", "off", "false", "no"}
+
+
+def cache_dir() -> Path | None:
+    """The folder the cache lives in, or None when `MCPGEN_CACHE` turns it off."""
+    if os.environ.get("MCPGEN_CACHE", "").strip().lower() in _OFF:
+        return None
+    if os.environ.get("MCPGEN_CACHE_DIR"):
+        return Path(os.environ["MCPGEN_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "mcpgen"
+
+
+class _Store:
+    """The trees of one project: those read from its file, and those parsed in this run."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.entries: dict[str, bytes] = _read(path)
+        self.used: dict[str, bytes] = {}
+        self.missed = 0
+
+    def save(self) -> None:
+        """Write the trees this run used, if any had to be parsed (atomic: readers see old or new)."""
+        if not self.missed:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tmp-", suffix=".pickle")
+            with os.fdopen(fd, "wb") as out:
+                pickle.dump((_HEADER, self.used), out, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, self.path)
+        except OSError:  # a read-only or full disk: the next start parses again
+            with contextlib.suppress(OSError, UnboundLocalError):
+                os.unlink(tmp)
+
+
+_active: contextvars.ContextVar[_Store | None] = contextvars.ContextVar("mcpgen_parse_cache", default=None)
+
+
+@contextlib.contextmanager
+def session(root: Path, *scope: object) -> Iterator[None]:
+    """Use the cache of the project at `root` while loading it; `scope` tells apart partial loads."""
+    folder = cache_dir()
+    if folder is None:
+        yield
+        return
+    name = hashlib.sha256("\0".join(map(str, (root, *scope))).encode()).hexdigest()[:32]
+    store = _Store(folder / f"templates-{name}.pickle")
+    token = _active.set(store)
+    try:
+        yield
+    finally:
+        _active.reset(token)
+    store.save()
+
+
+def parse(env: jinja2.Environment, kind: str, source: str) -> nodes.Template:
+    """`env.parse(source)`, from the cache when the active session has it (raises TemplateSyntaxError)."""
+    store = _active.get()
+    if store is None:
+        return env.parse(source)
+    key = hashlib.sha256(f"{kind}\0{source}".encode()).hexdigest()
+    data = store.entries.get(key)
+    if data is not None:
+        ast = _tree(data, env)
+        if ast is not None:
+            store.used[key] = data
+            return ast
+    ast = env.parse(source)  # a syntax error is not cached: it is reported every time
+    buffer = io.BytesIO()
+    _Pickler(buffer, env).dump(ast)
+    store.used[key] = buffer.getvalue()
+    store.missed += 1
+    return ast
+
+
+def _read(path: Path) -> dict[str, bytes]:
+    try:
+        with open(path, "rb") as f:
+            header, entries = _Unpickler(f, None).load()
+    except Exception:  # missing, truncated, corrupt or foreign: an empty cache
+        return {}
+    if header != _HEADER or not isinstance(entries, dict):
+        return {}
+    return {k: v for k, v in entries.items() if isinstance(k, str) and isinstance(v, bytes)}
+
+
+def _tree(data: bytes, env: jinja2.Environment) -> nodes.Template | None:
+    try:
+        ast = _Unpickler(io.BytesIO(data), env).load()
+    except Exception:
+        return None
+    return ast if isinstance(ast, nodes.Template) else None
+
+
+class _Pickler(pickle.Pickler):
+    """Pickles a tree without its environment (each node points to it); the reader puts it back."""
+
+    def __init__(self, file: io.BytesIO, env: jinja2.Environment):
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self.env = env
+
+    def persistent_id(self, obj: Any) -> str | None:
+        return "env" if obj is self.env else None
+
+
+class _Unpickler(pickle.Unpickler):
+    """Builds Jinja nodes and plain values only: a cache file can hold no other object."""
+
+    def __init__(self, file: Any, env: jinja2.Environment | None):
+        super().__init__(file)
+        self.env = env
+
+    def persistent_load(self, pid: Any) -> Any:
+        if pid == "env" and self.env is not None:
+            return self.env
+        raise pickle.UnpicklingError("unknown persistent id")
+
+    def find_class(self, module: str, name: str) -> Any:
+        found = getattr(nodes, name, None) if module == "jinja2.nodes" else None
+        if isinstance(found, type) and issubclass(found, nodes.Node):
+            return found
+        raise pickle.UnpicklingError(f"{module}.{name} is not a template node")
