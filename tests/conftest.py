@@ -24,7 +24,7 @@ collect_ignore = [
 ]
 
 
-# Parsed templates (mcpgen.templates.parsecache) are cached in a folder of this run, not the user's.
+# Parsed templates and spec files (mcpgen.templates.parsecache) are cached in a folder of this run, not the user's.
 if "MCPGEN_CACHE_DIR" not in os.environ:
     os.environ["MCPGEN_CACHE_DIR"] = tempfile.mkdtemp(prefix="mcpgen-test-cache-")
     atexit.register(shutil.rmtree, os.environ["MCPGEN_CACHE_DIR"], True)

@@ -49,7 +49,7 @@ def load_project(specs_dir: str | Path, paths: list[Path] | None = None, unique_
     config = _load_config(config_path, problems) if config_path else ProjectConfig()
     _check_root(root, config, config_path or specs_dir, problems)
     icons = _project_icons(config, config_path, root, problems)
-    # Parsed templates come from the cache of this project (or of this part of it, in validate's workers).
+    # Parsed templates and spec files come from the cache of this project (or of this part of it, in validate's workers).
     with parsecache.session(root, specs_dir.resolve(), *(paths if explicit else ())):
         specs = []
         for path in paths:
@@ -155,7 +155,7 @@ def load_spec(
         if path.stat().st_size > MAX_FILE_BYTES:
             problems.append(Problem(shown, None, None, f"the file is larger than {MAX_FILE_BYTES // 1024} KiB"))
             return None
-        data = load_yaml(path.read_text(encoding="utf-8"), shown, problems)
+        data = parsecache.load_yaml(path.read_text(encoding="utf-8"), shown, problems)
     except SpecError as exc:
         problems.extend(exc.problems)
         return None

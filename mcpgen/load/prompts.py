@@ -17,7 +17,8 @@ from ..errors import ArgumentError, Problem, SpecError
 from ..limits import MAX_FILE_BYTES
 from ..spec.params import Arguments
 from ..spec.prompts import PromptSpec, prompt_stem
-from ..spec.yamlload import Located, load_yaml
+from ..spec.yamlload import Located
+from ..templates import parsecache
 from ..templates.render import Template
 from ..text import column_of, did_you_mean
 from .discovery import prompt_paths
@@ -55,7 +56,7 @@ def load_prompt(path: Path, problems: list[Problem]) -> LoadedPrompt | None:
         if path.stat().st_size > MAX_FILE_BYTES:
             problems.append(Problem(shown, None, None, f"the file is larger than {MAX_FILE_BYTES // 1024} KiB"))
             return None
-        data = load_yaml(path.read_text(encoding="utf-8"), shown, problems)
+        data = parsecache.load_yaml(path.read_text(encoding="utf-8"), shown, problems)
     except SpecError as exc:
         problems.extend(exc.problems)
         return None

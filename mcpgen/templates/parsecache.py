@@ -1,18 +1,21 @@
-"""A cache of parsed templates, so that restarting an unchanged project does not parse them again.
+"""A cache of parsed templates and spec files, so that restarting an unchanged project parses nothing.
 
-Parsing is most of the cost of loading a big project. Each template's tree is kept, pickled, in one
-file per project under the user's cache folder, keyed by the sha256 of the template's text and its
-kind (prose or URL). The file records the versions of mcpgen, Jinja2 and Python that wrote it; any
+Parsing is most of the cost of loading a big project. Each template's tree, and each spec file's
+YAML (with the positions of its keys and its warnings), is kept, pickled, in one file per project
+under the user's cache folder, keyed by the sha256 of its text (and, for a template, its kind:
+prose or URL). The file records the versions of mcpgen, Jinja2 and Python that wrote it; any
 other version reads it as empty. A key that is not there is parsed, so an edit can never meet a
-stale tree. A file that cannot be read (deleted, truncated, corrupt, written by someone else) is
-ignored: the templates are parsed as if there were no cache. Unpickling accepts Jinja's node
-classes and plain values only.
+stale result, and what fails to parse is never kept. The checks still run on every load: only
+parsing is saved. A file that cannot be read (deleted, truncated, corrupt, written by someone
+else) is ignored: everything is parsed as if there were no cache. Unpickling accepts Jinja's node
+classes, the positioned mappings and lists of YAML, and plain values only.
 
 Where: `MCPGEN_CACHE_DIR`, else `$XDG_CACHE_HOME/mcpgen`, else `~/.cache/mcpgen`.
 `MCPGEN_CACHE=off` turns it off. The folder is safe to delete at any time.
 
     with parsecache.session(root, "specs"):   # reads the project's file, writes it back if it grew
         ast = parsecache.parse(PROSE, "prose", "{{ n }} rows")
+        data = parsecache.load_yaml(text, "specs/x.yaml", warnings)
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from typing import Any
 import jinja2
 from jinja2 import nodes
 
+from ..errors import Problem
+from ..spec import yamlload
 from ..version import __version__
 
 _HEADER = f"mcpgen {__version__} jinja2 {jinja2.__version__} python {sys.version_info[:3]}"
@@ -83,7 +88,7 @@ def session(root: Path, *scope: object) -> Iterator[None]:
         yield
         return
     name = hashlib.sha256("\0".join(map(str, (root, *scope))).encode()).hexdigest()[:32]
-    store = _Store(folder / f"templates-{name}.pickle")
+    store = _Store(folder / f"load-{name}.pickle")
     token = _active.set(store)
     try:
         yield
@@ -110,6 +115,39 @@ def parse(env: jinja2.Environment, kind: str, source: str) -> nodes.Template:
     store.used[key] = buffer.getvalue()
     store.missed += 1
     return ast
+
+
+def load_yaml(text: str, path: str, warnings: list[Problem] | None = None) -> Any:
+    """`yamlload.load_yaml(text, path, warnings)`, from the cache when the active session has this
+    text (raises SpecError, which is never cached)."""
+    store = _active.get()
+    if store is None:
+        return yamlload.load_yaml(text, path, warnings)
+    key = "yaml:" + hashlib.sha256(text.encode()).hexdigest()
+    data = store.entries.get(key)
+    found = _parsed_yaml(data) if data is not None else None
+    if data is not None and found is not None:
+        value, notes = found
+        store.used[key] = data
+    else:
+        collected: list[Problem] = []
+        value = yamlload.load_yaml(text, path, collected)
+        notes = [(p.line, p.col, p.message) for p in collected]
+        store.used[key] = pickle.dumps((value, notes), protocol=pickle.HIGHEST_PROTOCOL)
+        store.missed += 1
+    if warnings is not None:
+        warnings.extend(Problem(path, line, col, message, "warning") for line, col, message in notes)
+    return value
+
+
+def _parsed_yaml(data: bytes) -> tuple[Any, list] | None:
+    try:
+        value, notes = _Unpickler(io.BytesIO(data), None, yaml=True).load()
+    except Exception:
+        return None
+    if not isinstance(notes, list) or not all(isinstance(n, tuple) and len(n) == 3 for n in notes):
+        return None
+    return value, notes
 
 
 def _read(path: Path) -> dict[str, bytes]:
@@ -143,11 +181,13 @@ class _Pickler(pickle.Pickler):
 
 
 class _Unpickler(pickle.Unpickler):
-    """Builds Jinja nodes and plain values only: a cache file can hold no other object."""
+    """Builds Jinja nodes (with `env`), or YAML's positioned containers (with `yaml`), and plain
+    values only: a cache file can hold no other object."""
 
-    def __init__(self, file: Any, env: jinja2.Environment | None):
+    def __init__(self, file: Any, env: jinja2.Environment | None, yaml: bool = False):
         super().__init__(file)
         self.env = env
+        self.yaml = yaml
 
     def persistent_load(self, pid: Any) -> Any:
         if pid == "env" and self.env is not None:
@@ -155,7 +195,9 @@ class _Unpickler(pickle.Unpickler):
         raise pickle.UnpicklingError("unknown persistent id")
 
     def find_class(self, module: str, name: str) -> Any:
-        found = getattr(nodes, name, None) if module == "jinja2.nodes" else None
+        if self.yaml and module == yamlload.__name__ and name in ("Located", "LocatedList"):
+            return getattr(yamlload, name)
+        found = getattr(nodes, name, None) if module == "jinja2.nodes" and self.env is not None else None
         if isinstance(found, type) and issubclass(found, nodes.Node):
             return found
         raise pickle.UnpicklingError(f"{module}.{name} is not a template node")

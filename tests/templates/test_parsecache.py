@@ -1,5 +1,5 @@
-"""The cache of parsed templates: a warm load reads the very trees a cold one parses, an edit is parsed
-again, and a missing, corrupt, foreign or hostile cache file is ignored without a word."""
+"""The cache of parsed templates and spec files: a warm load reads the very trees and YAML a cold one
+parses, an edit is parsed again, and a missing, corrupt, foreign or hostile cache file is ignored without a word."""
 
 from __future__ import annotations
 
@@ -63,20 +63,49 @@ def project(tmp_path: Path, **specs: str) -> Path:
 
 
 def trees(loaded) -> dict:
-    return {(s.name, key): (t.ast, t.constant, t.host) for s in loaded.specs for key, t in s.templates.items()}
+    """Every template's tree, and every spec's YAML with the positions of its keys, at every depth."""
+    out: dict = {(s.name, key): (t.ast, t.constant, t.host) for s in loaded.specs for key, t in s.templates.items()}
+    for s in loaded.specs:
+        out[s.name] = positions(s.data)
+    return out
 
 
-def test_a_warm_load_reads_the_trees_a_cold_one_parses(cache, parses, monkeypatch):
+def positions(value):
+    if isinstance(value, dict):
+        return (type(value), value.line, value.col, value.lines, {k: positions(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return (type(value), value.line, value.col, value.lines, [positions(v) for v in value])
+    return value
+
+
+@pytest.fixture
+def yaml_reads(monkeypatch):
+    """Counts the spec and prompt files the YAML loader reads."""
+    from mcpgen.spec import yamlload
+
+    seen: list[str] = []
+    real = yamlload.load_yaml
+
+    def counted(text, path, *args, **kwargs):
+        seen.append(path)
+        return real(text, path, *args, **kwargs)
+
+    monkeypatch.setattr(yamlload, "load_yaml", counted)
+    return seen
+
+
+def test_a_warm_load_reads_the_trees_a_cold_one_parses(cache, parses, yaml_reads, monkeypatch):
     monkeypatch.setenv("MCPGEN_CACHE", "off")
     cold = load_project(REPO / "specs")
     assert not cache.exists()  # off writes nothing
     monkeypatch.delenv("MCPGEN_CACHE")
     parses.clear()
     first = load_project(REPO / "specs")
-    assert parses and len(list(cache.glob("templates-*.pickle"))) == 1
+    assert parses and len(list(cache.glob("load-*.pickle"))) == 1
     parses.clear()
+    yaml_reads.clear()
     warm = load_project(REPO / "specs")
-    assert parses == []  # nothing parsed
+    assert parses == [] and yaml_reads == []  # nothing parsed
     assert trees(warm) == trees(first) == trees(cold) and len(trees(cold)) > 20
     assert [str(p) for p in warm.problems] == [str(p) for p in cold.problems]
     assert [p.name for p in warm.prompts] == [p.name for p in cold.prompts]
@@ -97,10 +126,32 @@ def test_an_edited_template_is_parsed_again(tmp_path, cache, parses):
 
 
 def test_a_syntax_error_is_reported_on_every_load(tmp_path, cache):
-    specs = project(tmp_path, broken=SPEC.replace("{% endfor %}", ""))
+    specs = project(tmp_path, broken=SPEC.replace("{% endfor %}", ""), bad_yaml=SPEC.replace("sql:", "sql: [", 1))
     for _ in range(2):
-        (problem,) = load_project(specs).errors
-        assert "content: template syntax error" in str(problem)
+        yaml, template = sorted(load_project(specs).errors, key=str)
+        assert "bad_yaml.yaml:" in str(yaml) and "broken.yaml:" in str(template)
+        assert "content: template syntax error" in str(template)
+
+
+def test_yaml_warnings_come_back_with_their_positions(tmp_path, cache, yaml_reads):
+    specs = project(
+        tmp_path, towns=SPEC.replace("description: Cities", "annotations: {readOnlyHint: yes}\ndescription: Cities")
+    )
+    cold = [str(p) for p in load_project(specs).problems]
+    assert any("yes" in p and "towns.yaml:1:" in p for p in cold)
+    yaml_reads.clear()
+    assert [str(p) for p in load_project(specs).problems] == cold and yaml_reads == []
+
+
+def test_an_edited_spec_file_is_read_again(tmp_path, cache, yaml_reads):
+    specs = project(tmp_path, towns=SPEC, villages=SPEC)
+    load_project(specs)
+    yaml_reads.clear()
+    (specs / "towns.yaml").write_text("# a comment moves every line\n" + SPEC.replace("default: FR", "default: KE"))
+    loaded = {s.name: s for s in load_project(specs).specs}
+    assert yaml_reads == [str(specs / "towns.yaml")]
+    assert loaded["towns"].spec.parameters["country"].default == "KE" and loaded["towns"].where("sql") == (5, 1)
+    assert loaded["villages"].where("sql") == (4, 1)
 
 
 @pytest.mark.parametrize(
@@ -117,7 +168,7 @@ def test_a_syntax_error_is_reported_on_every_load(tmp_path, cache):
 def test_a_broken_cache_file_is_ignored(tmp_path, cache, parses, capsys, content):
     specs = project(tmp_path, towns=SPEC)
     cold = trees(load_project(specs))
-    (path,) = cache.glob("templates-*.pickle")
+    (path,) = cache.glob("load-*.pickle")
     path.write_bytes(content)
     parses.clear()
     assert trees(load_project(specs)) == cold and parses  # parsed again, quietly
@@ -135,7 +186,7 @@ class _Hostile:
 def test_a_cache_file_cannot_run_code(tmp_path, cache, parses, monkeypatch, where):
     specs = project(tmp_path, towns=SPEC)
     cold = trees(load_project(specs))
-    (path,) = cache.glob("templates-*.pickle")
+    (path,) = cache.glob("load-*.pickle")
     header, entries = pickle.loads(path.read_bytes())
     if where == "file":
         path.write_bytes(pickle.dumps(_Hostile()))
@@ -208,6 +259,6 @@ def test_a_warm_server_serves_the_same_tools(tmp_path):
     cold = anyio.run(serve, {**env, "MCPGEN_CACHE": "off"})
     assert not (tmp_path / "cache").exists()
     first = anyio.run(serve, env)
-    assert list((tmp_path / "cache").glob("templates-*.pickle"))
+    assert list((tmp_path / "cache").glob("load-*.pickle"))
     warm = anyio.run(serve, env)
     assert warm == first == cold and len(cold[0]) >= 8
