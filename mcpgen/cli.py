@@ -454,6 +454,26 @@ def validate(specs_dir: Path, live: bool, static: bool, fmt: str, strict: bool, 
     raise click.exceptions.Exit(report.exit_code(strict))
 
 
+@main.command()
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path), default=".")
+def init(folder: Path) -> None:
+    """Start a project in FOLDER (default: here): mcpgen.yaml, a small data file and one spec with
+    tests, which validate, test and serve at once; prints the client configuration to use it."""
+    from .commands.starter import StarterError, client_config, create_project
+
+    try:
+        written = create_project(folder)
+    except (StarterError, OSError) as exc:
+        click.echo(f"mcpgen: error: {exc}", err=True)
+        raise click.exceptions.Exit(1) from None
+    specs = folder / "specs"
+    for path in written:
+        click.echo(f"wrote {path}")
+    click.echo(f"\nNext: mcpgen validate {specs} && mcpgen test {specs} && mcpgen call largest_cities --specs {specs}")
+    click.echo("To use it from an MCP client, add this to the client's configuration:\n")
+    click.echo(client_config(specs))
+
+
 @main.command(name="test")
 @click.argument("specs_dir", type=SPECS_DIR)
 @click.option("-k", "select", metavar="NAME", help="Only tests whose tool name or test name contains NAME.")
