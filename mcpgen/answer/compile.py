@@ -244,4 +244,5 @@ def compile_spec(loaded: LoadedSpec, engine: Engine, defaults: Defaults, cursors
             name: QueryCompleter(engine, sql, spec.parameters, run.timeout, run.max_rows)
             for name, sql in loaded.completions.items()
         },
+        admission=getattr(engine, "admission", None),
     )

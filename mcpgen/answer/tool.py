@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from .. import logs
 from ..engines.protocol import QueryResult
+from ..engines.slots import Admission
 from ..spec.models import ScopeRule
 from ..text import inert
 from .results import PUBLISHED_SCHEMA, DataToolPayload
@@ -70,6 +71,7 @@ class Tool:
     sensitive: frozenset[str] = frozenset()  # arguments the audit log records only as hashes
     wants_app: bool = True  # False: no MCP App (`@registry.tool(app=False)`; specs say `app: false`)
     app: str | None = None  # the ui:// resource of its MCP App (mcpgen.serve.mcp_app), if it has one
+    admission: Admission | None = None  # its connection's: waited for before the call takes a worker thread
     icons: list[dict[str, Any]] | None = None  # MCP icons in wire form (mcpgen.load.icons)
     parameters: dict[str, Any] = field(default_factory=dict)  # name -> spec Parameter (completions read them)
     completers: dict[str, Any] = field(default_factory=dict)  # name -> completions.QueryCompleter (`complete:`)

@@ -31,7 +31,7 @@ from .control import attached
 from .deadlines import DEADLINES
 from .file_reach import FileReachError, Readable, readable_set
 from .protocol import Prepared, QueryResult
-from .slots import FairSlots
+from .slots import Admission, FairSlots
 
 # How each declared parameter type is written in DuckDB. A placeholder is cast to it, so a NULL binds
 # with its type (`:since + INTERVAL 3 MONTH` with a NULL date) and a number sent as 3 or as 3.0 binds
@@ -109,6 +109,7 @@ class DuckDBEngine:
         self.name = name
         # At most max_concurrent queries at once; a call past that waits up to queue_timeout, first come first served.
         self._slots = FairSlots(max_concurrent)
+        self.admission = Admission(name, max_concurrent, queue_timeout)  # the server waits here, threadless
         self.max_concurrent, self.queue_timeout = max_concurrent, queue_timeout
         root = Path(root).resolve()
         try:

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from .slots import Admission
 
 
 @dataclass
@@ -39,6 +42,7 @@ class Engine(Protocol):
 
     name: str
     dialect: str | None  # a sqlglot dialect name, used to read the SQL (None: generic SQL)
+    admission: Admission  # where the server waits for a slot on this connection before taking a thread
 
     def prepare(self, sql: str, types: Mapping[str, str] | None = None) -> Prepared:
         """Check `sql` and make it ready to run; `types` are the declared parameter types (`param_types`)."""

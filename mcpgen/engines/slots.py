@@ -1,6 +1,10 @@
 """Fair slots: at most N queries at once on one connection, waiters served in arrival order.
 
 DuckDB and Spark engines hold one for the block of each query (SQLAlchemy's pool does the same job).
+Every engine also has an `Admission`: the server waits there, in the event loop, before a call
+takes a worker thread, so calls queued for one busy connection hold no thread that a call to
+another connection needs, and at most `queue_bound(slots)` calls wait (the rest are told at once
+that the connection is busy).
 
 >>> slots = FairSlots(1)
 >>> with slots.held("default", timeout=1):
@@ -13,9 +17,13 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING
 
 from ..errors import QueryError
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 class FairSlots:
@@ -64,3 +72,111 @@ class FairSlots:
             yield
         finally:
             self.release()
+
+
+THREADS_PER_SLOT = 2  # calls of one connection in worker threads at once, per query it runs at once
+QUEUE_PER_SLOT = 16  # calls that may wait for one connection, per query it runs at once...
+QUEUE_MIN = 64  # ...and at least this many
+
+
+def queue_bound(slots: int) -> int:
+    """How many calls may wait for a connection that runs `slots` queries at once.
+
+    >>> queue_bound(1), queue_bound(8)
+    (64, 128)
+    """
+    return max(QUEUE_MIN, QUEUE_PER_SLOT * slots)
+
+
+class Admission:
+    """At most `threads` calls at once on one connection (default twice its `slots`: a call holds
+    its thread while its answer is built too, after the query), waited for in the event loop, in
+    arrival order, each at most `timeout` seconds; past `queue` waiting calls, a new one is refused
+    at once. Inside, the engine's own slots (or pool) still bound the queries themselves.
+
+    Safe across event loops in several threads (`Registry.call_sync`): a slot is handed to a waiter
+    in its own loop."""
+
+    def __init__(
+        self, connection: str, slots: int, timeout: float, queue: int | None = None, threads: int | None = None
+    ):
+        self.connection, self.slots, self.timeout = connection, slots, timeout
+        self.queue = queue_bound(slots) if queue is None else queue
+        self.threads = THREADS_PER_SLOT * slots if threads is None else threads
+        self._lock = threading.Lock()
+        self._free = self.threads
+        self._waiters: deque[asyncio.Future] = deque()
+
+    @property
+    def waiting(self) -> int:
+        return len(self._waiters)
+
+    @contextlib.asynccontextmanager
+    async def admitted(self) -> AsyncIterator[None]:
+        """Hold a slot for the block; a QueryError saying the connection is busy if none comes."""
+        await self._acquire()
+        try:
+            yield
+        finally:
+            self._release()
+
+    async def _acquire(self) -> None:
+        import asyncio  # here: `validate` loads the engines and never waits for a slot
+
+        import anyio
+
+        with self._lock:
+            if self._free and not self._waiters:
+                self._free -= 1
+                return
+            if len(self._waiters) >= self.queue:
+                raise QueryError(
+                    f"connection '{self.connection}' is busy: {self.slots} queries are running and "
+                    f"{len(self._waiters)} more are waiting, the most it queues; try again shortly"
+                )
+            granted = asyncio.get_running_loop().create_future()
+            self._waiters.append(granted)
+        try:
+            with anyio.fail_after(self.timeout):
+                await granted
+        except BaseException as exc:
+            with self._lock:
+                handed = granted.done() and not granted.cancelled()
+                if not handed:
+                    with contextlib.suppress(ValueError):
+                        self._waiters.remove(granted)
+            if handed:  # the slot came just as the wait ended: pass it on
+                self._release()
+            if isinstance(exc, TimeoutError):
+                raise QueryError(
+                    f"connection '{self.connection}' is busy: {self.slots} queries are already "
+                    f"running and none finished within {self.timeout:g} s; try again shortly"
+                ) from None
+            raise
+
+    def _release(self) -> None:
+        import asyncio
+
+        with self._lock:
+            while self._waiters:
+                waiter = self._waiters.popleft()
+                if waiter.done():  # gave up already
+                    continue
+                loop = waiter.get_loop()
+                try:
+                    here = asyncio.get_running_loop() is loop
+                except RuntimeError:
+                    here = False
+                if here:
+                    waiter.set_result(None)
+                else:
+                    loop.call_soon_threadsafe(self._hand_over, waiter)
+                return
+            self._free += 1
+
+    def _hand_over(self, waiter: asyncio.Future) -> None:
+        """In the waiter's own loop: give it the slot, or pass the slot on if it has given up."""
+        if waiter.done():
+            self._release()
+        else:
+            waiter.set_result(None)

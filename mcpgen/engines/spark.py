@@ -31,7 +31,7 @@ from ..text import first_line
 from .control import CURRENT, attached
 from .deadlines import DEADLINES
 from .protocol import Prepared, QueryResult
-from .slots import FairSlots
+from .slots import Admission, FairSlots
 
 DIALECT = "spark"
 RETRIES = 2  # per RPC when the server cannot be reached; a call to a stopped cluster fails within ~1 s
@@ -127,6 +127,7 @@ class SparkEngine:
         self.name, self.remote, self.database = name, remote, database
         self.max_concurrent, self.queue_timeout = max_concurrent, queue_timeout
         self._slots = FairSlots(max_concurrent)
+        self.admission = Admission(name, max_concurrent, queue_timeout)  # the server waits here, threadless
         self._conf = {"spark.sql.timestampType": "TIMESTAMP_NTZ", **(conf or {})}
         self._lock = threading.Lock()
         self._session: Any = None

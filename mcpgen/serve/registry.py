@@ -31,7 +31,7 @@ from ..answer.results import DataToolOutput
 from ..answer.tool import READ_ONLY, Answer, Tool, check_result, error_result
 from ..engines.control import CURRENT, CallControl
 from ..engines.protocol import QueryResult
-from ..errors import ArgumentError
+from ..errors import ArgumentError, QueryError
 from ..identity import caller_identity
 from ..spec.config import DEFAULT_CACHE_BYTES
 from ..spec.models import ScopeRule
@@ -176,10 +176,15 @@ class Registry:
         try:
             if tool.is_async:
                 result = await tool.handler(arguments or {})
+            elif tool.admission is not None:  # a slot on its connection first, then a worker thread
+                async with tool.admission.admitted():
+                    result = await _in_thread(tool.handler, arguments or {}, progress)
             else:
                 result = await _in_thread(tool.handler, arguments or {}, progress)
         except ArgumentError as exc:
             return error_result(str(exc)), None
+        except QueryError as exc:  # its connection is busy: one sentence, as the engine would say it
+            return error_result(_sentence(str(exc))), None
         except Exception as exc:
             logger.exception("tool %s raised", name)
             message = f"Tool '{name}' failed ({type(exc).__name__}); the details are in the server log."
@@ -317,3 +322,9 @@ def _function_tool(
 
 default_registry = Registry()
 """The registry that `from mcpgen import registry` gives to hand-written tools."""
+
+
+def _sentence(message: str) -> str:
+    """`connection 'pg' is busy: ...` as a sentence: a capital first, a full stop last."""
+    message = message[:1].upper() + message[1:]
+    return message if message.endswith((".", "?", "!")) else message + "."

@@ -50,10 +50,9 @@ from .stdio import stdio_streams
 
 logger = logging.getLogger("mcpgen")
 
-# Sync tools run in anyio worker threads. A call waiting for a busy connection holds a thread for up
-# to its queue_timeout, so allow more than anyio's default 40: waiters on one connection must not
-# starve calls to another. (Waiting in the event loop on an anyio.CapacityLimiter instead was
-# measured and was not faster: bench/bench_slots.py, docs/benchmarks.md.)
+# Sync tools run in anyio worker threads. A spec tool first waits for its connection's slot in the
+# event loop (mcpgen.engines.slots.Admission), so a thread is taken only by a call that can run now;
+# hand-written tools take one directly, hence more than anyio's default 40.
 WORKER_THREADS = 100
 # resources/read of an unknown URI: -32002 before 2026-07-28, which made it -32602 (Invalid params); both
 # carry the URI in error.data.

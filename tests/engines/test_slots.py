@@ -46,3 +46,100 @@ def test_a_waiter_that_gave_up_leaves_no_slot_behind():
     slots.release()
     slots.release()
     assert slots.acquire(0) and slots.acquire(0) and not slots.acquire(0)
+
+
+# Admission: the wait in the event loop, before a call takes a worker thread ---------------------
+
+
+def test_admission_serves_in_order_and_bounds_its_queue():
+    import anyio
+
+    from mcpgen.engines.slots import Admission
+
+    gate = Admission("pg", slots=1, timeout=5, queue=2, threads=1)
+    order: list[str] = []
+    refused: list[str] = []
+
+    async def main():
+        go = anyio.Event()
+
+        async def call(name: str):
+            try:
+                async with gate.admitted():
+                    order.append(name)
+                    await go.wait()
+            except QueryError as exc:
+                refused.append(str(exc))
+
+        async with anyio.create_task_group() as tg:
+            for i in range(5):  # one runs, two wait, two are refused at once
+                tg.start_soon(call, f"c{i}")
+                await anyio.wait_all_tasks_blocked()
+            assert order == ["c0"] and gate.waiting == 2 and len(refused) == 2
+            go.set()
+
+    anyio.run(main)
+    assert order == ["c0", "c1", "c2"]
+    assert (
+        refused
+        == [
+            "connection 'pg' is busy: 1 queries are running and 2 more are waiting, the most it queues; try again shortly"
+        ]
+        * 2
+    )
+    assert gate.waiting == 0 and gate._free == gate.threads  # every slot back
+
+
+def test_admission_times_out_with_one_sentence_and_leaves_no_slot_behind():
+    import anyio
+
+    from mcpgen.engines.slots import Admission
+
+    gate = Admission("duck", slots=1, timeout=0.05, threads=1)
+
+    async def main():
+        async with gate.admitted():
+            with pytest.raises(QueryError, match=r"connection 'duck' is busy: .* none finished within 0.05 s"):
+                async with gate.admitted():
+                    pass
+            with anyio.move_on_after(0.02):  # a caller cancelled while waiting: no slot kept for it
+                async with gate.admitted():
+                    raise AssertionError("admitted while the slot was held")
+        async with gate.admitted():  # free again
+            pass
+
+    anyio.run(main)
+    assert gate.waiting == 0 and gate._free == gate.threads
+
+
+def test_admission_hands_a_slot_to_a_waiter_in_another_event_loop():
+    import anyio
+
+    from mcpgen.engines.slots import Admission
+
+    gate = Admission("duck", slots=1, timeout=5, threads=1)
+    held, admitted = threading.Event(), []
+
+    async def holder():
+        async with gate.admitted():
+            held.set()
+            await anyio.sleep(0.2)
+
+    async def waiter():
+        async with gate.admitted():
+            admitted.append(time.monotonic())
+
+    other = threading.Thread(target=anyio.run, args=(holder,))
+    other.start()
+    held.wait(5)
+    started = time.monotonic()
+    anyio.run(waiter)  # this loop waits; the holder's loop, in its thread, releases
+    other.join(5)
+    assert admitted and 0.1 < admitted[0] - started < 2
+    assert gate._free == gate.threads
+
+
+def test_admission_lets_twice_the_slots_into_threads_by_default():
+    from mcpgen.engines.slots import Admission
+
+    assert Admission("pg", slots=3, timeout=1).threads == 6

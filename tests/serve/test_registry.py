@@ -1,5 +1,6 @@
 import logging
 
+import pytest
 from mcp.types import CallToolResult, TextContent
 
 from mcpgen import DataToolOutput, Registry
@@ -109,3 +110,65 @@ def test_optional_python_parameters_publish_a_plain_type_and_still_take_null():
     assert props["limit"]["type"] == "integer" and props["limit"]["default"] == 3
     assert registry.call_sync("find", {"query": None, "limit": None}).content[0].text == "None None"
     assert registry.call_sync("find", {"query": "x"}).content[0].text == "'x' 3"
+
+
+@pytest.mark.slow
+def test_a_saturated_connection_leaves_calls_to_another_connection_fast(tmp_path, monkeypatch, postgres_url):
+    """250 calls at once to a slow tool on a PostgreSQL pool of one: they wait for its slot in the
+    event loop (64 of them, besides the two in threads; the rest are told at once it is busy), so no worker thread is held
+    and a tool on the DuckDB connection keeps answering in milliseconds meanwhile."""
+    import time
+
+    import anyio
+
+    from mcpgen.serve.project import open_project
+    from mcpgen.serve.server import ToolServer
+
+    (tmp_path / "mcpgen.yaml").write_text(
+        "connections:\n"
+        "  default:\n    duckdb: ':memory:'\n"
+        f"  pg:\n    url: {postgres_url}\n    pool_size: 1\n    max_overflow: 0\n    pool_timeout: 10s\n"
+    )
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    common = "sources: [https://example.org/]\ncontent: '{{ rows[0].v }}'\n"
+    (specs / "slow_pg.yaml").write_text(
+        "description: Slow.\nconnection: pg\ndialect: postgres\nsql: SELECT 'slept' AS v FROM pg_sleep(0.05)\n" + common
+    )
+    (specs / "fast_duck.yaml").write_text("description: Fast.\nsql: SELECT 1 AS v\n" + common)
+    monkeypatch.chdir(tmp_path)
+    project = open_project(specs)
+    registry = project.registry
+    slow_texts: list[str] = []
+    fast_seconds: list[float] = []
+
+    async def slow():
+        slow_texts.append((await registry.call("slow_pg", {})).content[0].text)
+
+    async def fast_calls():
+        await anyio.sleep(0.3)  # the PostgreSQL connection is saturated by now
+        for _ in range(20):
+            start = time.monotonic()
+            result = await registry.call("fast_duck", {})
+            fast_seconds.append(time.monotonic() - start)
+            assert not result.is_error and result.content[0].text == "1"
+
+    async def main():
+        ToolServer.raise_thread_limit()  # as `serve` does
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as tg:
+                for _ in range(250):
+                    tg.start_soon(slow)
+                tg.start_soon(fast_calls)
+
+    try:
+        anyio.run(main)
+    finally:
+        project.close()
+    assert len(slow_texts) == 250
+    busy = [t for t in slow_texts if t != "slept"]
+    assert busy and all(t.startswith("Connection 'pg' is busy: ") and t.endswith(".") for t in busy), set(busy)
+    # the two let into threads (one querying, one waiting for the pool) and the 64 queued: served in time
+    assert slow_texts.count("slept") == 2 + 64
+    assert "64 more are waiting, the most it queues" in busy[0]
+    assert max(fast_seconds) < 0.5, fast_seconds

@@ -34,6 +34,7 @@ from ...text import first_line
 from ..control import CURRENT
 from ..deadlines import Cutoff
 from ..protocol import Prepared, QueryResult
+from ..slots import Admission
 from .backends import backend_for
 from .rls import claim_settings, with_claim_settings
 from .statements import (
@@ -94,6 +95,8 @@ class SQLAlchemyEngine:
         self.dialect = DIALECTS.get(self.backend.name)  # None: sqlglot's generic SQL
         self.pool_timeout = float(connection.pool_timeout)
         self.pool_capacity = connection.pool_size + connection.max_overflow
+        # the server waits here for one of the pool's connections, in the event loop, not in a thread
+        self.admission = Admission(name, self.pool_capacity, self.pool_timeout)
         connect_args = dict(connection.connect_args)
         options: dict[str, Any] = dict(
             pool_pre_ping=True,
