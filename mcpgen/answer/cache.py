@@ -2,8 +2,9 @@
 
 A spec opts in with `cache: 60s` (or mcpgen.yaml's `defaults: {cache: 60s}`). Identical
 calls in flight run the query once (single flight); entries expire after their time to
-live and the least recently used go first once the byte budget is spent. Failed calls
-are never kept. A reload builds a new Registry, and with it an empty cache.
+live (dropped when they expire, looked up or not) and the least recently used go first
+once the byte budget is spent; the budget counts each entry's key as well as its answer, plus
+ENTRY_OVERHEAD bytes for the bookkeeping. Failed calls are never kept. A reload builds a new Registry, and with it an empty cache.
 
 >>> import anyio
 >>> from mcp_types import CallToolResult, TextContent
@@ -21,6 +22,7 @@ are never kept. A reload builds a new Registry, and with it an empty cache.
 
 from __future__ import annotations
 
+import heapq
 import threading
 import time
 from collections import OrderedDict
@@ -34,6 +36,7 @@ from mcp_types import CallToolResult
 from ..spec.config import DEFAULT_CACHE_BYTES
 
 META_KEY = "mcpgen/cache"  # in a result's _meta: "hit" or "miss"
+ENTRY_OVERHEAD = 512  # bytes an entry costs besides its key and answer text (objects, dict slots, heap)
 
 
 @dataclass
@@ -58,6 +61,8 @@ class ResultCache:
         self.max_bytes = max_bytes
         self.bytes = 0
         self._entries: OrderedDict[Hashable, _Entry] = OrderedDict()
+        self._expiries: list[tuple[float, int, Hashable]] = []  # (expires, n, key): a heap, oldest first
+        self._pushed = 0
         self._flights: dict[Hashable, _Flight] = {}
         self._lock = threading.Lock()  # `Registry.call_sync` may run event loops in several threads
 
@@ -79,20 +84,38 @@ class ResultCache:
         """Keep a successful result; an error, or one bigger than the whole budget, is not kept."""
         if result.is_error:
             return
-        size = len(result.model_dump_json(by_alias=True, exclude_none=True))
+        size = len(result.model_dump_json(by_alias=True, exclude_none=True)) + key_size(key) + ENTRY_OVERHEAD
         if size > self.max_bytes:
             return
+        now = time.monotonic()
         with self._lock:
+            self._purge(now)
             if key in self._entries:
                 self._drop(key)
-            self._entries[key] = _Entry(result, size, time.monotonic() + ttl)
+            expires = now + ttl
+            self._entries[key] = _Entry(result, size, expires)
+            self._pushed += 1
+            heapq.heappush(self._expiries, (expires, self._pushed, key))
             self.bytes += size
             while self.bytes > self.max_bytes:
                 self._drop(next(iter(self._entries)))
 
+    def _purge(self, now: float) -> None:
+        """Drop every entry whose time is up (the heap may name entries already gone or replaced)."""
+        heap = self._expiries
+        while heap and heap[0][0] <= now:
+            expires, _, key = heapq.heappop(heap)
+            entry = self._entries.get(key)
+            if entry is not None and entry.expires == expires:
+                self._drop(key)
+        if len(heap) > 2 * len(self._entries) + 64:  # entries dropped early (LRU): rebuild from what is kept
+            self._expiries = [item for item in heap if item[2] in self._entries]
+            heapq.heapify(self._expiries)
+
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+            self._expiries.clear()
             self.bytes = 0
 
     def _drop(self, key: Hashable) -> None:
@@ -124,3 +147,16 @@ class ResultCache:
         finally:
             del self._flights[key]
             flight.done.set()
+
+
+def key_size(key: Hashable) -> int:
+    """The bytes a key holds, as text: a key of the cache is a tuple of strings (and None).
+
+    >>> key_size(("top_cities", None, "n=3"))
+    13
+    """
+    if isinstance(key, tuple):
+        return sum(key_size(part) for part in key)
+    if key is None:
+        return 0
+    return len(key.encode("utf-8", "surrogatepass")) if isinstance(key, str) else len(repr(key))

@@ -164,6 +164,11 @@ class SpecTool:
             answer.meta = {TRUNCATED_META: {"max_rows": self.max_rows}}
         return answer
 
+    def _head(self, columns: list[str], rows: list[tuple], headers: dict, table: list | None, kept: int):
+        """The table and charts of the first `kept` rows."""
+        head = table[: kept + 1] if table is not None else None
+        return head, [build_chart(chart, columns, rows[:kept], headers) for chart in self.spec.charts]
+
     def _fit(self, prose: str, payload: dict[str, Any], columns: list[str], rows: list[tuple]) -> int:
         """Add the table and charts to `payload`, keeping as many rows as fit in `max_bytes`; return that many."""
         table = build_table(columns, rows, self.spec.table)
@@ -183,8 +188,12 @@ class SpecTool:
                 if used > self.max_bytes:
                     break
                 kept += 1
-            table = table[: kept + 1] if table is not None else None
-            charts = [build_chart(chart, columns, rows[:kept], headers) for chart in self.spec.charts]
+            table, charts = self._head(columns, rows, headers, table, kept)
+            # The estimate is linear in rows; a chart with `series` pivots to labels x series, and JSON
+            # escapes may grow the text: measure the real bytes, and keep fewer rows until they fit.
+            while kept and fixed + NOTE_ROOM + len(json.dumps([table, charts]).encode()) > self.max_bytes:
+                kept = kept * 3 // 4
+                table, charts = self._head(columns, rows, headers, table, kept)
         if table is not None:
             payload["table"] = table
         if charts:

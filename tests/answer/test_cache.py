@@ -19,7 +19,7 @@ from mcp.server.auth.provider import AccessToken
 from mcp.types import CallToolResult, TextContent
 
 from mcpgen import logs
-from mcpgen.answer.cache import META_KEY, ResultCache
+from mcpgen.answer.cache import ENTRY_OVERHEAD, META_KEY, ResultCache
 from mcpgen.serve.project import open_project
 from mcpgen.serve.reload import Reloader
 from mcpgen.serve.server import ToolServer
@@ -189,7 +189,7 @@ def result_of(size: int) -> CallToolResult:
 
 
 def test_the_least_recently_used_go_first_past_the_byte_budget():
-    one = len(result_of(1000).model_dump_json(by_alias=True, exclude_none=True))
+    one = len(result_of(1000).model_dump_json(by_alias=True, exclude_none=True)) + 1 + ENTRY_OVERHEAD  # key "a"
     cache = ResultCache(max_bytes=3 * one)
     for key in "abc":
         cache.put(key, result_of(1000), ttl=60)
@@ -201,3 +201,61 @@ def test_the_least_recently_used_go_first_past_the_byte_budget():
     assert cache.get("huge") is None and len(cache) == 3
     cache.put("e", CallToolResult(content=[], is_error=True), ttl=60)
     assert cache.get("e") is None
+
+
+def test_keys_count_in_the_budget_and_a_key_bigger_than_it_is_not_kept():
+    cache = ResultCache(max_bytes=65_536)
+    small = result_of(10)
+    cache.put(("t", None, "x" * 70_000), small, ttl=60)  # a tiny answer under a huge key
+    assert len(cache) == 0 and cache.bytes == 0
+    for i in range(50):
+        cache.put(("t", None, f"{i}-" + "y" * 5_000), small, ttl=60)
+    assert cache.bytes <= 65_536 and len(cache) <= 65_536 // 5_000
+
+
+def test_expired_entries_are_dropped_without_being_looked_up(monkeypatch):
+    now = [1000.0]
+    monkeypatch.setattr("mcpgen.answer.cache.time.monotonic", lambda: now[0])
+    cache = ResultCache(max_bytes=10_000_000)
+    for i in range(100):
+        cache.put(("t", None, str(i)), result_of(1000), ttl=1)
+    assert len(cache) == 100
+    now[0] += 2
+    cache.put(("t", None, "fresh"), result_of(1000), ttl=60)  # any write sweeps what has expired
+    assert len(cache) == 1 and cache.bytes < 2 * (1000 + ENTRY_OVERHEAD + 100)
+    assert cache.get(("t", None, "fresh")) is not None
+
+
+def test_distinct_huge_arguments_do_not_grow_the_server_past_the_cache_budget(tmp_path, monkeypatch):
+    """400 calls with distinct 65,000-character arguments and cache_max_bytes 65536: the process
+    grows by what the calls themselves cost, not by 400 kept keys (measured, resident memory)."""
+    import gc
+
+    import psutil
+
+    from mcpgen.serve.project import open_project
+
+    (tmp_path / "mcpgen.yaml").write_text(
+        "connections:\n  default:\n    duckdb: ':memory:'\ndefaults:\n  cache: 1h\n  cache_max_bytes: 65536\n"
+    )
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "echo_len.yaml").write_text(
+        "description: Length.\nparameters:\n  q: {type: string, description: Text, max_length: 100000}\n"
+        "sql: SELECT length(:q) AS n\nsources: [https://example.org/]\ncontent: '{{ rows[0].n }}'\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    project = open_project(tmp_path / "specs")
+    try:
+        registry = project.registry
+        for i in range(20):  # warm up: first calls allocate what every call needs
+            registry.call_sync("echo_len", {"q": f"{i:05d}" + "w" * 64_995})
+        gc.collect()
+        before = psutil.Process().memory_info().rss
+        for i in range(400):
+            assert registry.call_sync("echo_len", {"q": f"{i:05d}" + "z" * 64_995}).content[0].text == "65000"
+        gc.collect()
+        grown = psutil.Process().memory_info().rss - before
+        assert registry.cache.bytes <= 65_536
+        assert grown < 8 * 2**20, f"the server grew by {grown / 2**20:.1f} MiB"
+    finally:
+        project.close()

@@ -388,3 +388,28 @@ def test_pages_on_every_sqlalchemy_backend_equal_the_query(kind, request, tmp_pa
     expected = sorted((r[0], r[1], r[4]) for r in city_rows if r[2] == "JP")
     assert len(expected) > 100  # several pages
     assert served == [["geonameid", "name", "population"], *([list(r) for r in expected])]
+
+
+SERIES = """\
+description: A long series chart.
+sql: SELECT 'label ' || n AS x, 'series ' || (n % {kinds}) AS s, n AS y FROM nums WHERE n < 400 ORDER BY n
+sources: [https://example.org/]
+content: "{{{{ row_count }}}} rows"
+chart: {{type: line, x: x, y: y, series: s}}
+max_bytes: 100000
+"""
+
+
+@pytest.mark.parametrize("kinds", [400, 40, 1])
+def test_max_bytes_holds_a_series_chart_whose_pivot_grows_as_labels_times_series(make, kinds):
+    registry = make(SERIES.format(kinds=kinds), name="series")
+    result = ok(registry.call_sync("series", {}))
+    size = len(result.model_dump_json(by_alias=True, exclude_none=True).encode())
+    assert size <= 100_000, size  # the whole answer, in real bytes
+    kept = len(result.structured_content["table"]) - 1
+    if kinds == 1:  # no pivot to speak of: every row fits
+        assert kept == 400
+    else:
+        assert 0 < kept < 400 and f"first {kept:,} of 400 rows" in result.content[0].text
+        labels = result.structured_content["charts"][0]["data"]["labels"]
+        assert len(labels) == kept  # the chart holds the same rows as the table
