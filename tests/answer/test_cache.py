@@ -226,6 +226,7 @@ def test_expired_entries_are_dropped_without_being_looked_up(monkeypatch):
     assert cache.get(("t", None, "fresh")) is not None
 
 
+@pytest.mark.slow
 def test_distinct_huge_arguments_do_not_grow_the_server_past_the_cache_budget(tmp_path, monkeypatch):
     """400 calls with distinct 65,000-character arguments and cache_max_bytes 65536: the process
     grows by what the calls themselves cost, not by 400 kept keys (measured, resident memory)."""
