@@ -53,6 +53,7 @@ def wait_healthy(proc: subprocess.Popen, port: int, seconds: float = 60) -> dict
         except httpx2.TransportError:
             pass
         time.sleep(0.1)
+    stop(proc)  # not left running after the test that started it fails
     raise AssertionError("server did not become healthy")
 
 
