@@ -1,11 +1,19 @@
 """A project whose queries take long, for the progress, cancellation and task tests: `big` holds
 ROWS integers; `scan` reads it once (DuckDB reports progress), `forever` joins it with itself
 (minutes of work unless cancelled), `quick` answers at once. One slot: a query left running would
-hold up every later call, so a call answering at once proves the cancelled query stopped."""
+hold up every later call, so a call answering at once proves the cancelled query stopped. `scan` and
+`forever` are long-running (tasks for clients of the tasks extension, like TasksClient below)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
+
+import anyio
+from mcp.client.extension import ClientExtension, ResultClaim
+from mcp.types import CallToolResult, Request, RequestParams, Result
+from mcp_types import CancelTaskRequest, CancelTaskRequestParams, GetTaskRequest, GetTaskRequestParams
+from pydantic import ConfigDict, TypeAdapter
 
 ROWS = 20_000_000
 
@@ -30,6 +38,7 @@ sql: |
 sources: [https://example.org/big]
 content: "{{ rows[0].n }} multiples of {{ k }}."
 timeout: 60s
+long_running: true
 """,
     "forever": """\
 description: A join of the big numbers with themselves; runs for minutes.
@@ -39,6 +48,7 @@ sql: SELECT count(*) AS n FROM big a, big b WHERE hash(a.x + b.x) = :h
 sources: [https://example.org/big]
 content: "{{ rows[0].n }} pairs."
 timeout: 300s
+long_running: true
 """,
     "quick": """\
 description: How many big numbers there are.
@@ -57,3 +67,69 @@ def write_long_project(root: Path, extra: dict[str, str] | None = None) -> Path:
     for name, text in {**SPECS, **(extra or {})}.items():
         (specs / f"{name}.yaml").write_text(text)
     return specs
+
+
+# -- a client of the tasks extension, on the SDK's client extension interface --------------------
+
+
+TASKS = "io.modelcontextprotocol/tasks"
+RAW = TypeAdapter(dict)
+
+
+class CreatedTask(Result):
+    """A CreateTaskResult as the server sends it (flat: the task's fields at the top level)."""
+
+    result_type: Literal["task"]
+    task_id: str
+    status: str
+    created_at: str
+    last_updated_at: str
+    ttl_ms: int | None = None
+    poll_interval_ms: int | None = None
+
+
+class TasksClient(ClientExtension):
+    """Declares the tasks extension; a task answer is polled with tasks/get until it ends (every
+    `poll` seconds, or the server's pollIntervalMs), and its inlined result is the call's answer.
+    `created` and `polls` record what the server sent."""
+
+    identifier = TASKS
+
+    def __init__(self, poll: float | None = 0.05, resolve: bool = True):
+        self.poll, self.resolve, self.created, self.polls = poll, resolve, [], []
+
+    def claims(self):
+        return [ResultClaim(result_type="task", model=CreatedTask, resolve=self._resolve)]
+
+    async def _resolve(self, created: CreatedTask, ctx) -> CallToolResult:
+        self.created.append(created)
+        while True:
+            got = await get_task(ctx.session, created.task_id)
+            self.polls.append(got)
+            if got["status"] in ("completed", "failed", "cancelled"):
+                if got["status"] != "completed":
+                    raise RuntimeError(f"task {got['status']}: {got.get('error') or got.get('statusMessage')}")
+                return CallToolResult.model_validate(got["result"])
+            await anyio.sleep(self.poll if self.poll is not None else got["pollIntervalMs"] / 1000)
+
+
+async def get_task(session, task_id: str) -> dict:
+    return await session.send_request(GetTaskRequest(params=GetTaskRequestParams(task_id=task_id)), RAW)
+
+
+async def cancel_task(session, task_id: str) -> dict:
+    return await session.send_request(CancelTaskRequest(params=CancelTaskRequestParams(task_id=task_id)), RAW)
+
+
+class _AnyParams(RequestParams):
+    model_config = ConfigDict(extra="allow")
+
+
+class _AnyRequest(Request[_AnyParams | None, str]):
+    pass
+
+
+async def send(session, method: str, params: dict | None = None) -> dict:
+    """Any request, as the client would send it; the raw result."""
+    request = _AnyRequest(method=method, params=_AnyParams(**params) if params is not None else None)
+    return await session.send_request(request, RAW)

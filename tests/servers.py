@@ -67,9 +67,10 @@ def stop(proc: subprocess.Popen) -> None:
             proc.wait()
 
 
-def client(url: str, token: str | None = TOKEN) -> Client:
+def client(url: str, token: str | None = TOKEN, extensions=()) -> Client:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    return Client(streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=30)))
+    http = httpx2.AsyncClient(headers=headers, timeout=30)
+    return Client(streamable_http_client(url, http_client=http), extensions=list(extensions))
 
 
 ALICE, BOB = "alice-token-" + "a" * 24, "bob-token-" + "b" * 24  # two callers of one server

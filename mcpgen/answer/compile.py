@@ -254,4 +254,5 @@ def compile_spec(loaded: LoadedSpec, engine: Engine, defaults: Defaults, cursors
             for name, sql in loaded.completions.items()
         },
         admission=getattr(engine, "admission", None),
+        long_running=spec.long_running,
     )

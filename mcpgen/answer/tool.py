@@ -16,7 +16,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_types import CallToolResult, Icon, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, Icon, TextContent, ToolAnnotations, ToolExecution
 from mcp_types import Tool as MCPTool
 from pydantic import ValidationError
 
@@ -75,6 +75,7 @@ class Tool:
     icons: list[dict[str, Any]] | None = None  # MCP icons in wire form (mcpgen.load.icons)
     parameters: dict[str, Any] = field(default_factory=dict)  # name -> spec Parameter (completions read them)
     completers: dict[str, Any] = field(default_factory=dict)  # name -> completions.QueryCompleter (`complete:`)
+    long_running: bool = False  # offered as a task to clients of the tasks extension (mcpgen.serve.tasks)
 
     def to_mcp(self) -> MCPTool:
         return MCPTool(
@@ -86,6 +87,7 @@ class Tool:
             annotations=self.annotations,
             _meta={"ui": {"resourceUri": self.app}} if self.app else None,
             icons=[Icon.model_validate(icon) for icon in self.icons] if self.icons else None,
+            execution=ToolExecution(task_support="optional") if self.long_running else None,
         )
 
 

@@ -43,10 +43,11 @@ from ..answer.tool import Tool
 from ..errors import ArgumentError, MCPGenError
 from ..text import inert
 from ..version import __version__
-from . import audit
+from . import audit, tasks
 from .listen import BoundedListen
 from .registry import Registry
 from .stdio import stdio_streams
+from .tasks import TasksExtension, TaskStore
 
 logger = logging.getLogger("mcpgen")
 
@@ -100,6 +101,9 @@ class ToolServer:
         # declares it from here; the handshake-era initialize result, whose schema has no `extensions`, would
         # lose it, so DeclareExtensions puts it back (hosts look for it there too).
         self.server.extensions[EXTENSION_ID] = UI_EXTENSION
+        # The tasks extension: long-running tools answer its clients with a task (mcpgen.serve.tasks).
+        self.tasks = TaskStore()
+        TasksExtension(self.tasks).install(self.server)
         self.server.middleware.append(DeclareExtensions(self.server.extensions))
 
     @property
@@ -219,6 +223,12 @@ class ToolServer:
                 arguments = params.arguments or {}
                 audit.record(params.name, arguments, logs.CallStats(error="UnknownTool"), frozenset(arguments))
             raise MCPError(code=INVALID_PARAMS, message=inert(f"Unknown tool: {params.name}"))
+        if registry.get(params.name).long_running and tasks.declared(ctx, params):
+            created = self.tasks.start(
+                params.name, lambda progress: registry.call(params.name, params.arguments, progress)
+            )
+            if created is not None:
+                return created  # type: ignore[return-value]  # a CreateTaskResult: the SDK sends any dict
         progress = ctx.session.report_progress if _wants_progress(ctx, params) else None
         return await registry.call(params.name, params.arguments, progress)
 

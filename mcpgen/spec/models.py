@@ -504,6 +504,11 @@ class Spec(Strict):
         ge=1,
         description="Answer in pages of this many rows, in the query's ORDER BY; the tool takes an optional cursor.",
     )
+    long_running: StrictBool = Field(
+        default=False,
+        description="Offer the tasks extension for this tool: a client that declares it gets a task at once, "
+        "polls it and reads the result later (docs/long-work.md).",
+    )
     max_bytes: StrictInt | None = Field(
         default=None,
         ge=1000,

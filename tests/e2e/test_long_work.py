@@ -1,15 +1,17 @@
-"""End to end: long work on the real `mcpgen serve` over stdio, with the official client (HTTP answers
-plain JSON, with no stream to carry notifications: docs/long-work.md).
-Progress notifications arrive while DuckDB scans; a cancelled call stops its query (the project has
-one slot, so the next call answering at once proves the join is no longer running)."""
+"""End to end: long work on the real `mcpgen serve`, with the official client. Over stdio, progress
+notifications arrive while DuckDB scans and a cancelled call stops its query (the project has one
+slot, so the next call answering at once proves the join is no longer running); HTTP answers plain
+JSON, with no stream for notifications (docs/long-work.md). Over both, the tasks extension: a task
+started, polled and its result fetched, and a task cancelled."""
 
 import os
 import sys
 
 import anyio
 import pytest
-from longwork import write_long_project
+from longwork import TasksClient, cancel_task, get_task, write_long_project
 from mcp import Client, StdioServerParameters
+from servers import TOKEN, client, free_port, start, stop, wait_healthy
 
 pytestmark = pytest.mark.slow
 
@@ -17,6 +19,61 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def specs(tmp_path_factory):
     return write_long_project(tmp_path_factory.mktemp("long"))
+
+
+@pytest.fixture(scope="module")
+def http_url(specs):
+    port = free_port()
+    proc = start(
+        [str(specs), "--http", "--port", str(port), "--auth-token-env", "MCPGEN_TEST_TOKEN"],
+        env={"MCPGEN_TEST_TOKEN": TOKEN},
+    )
+    try:
+        wait_healthy(proc, port, seconds=60)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        stop(proc)
+
+
+def _stdio(specs, extensions=()) -> Client:
+    command = ["-m", "mcpgen.cli", "serve", str(specs)]  # this checkout's mcpgen, whatever is installed
+    params = StdioServerParameters(command=sys.executable, args=command, env=dict(os.environ))
+    return Client(params, extensions=list(extensions))
+
+
+async def _tasks(session: Client, tasks: TasksClient) -> None:
+    with anyio.fail_after(60):
+        answer = await session.call_tool("scan", {"k": 7})
+    assert answer.content[0].text == "2857143 multiples of 7."
+    created = tasks.created[-1]
+    assert created.status == "working" and tasks.polls[-1]["status"] == "completed"
+    later = await get_task(session.session, created.task_id)  # fetched again, later
+    assert later["result"]["structuredContent"] == answer.structured_content
+    raw = await session.session.call_tool("forever", {}, allow_claimed=True)
+    await anyio.sleep(0.5)
+    ack = await cancel_task(session.session, raw.task_id)
+    assert ack["resultType"] == "complete" and "status" not in ack
+    assert (await get_task(session.session, raw.task_id))["status"] == "cancelled"
+    with anyio.fail_after(15):  # one slot: the join has stopped
+        assert (await session.call_tool("quick", {})).content[0].text == "20000000 numbers."
+
+
+def test_tasks_over_stdio(specs):
+    async def main():
+        tasks = TasksClient()
+        async with _stdio(specs, [tasks]) as session:
+            await _tasks(session, tasks)
+
+    anyio.run(main)
+
+
+def test_tasks_over_http(http_url):
+    async def main():
+        tasks = TasksClient()
+        async with client(http_url, extensions=[tasks]) as session:
+            await _tasks(session, tasks)
+
+    anyio.run(main)
 
 
 async def _progress_then_cancel(session: Client) -> None:
@@ -37,11 +94,9 @@ async def _progress_then_cancel(session: Client) -> None:
     assert quick.content[0].text == "20000000 numbers."
 
 
-def test_over_stdio(specs):
+def test_progress_and_cancel_over_stdio(specs):
     async def main():
-        command = ["-m", "mcpgen.cli", "serve", str(specs)]  # this checkout's mcpgen, whatever is installed
-        params = StdioServerParameters(command=sys.executable, args=command, env=dict(os.environ))
-        async with Client(params) as session:
+        async with _stdio(specs) as session:
             await _progress_then_cancel(session)
 
     anyio.run(main)

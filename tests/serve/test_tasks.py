@@ -1,0 +1,207 @@
+"""The tasks extension in process: the official client, declaring the extension through the SDK's
+client extension interface (tests/longwork.py), against ToolServer over the in-memory transport.
+Over the real `mcpgen serve` (stdio and HTTP): tests/e2e/test_long_work.py."""
+
+import time
+
+import anyio
+import pytest
+from longwork import TASKS, TasksClient, cancel_task, get_task, send, write_long_project
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+from mcp.types import CallToolRequestParams, ClientCapabilities
+
+from mcpgen import identity
+from mcpgen.serve import tasks as tasks_module
+from mcpgen.serve.project import open_project
+from mcpgen.serve.server import ToolServer
+from mcpgen.serve.tasks import TaskStore
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tasks")
+    specs = write_long_project(root)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(root)
+        project = open_project(specs)
+        yield project
+        project.close()
+
+
+def assert_empty_ack(ack: dict) -> None:
+    """tasks/cancel answers `resultType: complete` and nothing of the task (the SDK adds its serverInfo _meta)."""
+    assert ack["resultType"] == "complete" and set(ack) <= {"resultType", "_meta"}, ack
+
+
+def session(server, check, extensions=()):
+    async def main():
+        async with Client(server.server, extensions=list(extensions)) as client:
+            await check(client)
+
+    anyio.run(main)
+
+
+def test_a_long_running_tool_answers_a_task_that_is_polled_to_the_same_answer(project):
+    server, tasks = ToolServer(project.registry), TasksClient()
+
+    async def check(client):
+        discovered = await client.session.discover() if hasattr(client.session, "discover") else None
+        if discovered is not None:
+            assert TASKS in (discovered.capabilities.extensions or {})
+        answer = await client.call_tool("scan", {"k": 7})
+        assert answer.content[0].text == "2857143 multiples of 7."
+        assert answer.structured_content["table"] == [["n", "h"], [2857143, answer.structured_content["table"][1][1]]]
+        created = tasks.created[0]
+        assert created.status == "working" and created.ttl_ms == 3_600_000 and created.poll_interval_ms == 1000
+        assert created.created_at.endswith("Z") and len(created.task_id) >= 24
+        first, last = tasks.polls[0], tasks.polls[-1]
+        assert first["status"] == "working" and "result" not in first and "error" not in first
+        assert last["status"] == "completed" and last["taskId"] == created.task_id
+        assert "requestState" not in last and "_meta" not in last["result"]
+        again = await get_task(client.session, created.task_id)  # kept for its TTL, result inlined again
+        assert again["status"] == "completed" and again["result"]["content"][0]["text"] == "2857143 multiples of 7."
+
+    session(server, check, [tasks])
+
+
+def test_progress_of_a_task_shows_in_its_status_message(project):
+    tasks = TasksClient(poll=0.05)
+
+    async def check(client):
+        await client.call_tool("scan", {"k": 3})
+        messages = [p.get("statusMessage") for p in tasks.polls if p["status"] == "working"]
+        assert any(m and m.startswith("query ") and m.endswith("% done") for m in messages), messages
+
+    session(ToolServer(project.registry), check, [tasks])
+
+
+def test_without_the_extension_a_long_running_tool_answers_as_always_and_tasks_methods_refuse(project):
+    server = ToolServer(project.registry)
+
+    async def check(client):
+        answer = await client.call_tool("scan", {"k": 7})
+        assert answer.content[0].text == "2857143 multiples of 7." and len(server.tasks) == 0
+        for ask in (get_task, cancel_task):
+            with pytest.raises(MCPError) as caught:
+                await ask(client.session, "nope")
+            assert caught.value.error.code == -32021
+            assert caught.value.error.data == {"requiredCapabilities": {"extensions": {TASKS: {}}}}
+
+    session(server, check)
+
+
+def test_a_tool_not_marked_long_running_answers_at_once_even_to_a_tasks_client(project):
+    server, tasks = ToolServer(project.registry), TasksClient()
+
+    async def check(client):
+        assert (await client.call_tool("quick", {})).content[0].text == "20000000 numbers."
+        assert tasks.created == [] and len(server.tasks) == 0
+
+    session(server, check, [tasks])
+
+
+def test_bad_arguments_complete_the_task_with_the_tools_one_sentence(project):
+    tasks = TasksClient()
+
+    async def check(client):
+        answer = await client.call_tool("scan", {"k": 0})
+        assert answer.is_error and answer.content[0].text.startswith("Invalid argument 'k': 0 is less than")
+        assert tasks.polls[-1]["status"] == "completed" and tasks.polls[-1]["result"]["isError"] is True
+
+    session(ToolServer(project.registry), check, [tasks])
+
+
+def test_cancel_stops_the_query_acks_empty_and_is_idempotent(project):
+    server = ToolServer(project.registry)
+    tasks = TasksClient(resolve=False)
+
+    async def check(client):
+        raw = await client.session.call_tool("forever", {}, allow_claimed=True)
+        task_id = raw.task_id
+        assert (await get_task(client.session, task_id))["status"] == "working"
+        await anyio.sleep(0.3)
+        assert_empty_ack(await cancel_task(client.session, task_id))
+        got = await get_task(client.session, task_id)
+        assert got["status"] == "cancelled" and "result" not in got
+        started = time.monotonic()
+        with anyio.fail_after(10):  # one slot: the join has stopped, or this would wait minutes
+            assert (await client.call_tool("quick", {})).content[0].text == "20000000 numbers."
+        assert time.monotonic() - started < 10
+        assert_empty_ack(await cancel_task(client.session, task_id))  # terminal: the same ack
+        assert (await get_task(client.session, task_id))["status"] == "cancelled"
+
+    session(server, check, [tasks])
+
+
+def test_unknown_tasks_and_input_they_never_asked_for_are_invalid_params(project):
+    tasks = TasksClient(resolve=False)
+
+    async def check(client):
+        for ask in (get_task, cancel_task):
+            with pytest.raises(MCPError, match="Unknown task: no-such-task") as caught:
+                await ask(client.session, "no-such-task")
+            assert caught.value.error.code == -32602
+        raw = await client.session.call_tool("scan", {"k": 11}, allow_claimed=True)
+        with pytest.raises(MCPError, match="is not waiting for input") as caught:
+            await send(client.session, "tasks/update", {"taskId": raw.task_id, "inputResponses": {}})
+        assert caught.value.error.code == -32602
+        with pytest.raises(MCPError) as caught:
+            await send(client.session, "tasks/get", {})  # no taskId
+        assert caught.value.error.code == -32602
+        for method in ("tasks/result", "tasks/list"):  # the extension has neither
+            with pytest.raises(MCPError) as caught:
+                await send(client.session, method, {"taskId": raw.task_id})
+            assert caught.value.error.code == -32601
+        await cancel_task(client.session, raw.task_id)
+
+    session(ToolServer(project.registry), check, [tasks])
+
+
+def test_a_task_is_its_callers_alone():
+    async def main():
+        store = TaskStore()
+
+        async def run(progress):
+            return "done"
+
+        with identity.local_user({"sub": "alice"}):
+            created = store.start("scan", run)
+            await anyio.sleep(0)
+            assert store.find(created["taskId"]).status in ("working", "completed")
+        with identity.local_user({"sub": "bob"}), pytest.raises(MCPError, match="Unknown task"):
+            store.find(created["taskId"])
+        with pytest.raises(MCPError, match="Unknown task"):  # anonymous is nobody's alias either
+            store.find(created["taskId"])
+
+    anyio.run(main)
+
+
+def test_past_max_tasks_a_long_running_call_answers_when_done(project, monkeypatch):
+    monkeypatch.setattr(tasks_module, "MAX_TASKS", 0)
+    server, tasks = ToolServer(project.registry), TasksClient()
+
+    async def check(client):
+        assert (await client.call_tool("scan", {"k": 7})).content[0].text == "2857143 multiples of 7."
+        assert tasks.created == []
+
+    session(server, check, [tasks])
+
+
+def test_the_extension_counts_when_declared_for_the_session_or_on_one_request():
+    class Session:
+        def __init__(self, extensions):
+            self.client_capabilities = ClientCapabilities(extensions=extensions)
+
+    class Ctx:
+        def __init__(self, extensions):
+            self.session = Session(extensions)
+
+    per_request = CallToolRequestParams(
+        name="scan", _meta={"io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS: {}}}}
+    )
+    plain = CallToolRequestParams(name="scan")
+    assert tasks_module.declared(Ctx({TASKS: {}}), plain)
+    assert tasks_module.declared(Ctx(None), per_request)
+    assert not tasks_module.declared(Ctx(None), plain)
+    assert not tasks_module.declared(Ctx({"io.modelcontextprotocol/ui": {}}), plain)
