@@ -65,7 +65,9 @@ SERVE += ["serve.tasks"]
 SERVE += ["answer.pages", "answer.prompts", "answer.results", "answer.tool"]
 VALIDATE = [*LOADING, "commands", "commands.reports", "commands.validate"]
 CALL = [
-    m for m in [*SERVE, "commands", "commands.terminal"] if m not in ("serve.server", "serve.stdio", "serve.listen")
+    m
+    for m in [*SERVE, "commands", "commands.terminal"]
+    if m not in ("serve.server", "serve.stdio", "serve.listen", "serve.tasks")
 ]
 PROTOCOL = {"mcp_types", "anyio", "sniffio", "rich", "markdown_it", "mdurl", "pygments"}
 

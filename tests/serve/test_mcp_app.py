@@ -168,7 +168,10 @@ def test_the_ui_extension_is_declared_on_both_wires(project_of, mode, wire):
 
     anyio.run(main)
     assert out["wire"] == wire
-    assert out["extensions"] == {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}
+    assert out["extensions"] == {
+        "io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]},
+        "io.modelcontextprotocol/tasks": {},  # mcpgen.serve.tasks
+    }
 
 
 def _inline_scripts(html: str) -> list[str]:
