@@ -23,6 +23,11 @@ collect_ignore = [
     "hangs.py",
 ]
 
+# The test services are reached as their superusers (postgres, root), which mcpgen refuses by default:
+# the tests (and the `mcpgen serve` processes they start) serve them with a warning instead. The tests
+# of that refusal (tests/engines/sqlalchemy/test_privileges.py) take this away.
+os.environ.setdefault("MCPGEN_PRIVILEGED_ROLE", "warn")
+
 
 # Parsed templates and spec files (mcpgen.templates.parsecache) are cached in a folder of this run, not the user's.
 if "MCPGEN_CACHE_DIR" not in os.environ:

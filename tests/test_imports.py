@@ -33,7 +33,8 @@ SDK |= {"python_multipart", "cryptography", "opentelemetry", "jwt", "h11", "typi
 CORE = {"pydantic", "pydantic_core", "typing_extensions", "yaml", "click", "jinja2", "markupsafe", "sqlglot", "re2"}
 CORE |= {"duckdb", "mypy_extensions", "cython_runtime", "annotated_types", "typing_inspection"}
 
-CHECKS = [f"checks.{m}" for m in ("charts", "filters", "init_statements", "passwords", "row_references")]
+CHECKS = [f"checks.{m}" for m in ("charts", "duckdb_functions", "filters", "init_statements", "passwords")]
+CHECKS += ["checks.row_references"]
 CHECKS += ["checks", "checks.sql_paths", "checks.templates", "checks.urls"]
 LOADING = ["version", "errors", "identity", "limits", "text", "redaction", "cli", *CHECKS]
 LOADING += ["spec", "spec.config", "spec.models", "spec.params", "spec.patterns", "spec.prompts", "spec.yamlload"]

@@ -45,7 +45,7 @@ class Report(Findings):
     problems: list[Problem]
     live: bool = False
     seconds: float = 0.0
-    connections: dict[str, str] = field(default_factory=dict)  # name -> "ok", "unreachable" or "not checked"
+    connections: dict[str, str] = field(default_factory=dict)  # name -> "ok", "unreachable", "refused" or "not checked"
     notes: list[str] = field(default_factory=list)  # facts that pass or fail nothing (e.g. the app's Chart.js)
 
     def exit_code(self, strict: bool = False) -> int:
@@ -221,6 +221,18 @@ def _live(loaded: LoadedProject, report: Report, timeout: float, everywhere: boo
                     f"connection '{name}' did not open within {timeout:g} s",
                 )
                 engines[name] = engine
+                role = _bounded(
+                    lambda engine=engine: _role(engine, timeout),
+                    timeout + 1,
+                    f"connection '{name}' did not answer within {timeout:g} s",
+                )
+                if role is not None:
+                    line, col = _config_where(Path(cwd, loaded.config_path) if loaded.config_path else None, name)
+                    report.problems.append(Problem(config_path, line, col, redact(role[1], secrets), role[0]))
+                    if role[0] == "error":  # its queries would all be refused: nothing more to check
+                        report.connections[name] = "refused"
+                        _close(engines.pop(name))
+                        continue
                 _bounded(
                     lambda engine=engine: _probe(engine, timeout),
                     timeout + 1,
@@ -248,6 +260,12 @@ def _live(loaded: LoadedProject, report: Report, timeout: float, everywhere: boo
         os.chdir(cwd)
         for engine in engines.values():
             _close(engine)
+
+
+def _role(engine: Engine, timeout: float) -> tuple[str, str] | None:
+    """What the connection's database role may do beyond reading, where the engine can tell."""
+    check = getattr(engine, "check_role", None)
+    return check(timeout) if callable(check) else None
 
 
 def _probe(engine: Engine, timeout: float) -> None:

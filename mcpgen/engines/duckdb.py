@@ -23,7 +23,7 @@ from typing import Any
 
 import duckdb
 
-from ..checks import init_problem
+from ..checks import Catalogue, catalogue_of, function_problems, init_problem
 from ..errors import QueryCancelled, QueryError, QueryTimeout, UnsafeSQL
 from ..sql.statements import check_read_only, find_placeholders
 from ..text import first_line, line_col
@@ -107,6 +107,7 @@ class DuckDBEngine:
         queue_timeout: float = 10.0,
     ):
         self.name = name
+        self._catalogue: Catalogue | None = None
         # At most max_concurrent queries at once; a call past that waits up to queue_timeout, first come first served.
         self._slots = FairSlots(max_concurrent)
         self.admission = Admission(name, max_concurrent, queue_timeout)  # the server waits here, threadless
@@ -168,6 +169,10 @@ class DuckDBEngine:
     def prepare(self, sql: str, types: Mapping[str, str] | None = None) -> Prepared:
         """Check `sql` and write its placeholders for DuckDB, each cast to its declared type in `types`."""
         check_read_only(sql, self.dialect)
+        if self._catalogue is None:
+            self._catalogue = catalogue_of(self._con)  # after init: its macros are the project's own
+        for line, col, reason in function_problems(sql, self._catalogue):
+            raise UnsafeSQL(f"the SQL {reason} (line {line}, column {col})", line, col)
         names = frozenset(p.name for p in find_placeholders(sql, self.dialect))
         if not types or not names & types.keys():
             text, _ = bind_text(sql, {}, self.dialect)

@@ -15,7 +15,9 @@ from jinja2 import TemplateSyntaxError, nodes
 from ..checks import (
     caller_paths,
     chart_sense,
+    default_catalogue,
     filter_problems,
+    function_problems,
     outside_paths,
     source_problem,
     template_hazards,
@@ -166,7 +168,8 @@ def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem
         problems.append(_problem(loaded, key, f"{exc}", offset=offset))
         return
     if target == "duckdb":
-        for line, col, reason in outside_paths(loaded.sql) + caller_paths(loaded.sql, spec.parameters, root):
+        found = outside_paths(loaded.sql) + caller_paths(loaded.sql, spec.parameters, root)
+        for line, col, reason in found + function_problems(loaded.sql, default_catalogue()):
             at = (line, col) if key == "sql" and source == target else None
             problems.append(_problem(loaded, key, f"the SQL {reason}", offset=at))
     for name, p in used.items():

@@ -31,6 +31,7 @@ from ..load.project import load_project
 from ..load.prompts import LoadedPrompt, check_prompt_tools
 from ..load.specs import LoadedProject, LoadedSpec
 from ..spec.models import AppSettings
+from ..text import first_line
 from .mcp_app import project_apps
 from .registry import Registry, default_registry
 
@@ -83,6 +84,7 @@ def open_project(
             engines[name] = create_engine(name, loaded.config.connections[name], loaded.root)
         except MCPGenError as exc:
             problems.append(Problem(str(loaded.config_path or specs_dir), None, None, str(exc)))
+    _check_roles(engines, problems, str(loaded.config_path or specs_dir))
     defaults = loaded.config.defaults
     registry = Registry(defaults.cache_max_bytes)
     cursors = _cursors(loaded, problems, local_cursors)
@@ -146,6 +148,31 @@ def _leave_out(loaded: LoadedProject, needed: Callable[[str], bool]) -> None:
     loaded.problems[:] = kept
     loaded.specs = [s for s in loaded.specs if str(s.path) not in dropped]
     loaded.prompts = [p for p in loaded.prompts if str(p.path) not in dropped]
+
+
+ROLE_CHECK_SECONDS = 5.0
+
+
+def _check_roles(engines: dict[str, Engine], problems: list[Problem], where: str) -> None:
+    """Refuse to start on a connection whose database role may do more than read (unless it says
+    `privileged_role: warn`). A database that cannot be reached does not stop the start (within the
+    connection's own connect timeout): its role is checked when the first call connects."""
+    for name, engine in engines.items():
+        check = getattr(engine, "check_role", None)
+        if not callable(check):
+            continue
+        try:
+            result = check(ROLE_CHECK_SECONDS)
+        except Exception as exc:  # unreachable now: checked again on the first call
+            logger.warning(
+                "connection '%s': its database role could not be checked at start (%s); "
+                "it is checked when the first call connects",
+                name,
+                first_line(exc),
+            )
+            continue
+        if result is not None and result[0] == "error":
+            problems.append(Problem(where, None, None, result[1]))
 
 
 def _cursors(loaded: LoadedProject, problems: list[Problem], local_cursors: bool = False) -> Cursors:

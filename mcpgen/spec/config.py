@@ -78,6 +78,12 @@ class URLConnection(Strict):
         default={},
         description="PostgreSQL row-level security: {setting: claim}, set per call with set_config(setting, claim, true).",
     )
+    privileged_role: Literal["refuse", "warn"] | None = Field(
+        default=None,
+        description="PostgreSQL, MariaDB/MySQL: when the database role may write, replicate, reach the server's "
+        "files or is a superuser, refuse the connection (the default) or warn and serve anyway. "
+        "Unset: the MCPGEN_PRIVILEGED_ROLE environment variable, else refuse.",
+    )
 
     @field_validator("claim_settings")
     @classmethod

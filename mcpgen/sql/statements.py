@@ -125,6 +125,7 @@ _LOCKS = "takes a lock that outlives the query"
 _SERVER_FILES = "reads files on the database server"
 _SEQUENCES = "advances a sequence"
 _TEXT_SQL = "runs SQL given as text"
+_REPLICATION = "changes replication slots or origins"
 _SIDE_EFFECTS: dict[str, dict[str, str]] = {
     "postgres": {
         "set_config": _SETTINGS,
@@ -150,6 +151,23 @@ _SIDE_EFFECTS: dict[str, dict[str, str]] = {
         "pg_rotate_logfile": "changes the server",
         "pg_switch_wal": "changes the server",
         "pg_logical_emit_message": "writes to the server's log",
+        "pg_create_*": "creates replication slots or restore points that outlive the call",
+        "pg_drop_replication_slot": _REPLICATION,
+        "pg_copy_*": _REPLICATION,
+        "pg_replication_*": _REPLICATION,
+        "pg_backup_*": "puts the server in or out of backup mode",
+        "pg_start_backup": "puts the server in backup mode",
+        "pg_stop_backup": "takes the server out of backup mode",
+        "pg_promote": "changes the server",
+        "pg_wal_replay_*": "changes the server",
+        "pg_stat_reset*": "changes the server's statistics",
+        "pg_file_*": "writes files on the database server",
+        "pg_logdir_ls": _SERVER_FILES,
+        "pg_log_backend_memory_contexts": "writes to the server's log",
+        "pg_import_system_collations": "changes the catalogue",
+        "brin_summarize_*": "changes an index",
+        "brin_desummarize_range": "changes an index",
+        "gin_clean_pending_list": "changes an index",
     },
     "mysql": {
         "get_lock": _LOCKS,

@@ -14,6 +14,8 @@ person reads (errors, logs) ever carries a password: see `redact`.
 from __future__ import annotations
 
 import functools
+import logging
+import os
 import re
 import threading
 import time
@@ -35,6 +37,7 @@ from ..control import CURRENT
 from ..deadlines import Cutoff
 from ..protocol import Prepared, QueryResult
 from ..slots import Admission
+from . import privileges
 from .backends import backend_for
 from .rls import claim_settings, with_claim_settings
 from .statements import (
@@ -61,6 +64,7 @@ _DEFAULT_DRIVERS = {
     "mysql": "mysql+pymysql",
     "mariadb": "mariadb+pymysql",
 }
+_log = logging.getLogger("mcpgen")
 _ITEM_TYPES = ("string", "integer", "number", "boolean", "date", "datetime")
 # After a call's time limit, how long the database has to say so itself (statement_timeout) before
 # the call stops waiting for it (`Cutoff`).
@@ -127,6 +131,10 @@ class SQLAlchemyEngine:
         self._indexed: dict[Statement, Statement] = {}  # a statement -> the one to run (see `_runnable`)
         self._lock = threading.Lock()
         self.claim_settings = dict(connection.claim_settings)
+        self.privileged_role = connection.privileged_role or _privileged_role_default()
+        self._powers = privileges.POWERS.get(self.backend.name)
+        self._role_refusal: str | None = None  # set when the role was found to do more than read
+        self._role_known = self._powers is None  # other backends: nothing to ask
         if self.claim_settings and self.backend.name != "postgresql":
             raise QueryError(f"connection '{name}': claim_settings needs PostgreSQL (row-level security)")
 
@@ -245,6 +253,51 @@ class SQLAlchemyEngine:
         except sa_exc.SQLAlchemyError as exc:
             raise QueryError(f"the query failed: {self._redact(first_line(exc))}") from None
 
+    # -- the role ----------------------------------------------------------------------------
+
+    def check_role(self, timeout: float = 10.0) -> tuple[str, str] | None:
+        """("error" or "warning", one sentence) when the role may do more than read, else None.
+        Raises QueryError when the database cannot be reached (calls check again on connecting)."""
+        try:
+            self.describe(self.prepare("SELECT 1 AS ok"), timeout)  # the check runs when a transaction opens
+        except QueryError:
+            if not self._role_refusal:
+                raise
+        if self._role_refusal:
+            return "error", self._role_refusal
+        return ("warning", self._role_warning) if self._role_warning else None
+
+    _role_warning: str | None = None
+
+    def _check_role_on(self, conn) -> None:
+        """Ask once what the role may do; past that a refused role refuses every call."""
+        if self._role_known:
+            if self._role_refusal:
+                raise QueryError(self._role_refusal)
+            return
+        try:
+            name, powers = self._powers(conn)  # type: ignore[misc]
+        except sa_exc.DBAPIError as exc:
+            raise QueryError(
+                f"connection '{self.name}': could not ask the database what its role may do: {self._reason(exc)}"
+            ) from None
+        self._role_known = True
+        if not powers:
+            return
+        listed = ", ".join(powers[:4]) + (f" and {len(powers) - 4} more" if len(powers) > 4 else "")
+        if self.privileged_role == "warn":
+            self._role_warning = (
+                f"connection '{self.name}': the database role {name} {listed}; mcpgen serves it anyway "
+                "because privileged_role is warn: connect as a role that may only read (docs/security.md)"
+            )
+            _log.warning("%s", self._role_warning)
+            return
+        self._role_refusal = (
+            f"connection '{self.name}': the database role {name} {listed}; connect as a role that may only "
+            "read (docs/security.md, 'Functions the lists do not name'), or set privileged_role: warn on the connection"
+        )
+        raise QueryError(self._role_refusal)
+
     # -- shared parts ------------------------------------------------------------------------
 
     def _in_transaction(self, work, timeout: float):
@@ -285,6 +338,8 @@ class SQLAlchemyEngine:
                         f"{self._redact(first_line(exc))}"
                     ) from None
                 try:
+                    if not self._role_known or self._role_refusal:
+                        self._check_role_on(conn)
                     return work(conn)
                 finally:
                     self._end(conn)
@@ -362,6 +417,12 @@ class SQLAlchemyEngine:
 
 
 # -- helpers --------------------------------------------------------------------------------
+
+
+def _privileged_role_default() -> str:
+    """MCPGEN_PRIVILEGED_ROLE (refuse or warn) for connections that do not say; refuse otherwise."""
+    value = os.environ.get("MCPGEN_PRIVILEGED_ROLE", "refuse").strip().lower()
+    return "warn" if value == "warn" else "refuse"
 
 
 def _db_message(orig) -> str:
