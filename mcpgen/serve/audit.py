@@ -9,8 +9,8 @@ the arguments, rows, truncated, duration, outcome and error class:
      "tool": "my_orders", "arguments": {"card": "sha256:9f86d0..."}, "rows": 3,
      "truncated": false, "duration_ms": 4.2, "outcome": "ok", "error_class": null}
 
-Arguments marked `sensitive: true` in the spec, and any whose name says password, secret,
-token or key, are written as a hash (HMAC-SHA256 when `hash_key_env` names a key). Tokens
+Arguments marked `sensitive: true` in the spec, and any whose name says password (or pwd), secret,
+token, key or credential, are written as a hash (HMAC-SHA256 when `hash_key_env` names a key). Tokens
 never reach this module: the verifier keeps none.
 
 >>> digest("4111 1111 1111 1111", None)[:7], len(digest("4111 1111 1111 1111", None))
@@ -39,7 +39,8 @@ from ..logs import CallStats
 
 AUDIT = logging.getLogger("mcpgen.audit")
 AUDIT.propagate = False  # its own sink, whatever the root logger does
-_SECRET_NAME = re.compile(r"pass|secret|token|api_?key", re.IGNORECASE)
+# Names that say password, secret, token or key (license_key, privateKey, api-key, KEY, passwd, pwd, ...).
+_SECRET_NAME = re.compile(r"pass|pwd|secret|token|key|credential", re.IGNORECASE)
 _key: bytes | None = None
 
 
