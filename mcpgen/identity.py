@@ -45,10 +45,13 @@ class Caller:
     scopes: frozenset[str] = frozenset()
     claims: Mapping[str, Any] = field(default_factory=dict)
     local: bool = False  # the one local user over stdio: may call every tool
+    shared: bool = False  # a shared static token: no identity, so no tool with scopes of its own
 
     def may_use(self, rule: ScopeCheck | None) -> bool:
-        """Whether a tool with this scope rule is shown to, and callable by, this caller."""
-        return rule is None or self.local or rule.allows(self.scopes)
+        """Whether a tool with this scope rule is shown to, and callable by, this caller. A shared
+        token carries the server-wide `auth.scopes` only to pass the server's gate: those are what
+        every request must have, not what this caller was granted, so tools with `scopes:` stay hidden."""
+        return rule is None or self.local or (not self.shared and rule.allows(self.scopes))
 
     def claim(self, name: str) -> Any:
         """A claim's value (`a.b` reaches into an object claim); MissingClaim if it is absent or null."""
@@ -91,6 +94,7 @@ def current() -> Caller:
             client_id=token.client_id,
             scopes=frozenset(token.scopes),
             claims=token.claims or {},
+            shared=bool(getattr(token, "shared", False)),
         )
     return _local.get() or ANONYMOUS
 

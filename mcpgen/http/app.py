@@ -59,7 +59,13 @@ class StaticTokenVerifier:
                 match = index
         if match is None:
             return None
-        return AccessToken(token="", client_id=f"token-{match + 1}", scopes=self._scopes)
+        return SharedToken(token="", client_id=f"token-{match + 1}", scopes=self._scopes)
+
+
+class SharedToken(AccessToken):
+    """A static token's answer: it passes the server-wide `auth.scopes`, and no tool's own `scopes:`."""
+
+    shared: bool = True
 
 
 def build_app(tool_server, options: HTTPOptions):

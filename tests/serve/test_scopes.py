@@ -100,3 +100,32 @@ def test_hand_written_tools_take_scopes_and_see_the_caller():
     finally:
         auth_context_var.reset(token)
     assert names == []
+
+
+def test_a_shared_token_never_sees_a_tool_with_scopes_of_its_own(orders_project):
+    """A shared static token carries the server-wide auth.scopes to pass the server's gate; even when
+    they would satisfy a tool's `scopes:`, the tool stays hidden (docs/auth.md): a shared token has no
+    identity to grant a tool to."""
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+
+    from mcpgen.http.app import SharedToken, StaticTokenVerifier
+
+    verified = anyio.run(StaticTokenVerifier(["t0ken"], ["reports"]).verify_token, "t0ken")
+    assert isinstance(verified, SharedToken) and verified.scopes == ["reports"]
+    server = ToolServer(orders_project.registry)
+    for scopes in (["reports"], ["admin", "mcp:read"], ["reports", "admin"]):
+        shared = SharedToken(token="", client_id="token-1", scopes=scopes)
+        token = auth_context_var.set(AuthenticatedUser(shared))
+        try:
+            names, answer = anyio.run(list_and_call, server, "revenue")
+            _, unknown = anyio.run(list_and_call, server, "no_such_tool")
+        finally:
+            auth_context_var.reset(token)
+        assert "revenue" not in names, scopes
+        assert answer == unknown.replace("no_such_tool", "revenue")
+    token = as_token(["reports"])  # the same scopes on a token with an identity: listed
+    try:
+        names, _ = anyio.run(list_and_call, server, "revenue")
+    finally:
+        auth_context_var.reset(token)
+    assert "revenue" in names
