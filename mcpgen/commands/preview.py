@@ -18,8 +18,8 @@ Calls go through `Registry.call`, the code path `mcpgen serve` uses, so argument
 are checked by the server again whatever the browser let through. The specs
 folder (and mcpgen.yaml) are watched: every change re-runs `open_project`. A broken
 spec is listed with its problems and the other tools still load; when the project
-itself does not (mcpgen.yaml, a connection) the page keeps the last tool set that
-loaded, marked as stale.
+itself does not (mcpgen.yaml, a connection), or no tool loads at all, the page keeps
+the last tool set that loaded, marked as stale.
 """
 
 from __future__ import annotations
@@ -132,6 +132,9 @@ class PreviewState:
             self._lock = anyio.Lock()
         async with self._lock:
             project, errors, warnings = await anyio.to_thread.run_sync(self._load)
+            if project is not None and errors and not len(project.registry) and self._has_tools():
+                project.close()  # nothing loaded: keep showing the last tools that did, marked as stale
+                project = None
             self.errors, self.warnings, self.checked_at = errors, warnings, time.time()
             if project is not None:
                 self._live.replace(project)
@@ -143,6 +146,9 @@ class PreviewState:
             )
         elif self.project is not None:
             logger.info("loaded %s (version %d)", plural(len(self.project.registry), "tool"), self.version)
+
+    def _has_tools(self) -> bool:
+        return self.project is not None and len(self.project.registry) > 0
 
     @contextlib.asynccontextmanager
     async def using(self):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
 import sys
 import textwrap
@@ -284,7 +285,9 @@ def _flights_spec(table: str, connection: str = "default") -> str:
 
 def _served_pages(specs: Path) -> list[list]:
     async def main():
-        params = StdioServerParameters(command=sys.executable, args=["-m", "mcpgen.cli", "serve", str(specs)], cwd=REPO)
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "mcpgen.cli", "serve", str(specs)], cwd=REPO, env=dict(os.environ)
+        )  # this checkout's mcpgen and the tests' settings, not only the SDK's default variables
         async with Client(params) as client:
             return await follow_async(client)
 

@@ -181,7 +181,10 @@ def test_the_handshake_era_initialize_declares_the_ui_extension_over_http(server
         params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
         answer = post(server, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}).json()
         extensions = answer["result"]["capabilities"]["extensions"]
-        assert extensions == {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}, version
+        assert extensions == {
+            "io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]},
+            "io.modelcontextprotocol/tasks": {},  # mcpgen.serve.tasks
+        }, version
 
 
 def test_one_json_log_line_per_call_on_stderr(server):
