@@ -97,9 +97,9 @@ def start_server(specs: Path, port: int, token: str) -> subprocess.Popen:
 
 
 async def in_a_session(url: str, token: str, body, done) -> str | None:
-    """Run `body(client)` in an MCP session, opening it again (as a client would) when it fails to
-    open or close because its replica died between two calls; a call that fails inside the session
-    is the body's to count. Returns why, when three sessions failed before `done()`."""
+    """Run `body(client)` in an MCP session, opening it again (as a client would) when its replica
+    died; a call that fails inside the session is the body's to count. Returns why, when three
+    sessions failed before `done()`."""
     for _ in range(3):
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
         try:
@@ -113,19 +113,30 @@ async def in_a_session(url: str, token: str, body, done) -> str | None:
     return failure
 
 
+def _claim(state: dict, calls: int) -> int | None:
+    """The next call to make: one to make again first, else the next of `calls`, else None."""
+    if state["again"]:
+        return state["again"].pop()
+    n = state["next"]
+    if n >= calls:
+        return None
+    state["next"] = n + 1
+    return n
+
+
 async def run_load(url: str, token: str, calls: int, clients: int, seconds: float, warmup: int, server_pid: int):
+    """The load; returns latencies, errors, wall time, RSS after warm-up and at the end, and how many
+    calls were made again because their session's connection broke while they were in flight (a
+    read-only, idempotent call is safe to make again, as a client does)."""
     latencies: list[float] = []
     errors: list[str] = []
-    state = {"next": 0, "rss_warm": None}
+    state = {"next": 0, "rss_warm": None, "again": [], "made_again": 0}
     server = psutil.Process(server_pid)
     deadline = time.monotonic() + seconds
 
-    async def calls_in_turn(client: Client) -> None:
-        while time.monotonic() < deadline:
-            n = state["next"]
-            if n >= calls:
-                return
-            state["next"] = n + 1
+    async def calls_in_turn(client: Client, inflight: list[int]) -> None:
+        while time.monotonic() < deadline and (n := _claim(state, calls)) is not None:
+            inflight.append(n)
             tool, arguments = CALLS[n % len(CALLS)]
             start = time.perf_counter()
             try:
@@ -134,21 +145,30 @@ async def run_load(url: str, token: str, calls: int, clients: int, seconds: floa
                     errors.append(f"{tool}: {result.content[0].text}")
             except Exception as exc:  # a transport or protocol failure counts as an error
                 errors.append(f"{tool}: {type(exc).__name__}: {exc}")
+            inflight.remove(n)
             latencies.append(time.perf_counter() - start)
             if len(latencies) == warmup:
                 state["rss_warm"] = server.memory_info().rss
 
     async def one_client(index: int) -> None:
-        failure = await in_a_session(url, token, calls_in_turn, lambda: state["next"] >= calls)
-        if failure:
-            errors.append(f"client {index}: {failure}")
+        inflight: list[int] = []  # a call cut off with its session (cancelled, not failed) is made again
+
+        async def body(client: Client) -> None:
+            state["again"] += inflight
+            state["made_again"] += len(inflight)
+            inflight.clear()
+            await calls_in_turn(client, inflight)
+
+        failure = await in_a_session(url, token, body, lambda: state["next"] >= calls and not inflight)
+        if failure or inflight:
+            errors.append(f"client {index}: {failure or 'a call was lost with its session'}")
 
     started = time.perf_counter()
     async with anyio.create_task_group() as tg:
         for i in range(clients):
             tg.start_soon(one_client, i)
     wall = time.perf_counter() - started
-    return latencies, errors, wall, state["rss_warm"], server.memory_info().rss
+    return latencies, errors, wall, state["rss_warm"], server.memory_info().rss, state["made_again"]
 
 
 def main() -> int:
@@ -172,7 +192,7 @@ def main() -> int:
     port = free_port()
     proc = start_server(args.specs.resolve(), port, token)
     try:
-        latencies, errors, wall, rss_warm, rss_end = anyio.run(
+        latencies, errors, wall, rss_warm, rss_end, _ = anyio.run(
             run_load, f"http://127.0.0.1:{port}/mcp", token, calls, clients, args.seconds, warmup, proc.pid
         )
     finally:

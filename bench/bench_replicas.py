@@ -40,7 +40,7 @@ def one_round(count: int, calls: int, clients: int, kill_after: int | None = Non
                     time.sleep(0.05)
 
             threading.Thread(target=killer, daemon=True).start()
-        latencies, errors, wall, _, _ = anyio.run(
+        latencies, errors, wall, _, _, made_again = anyio.run(
             run_load, replicas.url, replicas.token, calls, clients, 600.0, calls + 1, replicas.servers[0].pid
         )
         killed.set()
@@ -49,6 +49,7 @@ def one_round(count: int, calls: int, clients: int, kill_after: int | None = Non
         "calls": len(latencies),
         "errors": len(errors),
         "first_errors": errors[:3],
+        "made_again": made_again,
         "calls_per_s": round(len(latencies) / wall, 1),
         "wall_s": round(wall, 2),
     }
