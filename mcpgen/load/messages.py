@@ -1,5 +1,7 @@
-"""Pydantic's validation errors as one sentence each, at file:line:col: an unknown key with the
-field it was probably meant to be, a missing field, a value out of its choices.
+"""What is wrong with a file of a project, one sentence each at file:line:col: pydantic's validation
+errors (an unknown key with the field it was probably meant to be, a missing field, a value out of
+its choices), and `read_mapping`, the one reader of a spec or prompt file (its size, its UTF-8 text,
+a mapping at the top).
 
 >>> from mcpgen.spec.models import Spec
 >>> "type" in fields_at(Spec, ("parameters", "n")), fields_at(Spec, ("parameters", "n"))[:3]
@@ -16,15 +18,38 @@ from typing import Annotated, Any, Union, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from ..errors import Problem
+from ..errors import Problem, SpecError
+from ..limits import MAX_FILE_BYTES
 from ..spec.models import Spec, is_union_tag
 from ..spec.yamlload import Located
+from ..templates import parsecache
 from ..text import closest, did_you_mean, line_col
 
 
 def not_utf8(path: Path, exc: UnicodeDecodeError) -> Problem:
     line, col = line_col(exc.object, exc.start)
     return Problem(str(path), line, col, f"the file is not UTF-8 text (byte 0x{exc.object[exc.start]:02x})")
+
+
+def read_mapping(path: Path, problems: list[Problem], not_a_mapping: str) -> Located | None:
+    """The file's top-level YAML mapping (parsed through the cache), or None with the problem added:
+    too large, not UTF-8, not YAML, or not a mapping (`not_a_mapping` says what the file must be)."""
+    shown = str(path)
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            problems.append(Problem(shown, None, None, f"the file is larger than {MAX_FILE_BYTES // 1024} KiB"))
+            return None
+        data = parsecache.load_yaml(path.read_text(encoding="utf-8"), shown, problems)
+    except SpecError as exc:
+        problems.extend(exc.problems)
+        return None
+    except UnicodeDecodeError as exc:
+        problems.append(not_utf8(path, exc))
+        return None
+    if not isinstance(data, Located):
+        problems.append(Problem(shown, 1, 1, not_a_mapping))
+        return None
+    return data
 
 
 def validation_problems(exc: ValidationError, data: Any, path: Path, model: type[BaseModel] = Spec) -> list[Problem]:

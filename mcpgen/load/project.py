@@ -22,14 +22,13 @@ from ..checks import (
 )
 from ..engines.file_reach import FileReachError, check_root
 from ..errors import Problem, SpecError
-from ..limits import MAX_FILE_BYTES
 from ..spec.config import DuckDBConnection, ProjectConfig, URLConnection
 from ..spec.models import Spec
 from ..spec.yamlload import Located, load_yaml
 from ..templates import parsecache
 from .discovery import find_config, python_paths, spec_paths
 from .icons import as_mcp_icons
-from .messages import not_utf8, typos, validation_problems
+from .messages import not_utf8, read_mapping, typos, validation_problems
 from .prompts import load_prompts
 from .spec_checks import check_spec, check_unique_names
 from .specs import LoadedProject, LoadedSpec
@@ -150,20 +149,8 @@ def load_spec(
     path: Path, config: ProjectConfig, problems: list[Problem], root: Path | None = None
 ) -> LoadedSpec | None:
     """Load and statically check one spec file; add what is wrong to `problems`."""
-    shown = str(path)
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            problems.append(Problem(shown, None, None, f"the file is larger than {MAX_FILE_BYTES // 1024} KiB"))
-            return None
-        data = parsecache.load_yaml(path.read_text(encoding="utf-8"), shown, problems)
-    except SpecError as exc:
-        problems.extend(exc.problems)
-        return None
-    except UnicodeDecodeError as exc:
-        problems.append(not_utf8(path, exc))
-        return None
-    if not isinstance(data, Located):
-        problems.append(Problem(shown, 1, 1, "a spec must be a YAML mapping of fields (name, description, sql, ...)"))
+    data = read_mapping(path, problems, "a spec must be a YAML mapping of fields (name, description, sql, ...)")
+    if data is None:
         return None
     before = len(problems)
     try:

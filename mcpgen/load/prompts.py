@@ -13,16 +13,14 @@ from jinja2 import TemplateSyntaxError, nodes
 from pydantic import ValidationError
 
 from ..checks import filter_problems, template_hazards
-from ..errors import ArgumentError, Problem, SpecError
-from ..limits import MAX_FILE_BYTES
+from ..errors import ArgumentError, Problem
 from ..spec.params import Arguments
 from ..spec.prompts import PromptSpec, prompt_stem
 from ..spec.yamlload import Located
-from ..templates import parsecache
 from ..templates.render import Template
 from ..text import column_of, did_you_mean
 from .discovery import prompt_paths
-from .messages import not_utf8, validation_problems
+from .messages import read_mapping, validation_problems
 
 JINJA_GLOBALS = {"range", "loop", "lipsum", "cycler", "joiner", "namespace", "dict"}
 
@@ -51,21 +49,10 @@ def load_prompts(specs_dir: Path, tools: set[str] | None, problems: list[Problem
 
 def load_prompt(path: Path, problems: list[Problem]) -> LoadedPrompt | None:
     """Read and check one prompt file; what is wrong is added to `problems` (None: not usable)."""
+    data = read_mapping(path, problems, "a prompt must be a YAML mapping (description, arguments, template)")
+    if data is None:
+        return None
     shown = str(path)
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            problems.append(Problem(shown, None, None, f"the file is larger than {MAX_FILE_BYTES // 1024} KiB"))
-            return None
-        data = parsecache.load_yaml(path.read_text(encoding="utf-8"), shown, problems)
-    except SpecError as exc:
-        problems.extend(exc.problems)
-        return None
-    except UnicodeDecodeError as exc:
-        problems.append(not_utf8(path, exc))
-        return None
-    if not isinstance(data, Located):
-        problems.append(Problem(shown, 1, 1, "a prompt must be a YAML mapping (description, arguments, template)"))
-        return None
     try:
         spec = PromptSpec.model_validate(data)
     except ValidationError as exc:

@@ -1,10 +1,15 @@
-"""Pydantic's errors as one sentence each, at the line and column where the value is written."""
+"""Pydantic's errors as one sentence each, at the line and column where the value is written; one reader
+for every YAML file of a project: a spec and a prompt file that are too large, not UTF-8 or not a
+mapping are each refused with the same one sentence."""
 
 from pathlib import Path
 
+import pytest
 from pydantic import ValidationError
 
+from mcpgen.limits import MAX_FILE_BYTES
 from mcpgen.load.messages import fields_at, not_utf8, typos, validation_problems
+from mcpgen.load.project import load_project
 from mcpgen.spec.config import ProjectConfig
 from mcpgen.spec.models import Spec
 from mcpgen.spec.yamlload import load_yaml
@@ -66,3 +71,38 @@ def test_a_file_that_is_not_utf8_is_one_problem_at_its_first_bad_byte():
     except UnicodeDecodeError as exc:
         problem = not_utf8(Path("s.yaml"), exc)
     assert (problem.line, problem.col, problem.message) == (1, 17, "the file is not UTF-8 text (byte 0xe9)")
+
+
+ONE_SPEC = 'description: Two.\nsql: SELECT 2 AS n\nsources: ["https://example.org/"]\ncontent: "{{ rows[0].n }}"\n'
+BROKEN = {
+    "too large": (b"# " + b"x" * MAX_FILE_BYTES + b"\n", ": the file is larger than 1024 KiB"),
+    "not UTF-8": (b"description: caf\xe9\n", ":1:17: the file is not UTF-8 text (byte 0xe9)"),
+}
+
+
+@pytest.mark.parametrize("kind", ["spec", "prompt"])
+@pytest.mark.parametrize("broken", sorted(BROKEN))
+def test_specs_and_prompts_are_read_alike(tmp_path, kind, broken):
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "two.yaml").write_text(ONE_SPEC)
+    name = "bad.yaml" if kind == "spec" else "bad.prompt.yaml"
+    content, message = BROKEN[broken]
+    (specs / name).write_bytes(content)
+    problems = [str(p) for p in load_project(specs).problems]
+    assert problems == [f"{specs / name}{message}"]
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("bad.yaml", "a spec must be a YAML mapping of fields (name, description, sql, ...)"),
+        ("bad.prompt.yaml", "a prompt must be a YAML mapping (description, arguments, template)"),
+    ],
+)
+def test_a_file_that_is_not_a_mapping_says_what_it_must_be(tmp_path, name, message):
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "two.yaml").write_text(ONE_SPEC)
+    (specs / name).write_text("- one\n- two\n")
+    assert [str(p) for p in load_project(specs).problems] == [f"{specs / name}:1:1: {message}"]
