@@ -28,7 +28,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -250,15 +250,11 @@ def preview_app(
             },
         )
 
-    async def app_page(request: Request) -> Response:
+    @_on_named(state, "tool", posted=False)
+    async def app_page(project, tool, body) -> Response:
         """The tool's app as resources/read gives it, under the CSP a host builds from its _meta.ui.csp."""
-        name = request.path_params["name"]
-        async with state.using() as project:
-            if project is None or name not in project.registry:
-                return JSONResponse({"error": f"no tool named '{name}'"}, status_code=404)
-            tool = project.registry.get(name)
-            # A tool with `app: false` is shown with the default app (hosts show none for it).
-            app = project.registry.apps.get(tool.app) or App(APP_URI, AppSettings(), project.loaded.root)
+        # A tool with `app: false` is shown with the default app (hosts show none for it).
+        app = project.registry.apps.get(tool.app) or App(APP_URI, AppSettings(), project.loaded.root)
         found = chartjs_path or find_chartjs(app.root)[0]
         document, ui = await anyio.to_thread.run_sync(build_html, app.settings, found)
         headers = {**no_store, "Content-Security-Policy": host_csp(ui.get("csp")), "X-Content-Type-Options": "nosniff"}
@@ -270,21 +266,15 @@ def preview_app(
     async def tools(request: Request) -> Response:
         return JSONResponse(state.tools_json(), headers=no_store)
 
-    async def call(request: Request) -> Response:
-        name = request.path_params["name"]
-        arguments = await _arguments(request)
-        if isinstance(arguments, Response):
-            return arguments
-        async with state.using() as project:
-            if project is None or name not in project.registry:
-                return JSONResponse({"error": f"no tool named '{name}'"}, status_code=404)
-            started = time.perf_counter()
-            with local_user(project.loaded.config.stdio_claims):  # the person previewing, as over stdio
-                result = await project.registry.call(name, arguments)
-            elapsed = (time.perf_counter() - started) * 1000
+    @_on_named(state, "tool")
+    async def call(project, tool, arguments) -> Response:
+        started = time.perf_counter()
+        with local_user(project.loaded.config.stdio_claims):  # the person previewing, as over stdio
+            result = await project.registry.call(tool.name, arguments)
+        elapsed = (time.perf_counter() - started) * 1000
         return JSONResponse(
             {
-                "tool": name,
+                "tool": tool.name,
                 "arguments": arguments,
                 "elapsed_ms": round(elapsed, 1),
                 "version": state.version,
@@ -331,24 +321,43 @@ def preview_app(
     return app
 
 
+def _on_named(state: PreviewState, kind: str, posted: bool = True):
+    """An endpoint on the tool or prompt named in its path: the JSON object posted to it is read (or
+    refused), the project is held while the endpoint runs, and a name it does not have is a 404."""
+
+    def wrap(endpoint: Callable[[Any, Any, dict], Awaitable[Response]]):
+        async def named(request: Request) -> Response:
+            name = request.path_params["name"]
+            body = await _arguments(request) if posted else {}
+            if isinstance(body, Response):
+                return body
+            async with state.using() as project:
+                if project is None:
+                    found = None
+                elif kind == "tool":
+                    found = project.registry.get(name) if name in project.registry else None
+                else:
+                    found = project.registry.prompts.get(name)
+                if found is None:
+                    return JSONResponse({"error": f"no {kind} named '{name}'"}, status_code=404)
+                return await endpoint(project, found, body)
+
+        return named
+
+    return wrap
+
+
 def _prompt_endpoint(state: PreviewState, no_store: dict[str, str]):
     """POST /api/prompt/NAME: the prompt's messages for the posted arguments, or the sentence that refuses them."""
 
-    async def prompt(request: Request) -> Response:
-        name = request.path_params["name"]
-        arguments = await _arguments(request)
-        if isinstance(arguments, Response):
-            return arguments
-        async with state.using() as project:
-            found = project.registry.prompts.get(name) if project is not None else None
-            if found is None:
-                return JSONResponse({"error": f"no prompt named '{name}'"}, status_code=404)
-            try:
-                result = found.get(arguments)
-            except ArgumentError as exc:  # what a client is told (-32602), as one sentence
-                return JSONResponse({"prompt": name, "error": str(exc)}, headers=no_store)
+    @_on_named(state, "prompt")
+    async def prompt(project, found, arguments) -> Response:
+        try:
+            result = found.get(arguments)
+        except ArgumentError as exc:  # what a client is told (-32602), as one sentence
+            return JSONResponse({"prompt": found.name, "error": str(exc)}, headers=no_store)
         return JSONResponse(
-            {"prompt": name, "result": result.model_dump(mode="json", by_alias=True, exclude_none=True)},
+            {"prompt": found.name, "result": result.model_dump(mode="json", by_alias=True, exclude_none=True)},
             headers=no_store,
         )
 
@@ -358,27 +367,20 @@ def _prompt_endpoint(state: PreviewState, no_store: dict[str, str]):
 def _complete_endpoint(state: PreviewState, no_store: dict[str, str]):
     """POST /api/complete/PROMPT {argument, value, context}: what completion/complete would suggest."""
 
-    async def complete(request: Request) -> Response:
-        name = request.path_params["name"]
-        body = await _arguments(request)
-        if isinstance(body, Response):
-            return body
-        async with state.using() as project:
-            found = project.registry.prompts.get(name) if project is not None else None
-            if found is None:
-                return JSONResponse({"error": f"no prompt named '{name}'"}, status_code=404)
-            context = {k: str(v) for k, v in (body.get("context") or {}).items()}
-            try:
-                with local_user(project.loaded.config.stdio_claims):
-                    values, more = await anyio.to_thread.run_sync(
-                        found.complete,
-                        str(body.get("argument", "")),
-                        str(body.get("value", "")),
-                        context,
-                        project.registry.get,
-                    )
-            except ArgumentError as exc:
-                return JSONResponse({"values": [], "error": str(exc)}, headers=no_store)
+    @_on_named(state, "prompt")
+    async def complete(project, found, body) -> Response:
+        context = {k: str(v) for k, v in (body.get("context") or {}).items()}
+        try:
+            with local_user(project.loaded.config.stdio_claims):
+                values, more = await anyio.to_thread.run_sync(
+                    found.complete,
+                    str(body.get("argument", "")),
+                    str(body.get("value", "")),
+                    context,
+                    project.registry.get,
+                )
+        except ArgumentError as exc:
+            return JSONResponse({"values": [], "error": str(exc)}, headers=no_store)
         return JSONResponse({"values": values[:100], "hasMore": more}, headers=no_store)
 
     return complete

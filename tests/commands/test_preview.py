@@ -154,3 +154,32 @@ def test_a_prompt_arguments_completions_are_what_a_client_gets(project):
         wrong = http.post("/api/complete/count", json={"argument": "m", "value": ""}).json()
     assert got == {"values": ["1", "10"], "hasMore": False}
     assert wrong == {"values": [], "error": "Prompt 'count' has no argument 'm' (it takes n)."}
+
+
+def test_every_endpoint_on_a_name_refuses_alike(project):
+    """The app page, calls, prompts and completions share one way of reading the name and the body."""
+    (project / "count.prompt.yaml").write_text(PROMPT)
+    form = {"content": b"n=2", "headers": {"content-type": "application/x-www-form-urlencoded"}}
+    with client(project) as http:
+        missing = [
+            http.get("/app/nope"),
+            http.post("/api/call/nope", json={}),
+            http.post("/api/prompt/nope", json={}),
+            http.post("/api/complete/nope", json={}),
+        ]
+        not_json = [
+            http.post(f"/api/{kind}/{name}", **form)
+            for kind, name in [("call", "numbers"), ("prompt", "count"), ("complete", "count")]
+        ]
+        not_an_object = [
+            http.post(f"/api/{kind}/{name}", json=[1])
+            for kind, name in [("call", "numbers"), ("prompt", "count"), ("complete", "count")]
+        ]
+    assert [(r.status_code, r.json()["error"]) for r in missing] == [
+        (404, "no tool named 'nope'"),
+        (404, "no tool named 'nope'"),
+        (404, "no prompt named 'nope'"),
+        (404, "no prompt named 'nope'"),
+    ]
+    assert {(r.status_code, r.json()["error"]) for r in not_json} == {(415, "send the arguments as application/json")}
+    assert {(r.status_code, r.json()["error"]) for r in not_an_object} == {(400, "the arguments must be a JSON object")}
