@@ -118,6 +118,22 @@ def drop(url: str, table: str) -> None:
     eng.dispose()
 
 
+def plain_rows(engine, sql, params: dict, row=list) -> tuple[list[str], list]:
+    """The plain-SQLAlchemy side: the query run on a pooled connection, its columns and rows."""
+    with engine.connect() as c:
+        r = c.execute(sql, params)
+        return list(r.keys()), [row(values) for values in r.fetchall()]
+
+
+def _hand_answer(columns: list[str], rows: list[list[Any]]) -> CallToolResult:
+    """What the hand-written tools answer: the prose line per city and the table, with the sources."""
+    text = "".join(f"{name} ({code}): {population}\n" for name, code, population in rows)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content={"sources": SOURCES, "table": [columns, *rows]},
+    )
+
+
 def engine_comparison(url: str, table: str):
     ours_engine = SQLAlchemyEngine("bench", URLConnection(url=url))
     prepared = ours_engine.prepare(QUERY.format(table=table), types={"country": "string", "n": "integer"})
@@ -130,10 +146,7 @@ def engine_comparison(url: str, table: str):
         return result
 
     def baseline():
-        with plain_engine.connect() as c:
-            r = c.execute(plain_sql, PARAMS)
-            columns = list(r.keys())
-            rows = [tuple(row) for row in r.fetchall()]
+        columns, rows = plain_rows(plain_engine, plain_sql, PARAMS, tuple)
         assert len(rows) == 10
         return columns, rows
 
@@ -211,16 +224,9 @@ def mcp_call_comparison(url: str, table: str, via: str = "client"):
         return result
 
     def baseline():
-        with plain_engine.connect() as c:
-            r = c.execute(plain_sql, PARAMS)
-            columns = list(r.keys())
-            rows = [list(row) for row in r.fetchall()]
+        columns, rows = plain_rows(plain_engine, plain_sql, PARAMS)
         assert len(rows) == 10
-        text = "".join(f"{name} ({code}): {population}\n" for name, code, population in rows)
-        return CallToolResult(
-            content=[TextContent(type="text", text=text)],
-            structured_content={"sources": SOURCES, "table": [columns, *rows]},
-        )
+        return _hand_answer(columns, rows)
 
     async def same():
         async with session():
@@ -253,28 +259,11 @@ class HandPayload(BaseModel):
     table: list[list[Any]] | None = None
 
 
-def handwritten_server_comparison(url: str, table: str):
-    """Both sides through an in-memory MCP client: the mcpgen tool, and the same tool written by
-    hand on the SDK's MCPServer (plain SQLAlchemy, the same CallToolResult). The 1.2x target."""
+def _through_clients(url: str, table: str, hand: MCPServer, label: str, close_hand):
+    """The mcpgen tool and the hand-written `hand` side by side, each through an in-memory MCP client;
+    checked once to give the same table. `close_hand` frees what the hand-written tool holds."""
     project, close_project = tool_project(url, table)
     server = ToolServer(project.registry)
-    plain_engine = sa.create_engine(url, pool_pre_ping=True)
-    plain_sql = sa.text(QUERY.format(table=table))
-    hand = MCPServer("handwritten")
-
-    @hand.tool(name="largest_cities")
-    def largest_cities(country: str, n: int = 10) -> Annotated[CallToolResult, HandPayload]:
-        """The largest cities of one country."""
-        with plain_engine.connect() as c:
-            r = c.execute(plain_sql, {"country": country, "n": n})
-            columns = list(r.keys())
-            rows = [list(row) for row in r.fetchall()]
-        text = "".join(f"{name} ({code}): {population}\n" for name, code, population in rows)
-        return CallToolResult(
-            content=[TextContent(type="text", text=text)],
-            structured_content={"sources": SOURCES, "table": [columns, *rows]},
-        )
-
     clients = {}
 
     @asynccontextmanager
@@ -283,15 +272,16 @@ def handwritten_server_comparison(url: str, table: str):
             clients.update(ours=ours_client, hand=hand_client)
             yield
 
-    async def ours():
-        result = await clients["ours"].call_tool("largest_cities", PARAMS)
+    async def called(side: str):
+        result = await clients[side].call_tool("largest_cities", PARAMS)
         assert not result.is_error and len(result.structured_content["table"]) == 11, result.content
         return result
 
+    async def ours():
+        return await called("ours")
+
     async def baseline():
-        result = await clients["hand"].call_tool("largest_cities", PARAMS)
-        assert not result.is_error and len(result.structured_content["table"]) == 11, result.content
-        return result
+        return await called("hand")
 
     async def same():
         async with session():
@@ -302,15 +292,25 @@ def handwritten_server_comparison(url: str, table: str):
 
     def cleanup():
         close_project()
-        plain_engine.dispose()
+        close_hand()
 
-    return (
-        "mcpgen tools/call vs the same tool hand-written on MCPServer (both via in-memory client)",
-        ours,
-        baseline,
-        cleanup,
-        session,
-    )
+    return label, ours, baseline, cleanup, session
+
+
+def handwritten_server_comparison(url: str, table: str):
+    """Both sides through an in-memory MCP client: the mcpgen tool, and the same tool written by
+    hand on the SDK's MCPServer (plain SQLAlchemy, the same CallToolResult). The 1.2x target."""
+    plain_engine = sa.create_engine(url, pool_pre_ping=True)
+    plain_sql = sa.text(QUERY.format(table=table))
+    hand = MCPServer("handwritten")
+
+    @hand.tool(name="largest_cities")
+    def largest_cities(country: str, n: int = 10) -> Annotated[CallToolResult, HandPayload]:
+        """The largest cities of one country."""
+        return _hand_answer(*plain_rows(plain_engine, plain_sql, {"country": country, "n": n}))
+
+    label = "mcpgen tools/call vs the same tool hand-written on MCPServer (both via in-memory client)"
+    return _through_clients(url, table, hand, label, plain_engine.dispose)
 
 
 def psycopg_server_comparison(url: str, table: str):
@@ -320,8 +320,6 @@ def psycopg_server_comparison(url: str, table: str):
     client. The target is <= 1.05."""
     import psycopg
 
-    project, close_project = tool_project(url, table)
-    server = ToolServer(project.registry)
     conn = psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True)
     lock = threading.Lock()
     hand = MCPServer("handwritten")
@@ -332,44 +330,10 @@ def psycopg_server_comparison(url: str, table: str):
         """The largest cities of one country."""
         with lock, conn.cursor() as cur:
             cur.execute(sql, {"country": country, "n": n})
-            columns = [d.name for d in cur.description]
-            rows = [list(row) for row in cur.fetchall()]
-        text = "".join(f"{name} ({code}): {population}\n" for name, code, population in rows)
-        return CallToolResult(
-            content=[TextContent(type="text", text=text)],
-            structured_content={"sources": SOURCES, "table": [columns, *rows]},
-        )
+            columns, rows = [d.name for d in cur.description], [list(row) for row in cur.fetchall()]
+        return _hand_answer(columns, rows)
 
-    clients = {}
-
-    @asynccontextmanager
-    async def session():
-        async with Client(server.server) as ours_client, Client(hand) as hand_client:
-            clients.update(ours=ours_client, hand=hand_client)
-            yield
-
-    async def ours():
-        result = await clients["ours"].call_tool("largest_cities", PARAMS)
-        assert not result.is_error and len(result.structured_content["table"]) == 11, result.content
-        return result
-
-    async def baseline():
-        result = await clients["hand"].call_tool("largest_cities", PARAMS)
-        assert not result.is_error and len(result.structured_content["table"]) == 11, result.content
-        return result
-
-    async def same():
-        async with session():
-            mine, theirs = await ours(), await baseline()
-            assert mine.structured_content == theirs.structured_content, "both sides must give the same table"
-
-    anyio.run(same)
-
-    def cleanup():
-        close_project()
-        conn.close()
-
-    return PSYCOPG_LABEL, ours, baseline, cleanup, session
+    return _through_clients(url, table, hand, PSYCOPG_LABEL, conn.close)
 
 
 PSYCOPG_LABEL = "mcpgen tools/call (spec as shipped, DuckDB dialect) vs the tool hand-written on psycopg"
