@@ -8,6 +8,7 @@ mcpgen test specs/              run the specs' tests: against the real connectio
 mcpgen schema                   JSON Schema of spec files, for editors
 mcpgen preview specs/           a local web page showing each answer as the gateway would
 mcpgen build-app                fetch the pinned Chart.js that the MCP App inlines
+mcpgen config vscode specs/     the configuration that makes a client start the server (--write)
 """
 
 from __future__ import annotations
@@ -459,7 +460,8 @@ def validate(specs_dir: Path, live: bool, static: bool, fmt: str, strict: bool, 
 def init(folder: Path) -> None:
     """Start a project in FOLDER (default: here): mcpgen.yaml, a small data file and one spec with
     tests, which validate, test and serve at once; prints the client configuration to use it."""
-    from .commands.starter import StarterError, client_config, create_project
+    from .commands.clients import CLIENTS, server_launch, server_name
+    from .commands.starter import StarterError, create_project
 
     try:
         written = create_project(folder)
@@ -470,8 +472,61 @@ def init(folder: Path) -> None:
     for path in written:
         click.echo(f"wrote {path}")
     click.echo(f"\nNext: mcpgen validate {specs} && mcpgen test {specs} && mcpgen call largest_cities --specs {specs}")
-    click.echo("To use it from an MCP client, add this to the client's configuration:\n")
-    click.echo(client_config(specs))
+    click.echo(
+        f"To use it from an MCP client, run mcpgen config claude|vscode|cursor {specs} --write, "
+        "or add this to the client's configuration:\n"
+    )
+    document = CLIENTS["claude"].document(server_name(folder), server_launch(specs), {})
+    click.echo(json.dumps(document, indent=2))
+
+
+@main.command(name="config")
+@click.argument("client", type=click.Choice(["claude", "cursor", "vscode"]))
+@click.argument("specs_dir", type=SPECS_DIR)
+@click.option(
+    "--write", is_flag=True, help="Merge it into the client's file: other servers are kept, the old file is FILE.bak."
+)
+@click.option(
+    "--file",
+    "file_",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The client's file [default: Claude Desktop's claude_desktop_config.json, the project's "
+    ".vscode/mcp.json or .cursor/mcp.json].",
+)
+@click.option(
+    "--name", "server", metavar="NAME", default=None, help="The server's name [default: the project folder's]."
+)
+@click.option(
+    "--http", "url", metavar="URL", default=None, help="Reach a running `mcpgen serve --http` at URL instead."
+)
+def client_config(
+    client: str, specs_dir: Path, write: bool, file_: Path | None, server: str | None, url: str | None
+) -> None:
+    """Print the configuration that makes CLIENT (claude, vscode or cursor) start `mcpgen serve
+    SPECS_DIR`, in the client's format with absolute paths and the environment variables the project
+    needs by name; --write merges it into the client's file."""
+    from .commands.clients import ClientConfigError, set_up_client
+    from .spec.config import ProjectConfig
+
+    loaded = _load(specs_dir)
+    if loaded is None or loaded.errors:
+        click.echo(
+            f"mcpgen: warning: {specs_dir} has errors (see mcpgen validate {specs_dir}); "
+            "serve refuses to start until they are fixed",
+            err=True,
+        )
+    config = loaded.config if loaded is not None else ProjectConfig()
+    if url is not None and not url.startswith(("http://", "https://")):
+        raise click.BadParameter(f"'{url}' is not an http:// or https:// URL", param_hint="--http")
+    try:
+        out, notes = set_up_client(client, specs_dir, config, write=write, path=file_, server=server, url=url)
+    except (ClientConfigError, OSError) as exc:
+        click.echo(f"mcpgen: error: {exc}", err=True)
+        raise click.exceptions.Exit(1) from None
+    click.echo(out)
+    for note in notes:
+        click.echo(f"mcpgen: {note}", err=True)
 
 
 @main.command(name="test")

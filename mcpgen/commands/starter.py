@@ -1,9 +1,9 @@
 """`mcpgen init [DIR]`: a working project to start from, which validates, tests and serves at once.
 
 It writes `mcpgen.yaml` (one in-process DuckDB connection, filled from the data file), a small
-real data file (the 300 most populated cities of GeoNames, CC BY 4.0), one spec with a `tests:`
-block, and prints the client configuration that starts `mcpgen serve` with absolute paths.
-Nothing that exists is overwritten.
+real data file (the 300 most populated cities of GeoNames, CC BY 4.0) and one spec with a `tests:`
+block; `mcpgen init` then prints the client configuration that starts `mcpgen serve` with absolute
+paths (`commands.clients`). Nothing that exists is overwritten.
 
 >>> import tempfile
 >>> with tempfile.TemporaryDirectory() as folder:
@@ -13,9 +13,7 @@ Nothing that exists is overwritten.
 
 from __future__ import annotations
 
-import json
 import shutil
-import sys
 from importlib import resources
 from pathlib import Path
 
@@ -103,15 +101,3 @@ def create_project(folder: Path) -> list[Path]:
         else:
             path.write_text(text, encoding="utf-8")
     return list(files)
-
-
-def client_config(specs: Path) -> str:
-    """The `mcpServers` entry that starts this project's server, with absolute paths (Claude Desktop,
-    Cursor and others take this shape; VS Code calls the key `servers`)."""
-    command = shutil.which("mcpgen")
-    entry = (
-        {"command": command, "args": ["serve", str(specs.resolve())]}
-        if command
-        else {"command": sys.executable, "args": ["-m", "mcpgen.cli", "serve", str(specs.resolve())]}
-    )
-    return json.dumps({"mcpServers": {"mcpgen": entry}}, indent=2)

@@ -37,6 +37,15 @@ def expand_env(text: str, environ=None) -> str:
     return _ENV_RE.sub(value, text)
 
 
+def required_names(text: str) -> list[str]:
+    """The environment variables `text` reads with no default (`${VAR}`, not `${VAR:-default}`).
+
+    >>> required_names("postgresql://${PGUSER}@${PGHOST:-localhost}/db?password=${PGPASSWORD}")
+    ['PGUSER', 'PGPASSWORD']
+    """
+    return [m[1] for m in _ENV_RE.finditer(text) if m[2] is None]
+
+
 class DuckDBConnection(Strict):
     """An embedded DuckDB: a database file opened read-only, or ":memory:"."""
 
@@ -253,3 +262,27 @@ class ProjectConfig(Strict):
         description="What clients tell the model about this server; default: a summary of the tools.",
     )
     icons: list[Icon] = Field(default=[], description="The server's icons, and those of every tool that sets none.")
+
+
+_SECRET_NAME = re.compile(r"PASS|PWD|SECRET|TOKEN|KEY|CREDENTIAL", re.IGNORECASE)
+
+
+def environment_needed(config: ProjectConfig) -> dict[str, bool]:
+    """The environment variables serving this project needs set, each with whether it holds a secret:
+    those its connections read without a default, the cursor key and the audit key (a client that
+    starts the server must pass them). `serve --http`'s tokens are the server's, not a client's.
+
+    >>> environment_needed(ProjectConfig.model_validate(
+    ...     {"connections": {"db": {"url": "postgresql://app@${DB_HOST}/x", "password": "${DB_PASSWORD}"}},
+    ...      "cursors": {"secret_env": "CURSOR_KEY"}}))
+    {'DB_HOST': False, 'DB_PASSWORD': True, 'CURSOR_KEY': True}
+    """
+    needed: dict[str, bool] = {}
+    for connection in config.connections.values():
+        for field_name in ("url", "spark", "password"):
+            for name in required_names(getattr(connection, field_name, None) or ""):
+                needed[name] = needed.get(name, False) or field_name == "password" or bool(_SECRET_NAME.search(name))
+    for key in (config.cursors.secret_env, config.audit.hash_key_env if config.audit else None):
+        if key:
+            needed[key] = True
+    return needed

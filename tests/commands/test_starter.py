@@ -18,7 +18,7 @@ def _init(tmp_path, monkeypatch):
     result = CliRunner().invoke(main, ["init", str(folder)])
     assert result.exit_code == 0, result.output
     config = json.loads(result.output[result.output.index("{") :])
-    return folder, config["mcpServers"]["mcpgen"]
+    return folder, config["mcpServers"]["my-project"]
 
 
 def test_init_gives_a_project_that_validates_tests_and_answers(tmp_path, monkeypatch):
