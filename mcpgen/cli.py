@@ -202,6 +202,7 @@ def serve(
     gc.freeze()
     gc.enable()
     server = ToolServer(project.registry, tags=_start_serving(project, tags, toolset))
+    _say_chartjs_fallback(project)
     reloader = None
     if reload_:
         from .serve.reload import Reloader
@@ -231,6 +232,16 @@ def serve(
         from .serve import telemetry
 
         telemetry.shutdown()
+
+
+def _say_chartjs_fallback(project) -> None:
+    """One sentence on stderr when the project's MCP App must load Chart.js from the CDN. Only whether
+    a copy exists is looked at: the app is built (and a copy checked) on its first read, not at start."""
+    from .serve.mcp_app import chartjs_candidates, find_chartjs
+
+    root = project.loaded.root
+    if project.registry.apps and not any(path.is_file() for path in chartjs_candidates(root)):
+        click.echo(f"mcpgen: {find_chartjs(root)[1]}.", err=True)
 
 
 STDIN_CLOSED = "mcpgen: stdin closed (the client went away, or none was connected), so serving stopped"
@@ -561,13 +572,15 @@ def test_specs(specs_dir: Path, select: str | None) -> None:
     help="Folder to write Chart.js into [default: mcpgen/vendor/ in the installed package].",
 )
 def build_app(out: Path | None) -> None:
-    """Fetch the pinned Chart.js with npm, check its checksums, and keep it for the MCP App to inline."""
-    from .serve.mcp_app import CHARTJS, VENDOR, AppBuildError, build_html, build_vendor
+    """Fetch the pinned Chart.js for the MCP App to inline, checked, as the install does: for an install
+    that could not reach npm."""
+    from .serve.mcp_app import build_html
     from .spec.models import AppSettings
+    from .vendored import CHARTJS, VENDOR, VendorError, fetch
 
     try:
-        path = build_vendor(out or VENDOR)
-    except AppBuildError as exc:
+        path = fetch(out or VENDOR)
+    except VendorError as exc:
         raise click.ClickException(str(exc)) from None
     size = len(build_html(AppSettings(), path)[0].encode())
     click.echo(f"Chart.js {CHARTJS.version} (SHA-256 checked) is in {path}; the app resource is {size:,} bytes.")

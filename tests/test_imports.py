@@ -55,7 +55,7 @@ LOADING += [
     "engines.factory",
     "engines.file_reach",
 ]
-LOADING += ["engines.protocol", "engines.slots", "serve", "serve.mcp_app"]
+LOADING += ["engines.protocol", "engines.slots", "serve", "serve.mcp_app", "vendored"]
 LOADING += ["load", "load.columns", "load.discovery", "load.icons", "load.messages", "load.project"]
 LOADING += ["load.prompts", "load.spec_checks", "load.specs"]
 

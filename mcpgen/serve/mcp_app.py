@@ -8,11 +8,11 @@ so one app draws them all: tools share `ui://mcpgen/answer`, and only a spec who
 settings differ from the project's gets its own copy (`ui://mcpgen/answer/<tool>`).
 
 Chart.js is inlined, so the app needs no network under a host's default CSP. It is never
-in the repository: `mcpgen build-app` fetches the pinned release with npm, checks it and
-puts it in `mcpgen/vendor/`; a `node_modules/chart.js` in the project or the file named by
-`MCPGEN_CHARTJS` also serve. Each candidate is held to the pinned SHA-256. Without one,
-the app loads Chart.js from the CDN (with Subresource Integrity) and declares that origin
-in `_meta.ui.csp`, and `mcpgen validate` says so.
+in the repository: an install or wheel build fetches the pinned release into `mcpgen/vendor/`
+(mcpgen.vendored; `mcpgen build-app` does it again); a `node_modules/chart.js` in the project or
+the file named by `MCPGEN_CHARTJS` also serve. Each candidate is held to the pinned SHA-256.
+Without one, the app loads Chart.js from the CDN (with Subresource Integrity), declares that
+origin in `_meta.ui.csp` and says so under its charts; `serve` and `validate` say so too.
 
 >>> app = App(APP_URI, AppSettings(chart_height=400))
 >>> app.resource().uri, app.resource().mime_type
@@ -27,10 +27,6 @@ import json
 import logging
 import os
 import re
-import shutil
-import subprocess
-import tarfile
-import tempfile
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -38,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import MCPGenError
 from ..spec.models import AppSettings
+from ..vendored import CDN_ORIGIN, CHARTJS, VENDOR, is_pinned
 from ..version import __version__
 
 if TYPE_CHECKING:  # the SDK is imported where resources are built: `mcpgen validate` never pays for it
@@ -47,52 +44,10 @@ logger = logging.getLogger("mcpgen")
 
 APP_URI = "ui://mcpgen/answer"
 STATIC = Path(__file__).parent.parent / "static"
-VENDOR = Path(__file__).parent.parent / "vendor"  # filled by `mcpgen build-app`; ignored by git
-
-
-@dataclass(frozen=True)
-class Vendored:
-    """A pinned npm release of one file we inline, with the checksums it must match."""
-
-    package: str
-    version: str
-    file: str  # inside the package
-    sha256: str  # of `file`
-    sri: str  # of `file` again, as a <script integrity> for the CDN fallback
-    integrity: str  # of the npm tarball (SRI, as the registry publishes it)
-    license_file: str
-
-    @property
-    def spec(self) -> str:
-        return f"{self.package}@{self.version}"
-
-    @property
-    def name(self) -> str:
-        return Path(self.file).name
-
-    @property
-    def cdn(self) -> str:
-        return f"{CDN_ORIGIN}/npm/{self.spec}/{self.file}"
-
-
-CDN_ORIGIN = "https://cdn.jsdelivr.net"
-CHARTJS = Vendored(
-    package="chart.js",
-    version="4.6.1",
-    file="dist/chart.umd.min.js",
-    sha256="87364cc2b2a76a6684929e7d6b80b18a897794db38400caff1fcf1791c6925d2",
-    sri="sha384-Emf5ZVIUiarAdhkgtqK+5/Z5qIvM6QoVrS+qAVtfyZVuD5lIHrac0me485+Antp0",
-    integrity="sha512-hJyniucsFmq//EvXYvJ6c6mahPoI3kaxdjVH8awTaJ/fDNWeSqqqArixMJWkWNN6fcYvPU3HneSANFNYtRi61g==",
-    license_file="LICENSE.md",
-)
 
 
 class AppBuildError(MCPGenError):
-    """`mcpgen build-app` could not fetch or check the pinned Chart.js."""
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    """A Chart.js file that cannot be inlined."""
 
 
 def chartjs_candidates(root: Path | None = None) -> list[Path]:
@@ -115,9 +70,9 @@ def find_chartjs(root: Path | None = None) -> tuple[Path | None, str]:
             if path.is_file():
                 logger.warning("not inlined: %s", exc)
     return None, (
-        f"Chart.js {CHARTJS.version} is not installed here, so the app loads it from {CDN_ORIGIN} "
-        "(declared in its _meta.ui.csp; hosts that refuse it draw no charts). "
-        "Run `mcpgen build-app` to inline it"
+        f"Chart.js {CHARTJS.version} is not installed here (this install could not fetch it when it was built), "
+        f"so the app loads it from {CDN_ORIGIN} (declared in its _meta.ui.csp; hosts that refuse it draw no "
+        "charts); `mcpgen build-app` fetches it"
     )
 
 
@@ -162,7 +117,14 @@ class App:
 def build_html(settings: AppSettings, chartjs: Path | None) -> tuple[str, dict]:
     """The app document and its resource `_meta.ui`. Chart.js is inlined when `chartjs` is given."""
     script = (STATIC / "mcp-app.js").read_text(encoding="utf-8")
-    values = json.dumps({"chartHeight": settings.chart_height, "theme": settings.theme, "version": __version__})
+    values = json.dumps(
+        {
+            "chartHeight": settings.chart_height,
+            "theme": settings.theme,
+            "version": __version__,
+            "chartjs": "inline" if chartjs is not None else "cdn",  # the app says where its charts come from
+        }
+    )
     hashes = [_csp_hash(script)]
     ui: dict = {"prefersBorder": True}
     if chartjs is not None:
@@ -220,7 +182,7 @@ def check_chartjs(path: Path) -> Path:
     """`path` if it is the pinned Chart.js file, else a ValueError saying why not."""
     if not path.is_file():
         raise ValueError(f"no such file: {path}")
-    if _sha256(path.read_bytes()) != CHARTJS.sha256:
+    if not is_pinned(path):
         raise ValueError(
             f"{path} is not {CHARTJS.file} of Chart.js {CHARTJS.version} (its SHA-256 differs); "
             "`mcpgen build-app` fetches that file"
@@ -254,52 +216,3 @@ def project_apps(
         apps.setdefault(uri, App(uri, settings, root)).tools.append(tool)
         chosen[tool] = uri
     return apps, chosen
-
-
-def build_vendor(out: Path = VENDOR, npm: str = "npm") -> Path:
-    """Fetch the pinned Chart.js with `npm pack`, check both checksums, and copy the file and its
-    license into `out`. Returns the path of the inlined file."""
-    if shutil.which(npm) is None:
-        raise AppBuildError(f"npm is not installed; it fetches {CHARTJS.spec}")
-    with tempfile.TemporaryDirectory() as tmp:
-        try:
-            done = subprocess.run(
-                [npm, "pack", CHARTJS.spec, "--json", "--pack-destination", tmp],
-                capture_output=True,
-                text=True,
-                timeout=300,
-                check=True,
-                cwd=tmp,
-            )
-        except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
-            detail = (getattr(exc, "stderr", "") or "").strip().splitlines()[-1:] or [type(exc).__name__]
-            raise AppBuildError(f"npm pack {CHARTJS.spec} failed: {detail[0]}") from None
-        packed = json.loads(done.stdout)[0]
-        tarball = Path(tmp) / packed["filename"]
-        if packed.get("integrity") != CHARTJS.integrity or _sri512(tarball.read_bytes()) != CHARTJS.integrity:
-            raise AppBuildError(f"the {CHARTJS.spec} tarball does not match its pinned checksum; nothing was written")
-        with tarfile.open(tarball) as tar:
-            code = _member(tar, CHARTJS.file)
-            license_text = _member(tar, CHARTJS.license_file)
-    if _sha256(code) != CHARTJS.sha256:
-        raise AppBuildError(f"{CHARTJS.file} in {CHARTJS.spec} does not match its pinned SHA-256; nothing was written")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / CHARTJS.name).write_bytes(code)
-        (out / "chart.js-LICENSE.md").write_bytes(license_text)
-    except OSError as exc:
-        raise AppBuildError(
-            f"cannot write to {out} ({exc.strerror or exc}); pass --out DIR and point MCPGEN_CHARTJS at the file"
-        ) from None
-    return out / CHARTJS.name
-
-
-def _member(tar: tarfile.TarFile, name: str) -> bytes:
-    found = tar.extractfile(f"package/{name}")
-    if found is None:
-        raise AppBuildError(f"{CHARTJS.spec} has no {name}")
-    return found.read()
-
-
-def _sri512(data: bytes) -> str:
-    return "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode()

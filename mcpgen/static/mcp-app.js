@@ -120,6 +120,10 @@
     else if (!charts.length) parts.push(h("p", { class: "empty" }, proseOf(result) || "No rows matched."));
     const boxes = charts.map(() => h("div", { class: "chart" }, h("canvas", { role: "img" })));
     parts.push(...boxes);
+    if (charts.length && settings.chartjs === "cdn") {
+      parts.push(h("p", { class: "note cdn" }, "Chart.js comes from cdn.jsdelivr.net: this mcpgen install could not " +
+        "fetch it when it was built, so hosts that refuse that site draw no charts."));
+    }
     const sources = Array.isArray(data.sources) ? data.sources.map(String) : [];
     if (sources.length) {
       parts.push(h("p", { class: "sources-title" }, sources.length === 1 ? "Source" : "Sources"),

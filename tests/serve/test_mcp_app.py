@@ -192,6 +192,7 @@ def test_without_chartjs_the_app_declares_the_cdn_with_integrity(project_of, mon
     assert contents.meta["ui"]["csp"] == {"resourceDomains": [CDN_ORIGIN]}
     assert f'<script src="{CHARTJS.cdn}" integrity="{CHARTJS.sri}" crossorigin="anonymous">' in app.html
     assert "window.Chart = function" not in app.html
+    assert '"chartjs": "cdn"' in app.html  # the app says under its charts where Chart.js comes from
     script_src = next(d for d in _csp(app.html).split("; ") if d.startswith("script-src ")).split()[1:]
     # only our own script (by hash) and exactly the pinned file: not the CDN host, not a folder on it
     assert [s for s in script_src if not s.startswith("'sha256-")] == [CHARTJS.cdn], script_src
@@ -207,7 +208,7 @@ def test_inlined_chartjs_needs_no_network_and_every_script_is_pinned_by_hash(pro
     app = project_of({"one": SPEC}).registry.apps[APP_URI]
     contents = app.contents()
     assert "csp" not in contents.meta["ui"]  # nothing to fetch: the host's default CSP is enough
-    assert "<script src=" not in app.html and "Chart.js v4.6.1" in app.html
+    assert "<script src=" not in app.html and "Chart.js v4.6.1" in app.html and '"chartjs": "inline"' in app.html
     csp = _csp(app.html)
     assert "connect-src 'none'" in csp and "https:" not in csp
     scripts = _inline_scripts(app.html)
@@ -231,11 +232,29 @@ def test_validate_notes_the_cdn_fallback(monkeypatch, tmp_path):
     result = CliRunner().invoke(main, ["validate", "--format", "json", str(ROOT / "specs")])
     assert result.exit_code == 0
     [note] = json.loads(result.output)["notes"]
-    assert note.startswith("Chart.js 4.6.1 is not installed here, so the app loads it from https://cdn.jsdelivr.net")
+    assert note.startswith("Chart.js 4.6.1 is not installed here (this install could not fetch it when it was built), ")
+    assert "so the app loads it from https://cdn.jsdelivr.net" in note
     if CHARTJS_FILE.is_file():
         monkeypatch.setenv("MCPGEN_CHARTJS", str(CHARTJS_FILE))
         result = CliRunner().invoke(main, ["validate", "--format", "json", str(ROOT / "specs")])
         assert json.loads(result.output)["notes"] == []
+
+
+def test_serve_says_on_stderr_when_the_app_falls_back_to_the_cdn(project_of, monkeypatch, tmp_path, capsys):
+    from mcpgen.cli import _say_chartjs_fallback
+
+    monkeypatch.setattr("mcpgen.serve.mcp_app.VENDOR", tmp_path / "no-vendor")
+    monkeypatch.delenv("MCPGEN_CHARTJS", raising=False)
+    _say_chartjs_fallback(project_of({"one": SPEC}))
+    err = capsys.readouterr().err
+    assert err.startswith("mcpgen: Chart.js 4.6.1 is not installed here (this install could not fetch it when it ")
+    assert err.count("\n") == 1 and err.endswith("`mcpgen build-app` fetches it.\n")
+    _say_chartjs_fallback(project_of({"one": SPEC + "app: false\n"}))  # no app: nothing to say
+    assert capsys.readouterr().err == ""
+    if CHARTJS_FILE.is_file():
+        monkeypatch.setenv("MCPGEN_CHARTJS", str(CHARTJS_FILE))
+        _say_chartjs_fallback(project_of({"one": SPEC}))
+        assert capsys.readouterr().err == ""
 
 
 @pytest.mark.slow
@@ -243,20 +262,23 @@ def test_build_app_fetches_the_pinned_chartjs_and_refuses_a_wrong_checksum(tmp_p
     import dataclasses
     import shutil
 
-    from mcpgen.serve.mcp_app import AppBuildError, build_vendor
+    from click.testing import CliRunner
+
+    from mcpgen.cli import main
 
     if shutil.which("npm") is None:
         pytest.skip("npm is not installed")
-    out = build_vendor(tmp_path / "vendor")
-    assert out == tmp_path / "vendor" / "chart.umd.min.js"
+    result = CliRunner().invoke(main, ["build-app", "--out", str(tmp_path / "vendor")])
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "vendor" / "chart.umd.min.js"
     assert hashlib.sha256(out.read_bytes()).hexdigest() == CHARTJS.sha256
     assert "MIT" in (tmp_path / "vendor" / "chart.js-LICENSE.md").read_text()
+    assert f"Point MCPGEN_CHARTJS at {out}" in result.output
 
-    monkeypatch.setattr(
-        "mcpgen.serve.mcp_app.CHARTJS", dataclasses.replace(CHARTJS, integrity="sha512-" + "A" * 86 + "==")
-    )
-    with pytest.raises(AppBuildError, match="does not match its pinned checksum; nothing was written"):
-        build_vendor(tmp_path / "other")
+    monkeypatch.setattr("mcpgen.vendored.CHARTJS", dataclasses.replace(CHARTJS, integrity="sha512-" + "A" * 86 + "=="))
+    result = CliRunner().invoke(main, ["build-app", "--out", str(tmp_path / "other")])
+    assert result.exit_code == 1
+    assert "does not match its pinned checksum; nothing was written" in result.output
     assert not (tmp_path / "other").exists()
 
 
