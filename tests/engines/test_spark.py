@@ -97,7 +97,9 @@ def test_serve_answers_what_spark_answers_directly(spark_cluster, lake, tmp_path
 
 
 def test_the_time_limit_cancels_the_job(engine, spark_cluster):
-    query = engine.prepare("SELECT sum(id % 13) AS s FROM range(0, 200000000000, 1, 16)")
+    # Many small tasks: the first finishes within seconds even on a loaded machine, so progress shows before
+    # the cancel; the whole job would still run for minutes.
+    query = engine.prepare("SELECT sum(id % 13) AS s FROM range(0, 200000000000, 1, 4000)")
     start = time.monotonic()
     with pytest.raises(QueryTimeout, match="longer than 3 s and was cancelled"):
         engine.run(query, {}, max_rows=10, timeout=3)
@@ -210,7 +212,9 @@ def test_a_cancelled_call_stops_its_job_and_progress_is_read_from_its_stages(eng
     from mcpgen.engines.control import CURRENT, CallControl
     from mcpgen.errors import QueryCancelled
 
-    query = engine.prepare("SELECT sum(id % 13) AS s FROM range(0, 200000000000, 1, 16)")
+    # Many small tasks: the first finishes within seconds even on a loaded machine, so progress shows before
+    # the cancel; the whole job would still run for minutes.
+    query = engine.prepare("SELECT sum(id % 13) AS s FROM range(0, 200000000000, 1, 4000)")
     control, outcome, seen = CallControl(), {}, []
 
     def work():
