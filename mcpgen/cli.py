@@ -540,6 +540,77 @@ def client_config(
         click.echo(f"mcpgen: {note}", err=True)
 
 
+@main.command()
+@click.argument("source", required=False)
+@click.option("--table", metavar="TABLE", help="The table to draft from (of SOURCE, else of --connection).")
+@click.option("--sql", metavar="QUERY", help="A query to draft from instead of a table (the project's SQL dialect).")
+@click.option(
+    "--connection",
+    metavar="NAME",
+    help="The connection of mcpgen.yaml to read (or to add for SOURCE) [default: default].",
+)
+@click.option(
+    "--password-env", metavar="VAR", help="The environment variable holding SOURCE URL's password (never printed)."
+)
+@click.option("--name", metavar="NAME", help="The tool's name [default: from the table or file].")
+@click.option("--source", "sources", metavar="URL", multiple=True, help="Where the data comes from (repeatable).")
+@click.option(
+    "-s",
+    "--specs",
+    "specs_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default="specs",
+    show_default=True,
+    help="The specs folder to write NAME.yaml into.",
+)
+@click.option("--print", "to_stdout", is_flag=True, help="Print the spec on stdout instead of writing it.")
+@click.option("--force", is_flag=True, help="Replace a spec (or mcpgen.yaml) that exists.")
+def draft(
+    source: str | None,
+    table: str | None,
+    sql: str | None,
+    connection: str | None,
+    password_env: str | None,
+    name: str | None,
+    sources: tuple[str, ...],
+    specs_dir: Path,
+    to_stdout: bool,
+    force: bool,
+) -> None:
+    """Draft a spec from SOURCE (a CSV, TSV, Parquet or JSON file, a DuckDB or SQLite file, or a database
+    URL) or from --table/--sql on a connection of mcpgen.yaml: parameters, query, prose, chart and tests
+    read from the data; sources from --source, else a placeholder that validate points at."""
+    from .commands.draft import DraftError, write
+    from .commands.draft import draft as make_draft
+
+    _setup_logging()
+    try:
+        drafted = make_draft(specs_dir, source, table, sql, connection, name, sources, password_env)
+        written = [] if to_stdout else write(drafted, force)
+    except DraftError as exc:
+        click.echo(f"mcpgen: error: {exc}", err=True)
+        raise click.exceptions.Exit(1) from None
+    if to_stdout:
+        click.echo(drafted.text, nl=False)
+        if drafted.config_text:
+            click.echo(f"mcpgen: the spec needs this mcpgen.yaml beside {specs_dir}:\n{drafted.config_text}", err=True)
+    for path in written:
+        click.echo(f"wrote {path}")
+    if drafted.placeholder_line is not None:
+        where = (
+            f"line {drafted.placeholder_line} of the spec"
+            if to_stdout
+            else f"{drafted.path}:{drafted.placeholder_line}"
+        )
+        click.echo(
+            f"{where}: write where the data comes from there (sources:); "
+            "until then the tool is not served (or draft again with --source URL)",
+            err=True,
+        )
+    if written:
+        click.echo(f"Next: mcpgen validate {specs_dir} && mcpgen test {specs_dir}")
+
+
 @main.command(name="test")
 @click.argument("specs_dir", type=SPECS_DIR)
 @click.option("-k", "select", metavar="NAME", help="Only tests whose tool name or test name contains NAME.")

@@ -49,11 +49,17 @@ def describe(
     """Result columns and types of a spec's query, without doing the query's work (`Engine.describe`)."""
     if prepared is None:  # UnsafeSQL if not one read-only query
         prepared = engine.prepare(loaded.sql, param_types(loaded.spec.parameters))
-    # A string parameter with an enum (a file the query reads, say) is described with its first value, not NULL.
+    # A string parameter with an enum (a file the query reads, say) is described with its first value, not NULL,
+    # and an integer with a default with it (`LIMIT :top_n`: MariaDB and MySQL refuse LIMIT NULL).
     known = {
         n: p.enum[0]
         for n, p in loaded.spec.parameters.items()
         if p.type == "string" and p.enum and p.enum[0] is not None
+    }
+    known |= {
+        n: p.default
+        for n, p in loaded.spec.parameters.items()
+        if p.type == "integer" and isinstance(p.default, int) and not isinstance(p.default, bool)
     }
     return engine.describe(prepared, timeout=timeout, known=known)
 

@@ -45,7 +45,7 @@ def load_project(specs_dir: str | Path, paths: list[Path] | None = None, unique_
     paths = spec_paths(specs_dir) if paths is None else paths
     config_path = find_config(specs_dir)
     root = (config_path.parent if config_path else specs_dir.parent).resolve()
-    config = _load_config(config_path, problems) if config_path else ProjectConfig()
+    config = load_config(config_path, problems) if config_path else ProjectConfig()
     _check_root(root, config, config_path or specs_dir, problems)
     icons = _project_icons(config, config_path, root, problems)
     # Parsed templates and spec files come from the cache of this project (or of this part of it, in validate's workers).
@@ -81,7 +81,7 @@ def _project_icons(config: ProjectConfig, path: Path | None, root: Path, problem
         return []
 
 
-def _load_config(path: Path, problems: list[Problem]) -> ProjectConfig:
+def load_config(path: Path, problems: list[Problem]) -> ProjectConfig:
     try:
         data = load_yaml(path.read_text(encoding="utf-8"), str(path), problems)
         config = ProjectConfig.model_validate(data if data is not None else {})
