@@ -337,29 +337,14 @@ def _spec(origin: Origin, data: Profile, config: ProjectConfig, engine, sources:
         params.append(f"  {name}:\n    type: {kind}\n    description: {json.dumps(description)}")
         params.extend(f"    {key}: {json.dumps(value, ensure_ascii=False)}" for key, value in extra.items())
 
-    for column in roles.enums:
+    for column in [*roles.enums, *([roles.category] if roles.category else [])]:
         name = _param_name(column.name, taken)
-        values = ", ".join(str(v) for v in column.values)
-        param(
-            name,
-            "string",
-            f"Only rows whose {column.name} is this ({values}); leave it out for all",
-            enum=column.values,
-            required=False,
-        )
-        filters.append(f"(:{name} IS NULL OR {q[column.name]} = :{name})")
-        said.append(f"{{% if {name} is not none %}}, {column.name} {{{{ {name} }}}}{{% endif %}}")
-        phrases.append(f"a given {column.name}")
-    if roles.category is not None:
-        column = roles.category
-        name = _param_name(column.name, taken)
-        param(
-            name,
-            "string",
-            f"Only rows whose {column.name} is this; leave it out for all",
-            examples=[column.low],
-            required=False,
-        )
+        if column.values:  # an enum: its values are said in the description too
+            choices = ", ".join(str(v) for v in column.values)
+            what, extra = f"is this ({choices})", {"enum": column.values}
+        else:
+            what, extra = "is this", {"examples": [column.low]}
+        param(name, "string", f"Only rows whose {column.name} {what}; leave it out for all", **extra, required=False)
         filters.append(f"(:{name} IS NULL OR {q[column.name]} = :{name})")
         said.append(f"{{% if {name} is not none %}}, {column.name} {{{{ {name} }}}}{{% endif %}}")
         phrases.append(f"a given {column.name}")

@@ -132,17 +132,11 @@ def _kind(values: list[Any]) -> str:
     return kinds.pop() if len(kinds) == 1 else "other"
 
 
+# bool before int, datetime before date: the narrower type first
+_KINDS: tuple[tuple[Any, str], ...] = ((bool, "boolean"), (int, "integer"), ((float, Decimal), "number"))
+_KINDS += ((dt.datetime, "datetime"), (dt.date, "date"), (str, "string"))
+
+
 def _kind_of(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, (float, Decimal)):
-        return "number"
-    if isinstance(value, dt.datetime):
-        return "datetime"
-    if isinstance(value, dt.date):
-        return "date"
-    if isinstance(value, str):
-        return "date" if _ISO_DATE.fullmatch(value) else "string"
-    return "other"
+    kind = next((k for t, k in _KINDS if isinstance(value, t)), "other")
+    return "date" if kind == "string" and _ISO_DATE.fullmatch(value) else kind
