@@ -81,3 +81,21 @@ def test_only_duckdb_connections_are_described_by_default():
     assert checked_by_default(DuckDBConnection()) is True
     assert checked_by_default(URLConnection(url="sqlite://")) is False
     assert checked_by_default(SparkConnection(spark="sc://127.0.0.1:15002")) is False
+
+
+def test_an_integer_parameter_is_described_with_its_default_as_mariadb_takes_no_limit_null(
+    tmp_path, monkeypatch, mariadb_url, mariadb_cities
+):
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "top.yaml").write_text(
+        "description: Top\nparameters:\n  top_n: {type: integer, description: n, default: 5}\n"
+        f"sql: SELECT name FROM {mariadb_cities} ORDER BY population DESC, name LIMIT :top_n\n"
+        "sources: [https://example.org/]\ncontent: x\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    project = load_project(tmp_path / "specs")
+    engine = create_engine("default", URLConnection(url=mariadb_url), tmp_path)
+    try:
+        assert [name for name, _ in describe(engine, project.specs[0])] == ["name"]
+    finally:
+        engine.close()
