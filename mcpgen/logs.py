@@ -12,6 +12,9 @@ a JSON line `{"ts": ..., "level": "info", "event": "call", "tool": "top_cities",
 whose spec sets `cache:`). Lines are queued and written by a thread, off the request path
 (`flush_calls()` waits for them).
 
+No line is longer than MAX_LOG_LINE bytes (`json_line`, `CappedFormatter`): a huge argument, tool name
+or message is cut, keeping its start and its end.
+
 Per-call lines are off until `setup()` switches them on, so library users and
 `mcpgen call` are not flooded. stdout is never touched: under stdio it carries the protocol.
 """
@@ -29,7 +32,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from .limits import MAX_LOG_LINE
 from .redaction import redact
+from .text import cut_bytes, utf8_size
 
 CALLS = logging.getLogger("mcpgen.calls")
 CALLS.setLevel(logging.WARNING)  # switched on by setup()
@@ -182,7 +187,39 @@ class JSONFormatter(logging.Formatter):
             out["message"] = record.getMessage()
         if record.exc_text:
             out["exception"] = record.exc_text
-        return json.dumps(out, ensure_ascii=False, default=str)
+        return json_line(out)
+
+
+class CappedFormatter(logging.Formatter):
+    """The text format, each line cut to MAX_LOG_LINE bytes."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return cut_bytes(super().format(record), MAX_LOG_LINE)
+
+
+def json_line(fields: dict) -> str:
+    """`fields` as one JSON line of at most MAX_LOG_LINE bytes: the longest value is cut by as much as the
+    line is over (a value that is not text is written as text first), then the next longest if need be."""
+    fields = dict(fields)
+    line = _dumps(fields)
+    for _ in range(2 * len(fields)):  # a text is cut once; any other value turns into text first
+        over = utf8_size(line) - MAX_LOG_LINE
+        if over <= 0:
+            break
+        texts = {
+            k: v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str) for k, v in fields.items()
+        }
+        longest = max(texts, key=lambda k: utf8_size(texts[k]))
+        text = texts[longest]
+        # Cutting n bytes of a text takes at least n bytes off its JSON (escapes only add).
+        fields[longest] = cut_bytes(text, utf8_size(text) - over) if isinstance(fields[longest], str) else text
+        line = _dumps(fields)
+    return line
+
+
+def _dumps(fields: dict) -> str:
+    """JSON text that any UTF-8 sink can write: a lone surrogate (JSON may carry one) stays escaped."""
+    return json.dumps(fields, ensure_ascii=False, default=str).encode("utf-8", "backslashreplace").decode()
 
 
 def setup(fmt: str = "text", verbose: bool = False, calls: bool = True) -> None:
@@ -191,7 +228,7 @@ def setup(fmt: str = "text", verbose: bool = False, calls: bool = True) -> None:
         raise ValueError(f"log format must be text or json, not {fmt!r}")
     handler = logging.StreamHandler(sys.stderr)
     handler.addFilter(RedactingFilter())
-    handler.setFormatter(JSONFormatter() if fmt == "json" else logging.Formatter("mcpgen: %(message)s"))
+    handler.setFormatter(JSONFormatter() if fmt == "json" else CappedFormatter("mcpgen: %(message)s"))
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)

@@ -12,6 +12,8 @@ r"""Small text helpers shared by the loaders, checks and engines.
 ('true', 'null', '["JP"]', '"xxxxxx...')
 >>> plural(1, "tool"), plural(2, "spec file"), plural(0, "query", "queries")
 ('1 tool', '2 spec files', '0 queries')
+>>> cut_bytes("abcdefghij" * 10, 40), utf8_size("\N{SNOWMAN}" * 3)
+('abcdefghijab ... (100 bytes, cut) ...hij', 9)
 >>> inert("could not convert '![x](https://evil.example/x.png)' or '<img src=x>' or '[a](b)'")
 "could not convert '! [x] (https://evil.example/x.png)' or '< img src=x>' or '[a] (b)'"
 """
@@ -46,6 +48,24 @@ def inert(message: str) -> str:
     either (a sentence of mcpgen's has none; one made of a row value or an argument might)."""
     text = neutralise(message)
     return _LINK.sub("] (", text) if "](" in text else text
+
+
+def utf8_size(text: str) -> int:
+    """The bytes `text` takes in UTF-8 as a stream writes it (a lone surrogate, which JSON can carry, as
+    its six-character escape)."""
+    return len(text.encode("utf-8", "backslashreplace"))
+
+
+def cut_bytes(text: str, limit: int) -> str:
+    """`text` in at most `limit` bytes of UTF-8: its start and its end (a traceback's last line says what
+    went wrong), cut between whole characters, with how long it was."""
+    data = text.encode("utf-8", "backslashreplace")
+    if len(data) <= limit:
+        return text
+    note = f" ... ({len(data):,} bytes, cut) ..."
+    room = max(0, limit - len(note))
+    head, tail = data[: room - room // 4], data[len(data) - room // 4 :] if room // 4 else b""
+    return head.decode("utf-8", "ignore") + note + tail.decode("utf-8", "ignore")
 
 
 def line_col(text: str | bytes, index: int) -> tuple[int, int]:

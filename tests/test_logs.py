@@ -8,6 +8,7 @@ import time
 import pytest
 
 from mcpgen import logs
+from mcpgen.limits import MAX_LOG_LINE
 
 
 @pytest.fixture
@@ -122,3 +123,38 @@ def test_the_writer_sleeps_while_idle_and_writes_a_batch_without_being_flushed(c
     while len(call_lines) < 51 and time.monotonic() < deadline:
         time.sleep(0.01)
     assert len(call_lines) == 51 and len(sets) <= 3
+
+
+HUGE = {
+    "long": "x" * 1_000_000,
+    "wide unicode": "\N{GRINNING FACE}" * 300_000,
+    "control characters": "\x01" * 200_000,  # six bytes each once escaped as JSON
+    "a lone surrogate": "\ud800" * 100_000,
+}
+
+
+@pytest.mark.parametrize("value", HUGE.values(), ids=HUGE.keys())
+def test_no_log_line_is_longer_than_its_cap(call_lines, value):
+    """A call line for a tool name a client made up, a warning quoting an argument and a traceback holding
+    one, in both formats, are each at most MAX_LOG_LINE bytes as written, keep their start and end, and
+    a JSON line stays JSON."""
+    with logs.call_stats() as stats:
+        pass
+    logs.log_call(value, stats)
+    logs.flush_calls()
+    warning = logging.LogRecord("mcpgen", logging.WARNING, __file__, 1, "completion of %s: end", (value,), None)
+    try:
+        raise ValueError(value)
+    except ValueError:
+        failed = logging.LogRecord("mcpgen", logging.ERROR, __file__, 1, "tool %s raised", ("t",), sys.exc_info())
+    for record in (call_lines[0], warning, failed):
+        assert logs.RedactingFilter().filter(record)
+        for formatter in (logs.JSONFormatter(), logs.CappedFormatter("mcpgen: %(message)s")):
+            line = formatter.format(record).encode("utf-8", "backslashreplace")
+            assert len(line) <= MAX_LOG_LINE, (type(formatter).__name__, len(line))
+            assert b"bytes, cut" in line
+        line = json.loads(logs.JSONFormatter().format(record))
+        assert line["level"] in ("info", "warning", "error")
+    text = logs.CappedFormatter("mcpgen: %(message)s").format(failed)
+    assert text.startswith("mcpgen: tool t raised\nTraceback")
+    assert text.endswith(value[-10:].encode("utf-8", "backslashreplace").decode())

@@ -11,7 +11,9 @@ the arguments, rows, truncated, duration, outcome and error class:
 
 Arguments marked `sensitive: true` in the spec, and any whose name says password (or pwd), secret,
 token, key or credential, are written as a hash (HMAC-SHA256 when `hash_key_env` names a key). Tokens
-never reach this module: the verifier keeps none.
+never reach this module: the verifier keeps none. An argument longer than MAX_LOGGED_VALUE bytes (as
+JSON) is written as its hash and size too, and no line is longer than MAX_LOG_LINE bytes (`logs.json_line`:
+arguments that still do not fit are written as one hash).
 
 >>> digest("4111 1111 1111 1111", None)[:7], len(digest("4111 1111 1111 1111", None))
 ('sha256:', 71)
@@ -35,7 +37,9 @@ from typing import Any
 
 from ..errors import MCPGenError
 from ..identity import current
-from ..logs import CallStats
+from ..limits import MAX_LOG_LINE, MAX_LOGGED_VALUE
+from ..logs import CallStats, json_line
+from ..text import utf8_size
 
 AUDIT = logging.getLogger("mcpgen.audit")
 AUDIT.propagate = False  # its own sink, whatever the root logger does
@@ -85,7 +89,7 @@ def enabled() -> bool:
 
 def digest(value: Any, key: bytes | None) -> str:
     """A stable hash of a JSON value: equal arguments can be matched, the value is not written."""
-    data = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str).encode()
+    data = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
     if key is not None:
         return "hmac:" + hmac.new(key, data, hashlib.sha256).hexdigest()
     return "sha256:" + hashlib.sha256(data).hexdigest()
@@ -97,8 +101,12 @@ def record(tool: str, arguments: Any, stats: CallStats, sensitive: frozenset[str
     shown: dict[str, Any] | str | None
     if isinstance(arguments, dict):
         shown = {
-            k: digest(v, _key) if k in sensitive or _SECRET_NAME.search(str(k)) else v for k, v in arguments.items()
+            k: digest(v, _key) if k in sensitive or _SECRET_NAME.search(str(k)) else _shown(v)
+            for k, v in arguments.items()
         }
+        size = utf8_size(json.dumps(shown, ensure_ascii=False, default=str))
+        if size > MAX_LOG_LINE // 2:  # many arguments: the line keeps room for the rest
+            shown = f"{digest(arguments, _key)} ({len(arguments):,} arguments, {size:,} bytes)"
     else:
         shown = None if arguments is None else digest(arguments, _key)
     line = {
@@ -113,4 +121,10 @@ def record(tool: str, arguments: Any, stats: CallStats, sensitive: frozenset[str
         "outcome": "error" if stats.error else "ok",
         "error_class": stats.error,
     }
-    AUDIT.info(json.dumps(line, ensure_ascii=False, default=str))
+    AUDIT.info(json_line(line))
+
+
+def _shown(value: Any) -> Any:
+    """An argument as the line shows it: itself, or its hash and size when longer than MAX_LOGGED_VALUE."""
+    size = utf8_size(json.dumps(value, ensure_ascii=False, default=str))
+    return value if size <= MAX_LOGGED_VALUE else f"{digest(value, _key)} ({size:,} bytes)"

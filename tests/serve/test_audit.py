@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 
 import anyio
+import pytest
 from callers import as_token
 from mcp.server.auth.middleware.auth_context import auth_context_var
 
+from mcpgen.limits import MAX_LOG_LINE, MAX_LOGGED_VALUE
 from mcpgen.logs import CallStats
 from mcpgen.serve import audit
 from mcpgen.spec.config import AuditConfig
@@ -82,3 +84,34 @@ def test_names_that_say_key_secret_token_or_password_are_hashed(tmp_path):
         assert f'"value-of-{name}"' not in text, name
     for name in SHOWN:
         assert logged[name] == f"value-of-{name}", name
+
+
+HOSTILE = {
+    "long value": {"q": "x" * 1_000_000},
+    "wide unicode": {"q": "\N{GRINNING FACE}" * 300_000, "city": "\N{CJK UNIFIED IDEOGRAPH-4E00}" * 5000},
+    "control characters": {"q": "\x01" * 200_000},  # six bytes each once escaped as JSON
+    "many arguments": {f"arg{i}": "v" * 60 for i in range(10_000)},
+    "long names": {"n" * 100_000: 1, "\N{GRINNING FACE}" * 50_000: [1] * 50_000},
+    "a lone surrogate": {"q": "\ud800" * 100_000},
+}
+
+
+@pytest.mark.parametrize("arguments", HOSTILE.values(), ids=HOSTILE.keys())
+def test_an_audit_line_stays_within_its_cap_whatever_the_arguments(tmp_path, arguments):
+    """One call's line, in real bytes in the file, is at most MAX_LOG_LINE however big the arguments are,
+    is JSON still, and lets equal arguments be matched (a long one is written as its hash and size)."""
+    path = tmp_path / "audit.log"
+    audit.setup(AuditConfig(sink="file", path=str(path)))
+    try:
+        audit.record("t" * 200_000, arguments, CallStats(), frozenset())
+        audit.record("short", {"country": "JP", "q": "x" * 2000}, CallStats(), frozenset())
+    finally:
+        audit.setup(None)
+    first, second = path.read_bytes().splitlines()
+    assert len(first) <= MAX_LOG_LINE, len(first)
+    line = json.loads(first)
+    assert line["tool"].startswith("ttt") and "bytes, cut" in line["tool"]
+    shown = line["arguments"]
+    assert isinstance(shown, str) or all(len(json.dumps(v).encode()) <= MAX_LOGGED_VALUE + 100 for v in shown.values())
+    kept = json.loads(second)["arguments"]
+    assert kept["country"] == "JP" and kept["q"] == f"{audit.digest('x' * 2000, None)} (2,002 bytes)"
