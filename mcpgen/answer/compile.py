@@ -20,7 +20,8 @@ from ..load.specs import LoadedSpec
 from ..spec.config import Defaults
 from ..spec.models import CURSOR, EmptyAnswer
 from ..spec.params import Arguments, param_types
-from ..templates.render import Template
+from ..templates.render import Template, cut_text
+from ..text import utf8_size
 from .charts import build_chart
 from .completions import QueryCompleter
 from .cursors import NEXT_CURSOR_META, Cursors, Position, binding
@@ -29,7 +30,7 @@ from .results import TRUNCATED_META, build_table, json_size_bound
 from .tool import Answer, Tool, error_result
 
 DEFAULT_EMPTY = Template("No rows matched.")
-NOTE_ROOM = 400  # characters kept free for the sentences that say a table was cut and where the next page is
+NOTE_ROOM = 200  # bytes kept free for the sentence that says the table was cut
 CURSOR_SCHEMA = {
     "type": ["string", "null"],
     "description": "Leave out for the first page; for the next, the cursor the previous page gave.",
@@ -145,17 +146,22 @@ class SpecTool:
         }
         force = self.force.render(context) if self.force is not None else ""
         if force.strip():  # a force that renders to nothing (`{% if truncated %}...`) is no force
-            payload["force"] = force
-        kept = self._fit(prose, payload, columns, rows) if rows else 0  # no rows: no table, no empty chart
+            payload["force"] = within(force, self.max_bytes // 2)
+        if page is not None:
+            note = _page_note(page, len(rows))
+        else:
+            note = f"\n\n(Only the first {self.max_rows:,} rows are shown; the query matched more.)" * result.truncated
+        # The prose, with its note and the cursor the page carries twice (in the note and in _meta), fits
+        # in what the sources and force leave; the table and charts get the rest.
+        cursor = json_bytes(page.next) if page is not None and page.next is not None else 0
+        prose = within(prose, self.max_bytes - NOTE_ROOM - json_bytes(payload) - json_bytes(note) - cursor)
+        kept = self._fit(json_bytes(prose + note) + json_bytes(payload) + cursor, payload, columns, rows) if rows else 0
         if kept < len(rows):
             prose += (
                 f"\n\n(The table holds the first {kept:,} of {len(rows):,} rows: all of them would pass the "
                 f"answer's limit of {self.max_bytes:,} bytes.)"
             )
-        if page is not None:
-            prose += _page_note(page, len(rows))
-        elif result.truncated:
-            prose += f"\n\n(Only the first {self.max_rows:,} rows are shown; the query matched more.)"
+        prose += note
         answer = CallToolResult(content=[TextContent(type="text", text=prose)], structured_content=payload)
         if page is not None:
             if page.next is not None:
@@ -169,29 +175,29 @@ class SpecTool:
         head = table[: kept + 1] if table is not None else None
         return head, [build_chart(chart, columns, rows[:kept], headers) for chart in self.spec.charts]
 
-    def _fit(self, prose: str, payload: dict[str, Any], columns: list[str], rows: list[tuple]) -> int:
-        """Add the table and charts to `payload`, keeping as many rows as fit in `max_bytes`; return that many."""
+    def _fit(self, fixed: int, payload: dict[str, Any], columns: list[str], rows: list[tuple]) -> int:
+        """Add the table and charts to `payload`, keeping as many rows as fit in `max_bytes` beside the `fixed`
+        bytes the rest of the answer takes; return that many."""
         table = build_table(columns, rows, self.spec.table)
         headers = {} if isinstance(self.spec.table, bool) else self.spec.table.headers
         charts = [build_chart(chart, columns, rows, headers) for chart in self.spec.charts]
-        fixed = len(prose) + len(json.dumps(payload, ensure_ascii=False))
-        size = fixed + json_size_bound(table) + (len(json.dumps(charts, ensure_ascii=False)) if charts else 0)
+        size = fixed + json_size_bound(table) + (json_bytes(charts) if charts else 0)
         if size > self.max_bytes:  # the bound is loose: measure exactly before cutting anything
-            size = fixed + len(json.dumps([table, charts], ensure_ascii=False))
+            size = fixed + json_bytes([table, charts])
         kept = len(rows)
         if size > self.max_bytes:  # the rare path: the longest head of rows that fits
-            used = fixed + NOTE_ROOM + (len(json.dumps(table[0], ensure_ascii=False)) if table else 0)
+            used = fixed + NOTE_ROOM + (json_bytes(table[0]) if table else 0)
             copies = (table is not None) + len(charts)  # each row appears in the table and in every chart
             kept = 0
             for row in table[1:] if table is not None else rows:
-                used += (len(json.dumps(row, ensure_ascii=False, default=str)) + 1) * copies
+                used += (json_bytes(row) + 1) * copies
                 if used > self.max_bytes:
                     break
                 kept += 1
             table, charts = self._head(columns, rows, headers, table, kept)
             # The estimate is linear in rows; a chart with `series` pivots to labels x series, and JSON
             # escapes may grow the text: measure the real bytes, and keep fewer rows until they fit.
-            while kept and fixed + NOTE_ROOM + len(json.dumps([table, charts]).encode()) > self.max_bytes:
+            while kept and fixed + NOTE_ROOM + json_bytes([table, charts]) > self.max_bytes:
                 kept = kept * 3 // 4
                 table, charts = self._head(columns, rows, headers, table, kept)
         if table is not None:
@@ -207,6 +213,23 @@ class Page:
 
     offset: int
     next: str | None
+
+
+def json_bytes(value: Any) -> int:
+    """The bytes `value` takes as JSON text in UTF-8, as an answer carries it."""
+    return utf8_size(json.dumps(value, ensure_ascii=False, default=str))
+
+
+def within(text: str, limit: int) -> str:
+    """`text`, cut where a reader would cut it (`cut_text`) if it takes more than `limit` bytes as JSON."""
+    if json_bytes(text) <= limit:
+        return text
+    room = max(0, limit - 100)  # for the sentence that says so
+    low, high = 0, len(text)  # the most characters whose JSON fits in `room`
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if json_bytes(text[:middle]) <= room else (low, middle - 1)
+    return cut_text(text, low, f"this answer's {limit:,} bytes")
 
 
 def _page_note(page: Page, count: int) -> str:

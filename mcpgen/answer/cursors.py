@@ -5,7 +5,9 @@ order made total (`sql.pages`); when more remain, the answer carries a cursor fo
 page. A cursor is opaque to the caller: where the page starts (the count of rows before it and,
 for keyset pages, the last row's sort key and how many rows at its end share that key) and an
 expiry time, signed (HMAC-SHA256) together with the tool, the arguments, the caller and the
-spec's version, so it only continues the answer it came from, and no one can make one up.
+spec's version, so it only continues the answer it came from, and no one can make one up. A sort key
+longer than MAX_CURSOR_KEY bytes as JSON is not carried: that cursor continues by OFFSET, so no cursor is
+longer than about a kilobyte whatever the rows hold.
 
 >>> cursors = Cursors(b"k" * 32, ttl=60)
 >>> token = cursors.issue("t", "args-digest", Position(500, ("Tokyo", 3), 1))
@@ -40,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ArgumentError
+from ..limits import MAX_CURSOR_KEY
 from ..spec.models import CURSOR
 
 NEXT_CURSOR_META = "mcpgen/next_cursor"  # in a page's _meta when more rows remain
@@ -126,8 +129,9 @@ class Cursors:
 
     def issue(self, tool: str, binding: str, position: Position) -> str:
         body = f"{position.offset}.{math.ceil(time.time() + self.ttl)}"  # rounded up: valid for at least `ttl`
-        if position.key is not None:
-            body += f".{position.skip}." + json.dumps([_encode(v) for v in position.key], separators=(",", ":"))
+        key = None if position.key is None else json.dumps([_encode(v) for v in position.key], separators=(",", ":"))
+        if key is not None and len(key.encode()) <= MAX_CURSOR_KEY:  # a longer key: the next page by OFFSET
+            body += f".{position.skip}." + key
         mac = self._mac(tool, binding, body)
         return _b64(body.encode()) + "." + _b64(mac) + "." + self._kid
 

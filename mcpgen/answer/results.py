@@ -139,11 +139,12 @@ def build_table(columns: list[str], rows: list[tuple], spec: bool | TableSpec) -
 
 
 def json_size_bound(table: list[list[Any]] | None) -> int:
-    """At least `len(json.dumps(table, ensure_ascii=False))`, found without encoding: a string
-    takes at most twice its length plus quotes (escapes), any other cell at most 26 characters.
+    """At least the bytes of `json.dumps(table, ensure_ascii=False)` in UTF-8, found without encoding: a
+    character of a string takes at most six (a control character's escape `\\u0001`; four for the widest
+    in UTF-8), plus quotes, any other cell at most 26.
 
-    >>> table = [["city", "n"], ["Oslo", 709037], ['say "hi"', None]]
-    >>> json_size_bound(table) >= len(json.dumps(table, ensure_ascii=False))
+    >>> table = [["city", "n"], ["Oslo", 709037], ['say "hi"', None], ["\\x01\\U0001F600", 1.5]]
+    >>> json_size_bound(table) >= len(json.dumps(table, ensure_ascii=False).encode())
     True
     """
     if not table:
@@ -151,7 +152,7 @@ def json_size_bound(table: list[list[Any]] | None) -> int:
     total = 2 + len(table) * 3  # brackets, row brackets and commas
     for column in zip(*table):
         strings = [v for v in column if type(v) is str]
-        total += 2 * sum(map(len, strings)) + 4 * len(strings) + 26 * (len(column) - len(strings))
+        total += 6 * sum(map(len, strings)) + 4 * len(strings) + 26 * (len(column) - len(strings))
     return total
 
 

@@ -18,7 +18,7 @@ CONFIG_NAME = "mcpgen.yaml"
 DEFAULT_MAX_ROWS = 1000
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_CACHE_BYTES = 64 * 1024 * 1024  # all cached answers of a project together
-DEFAULT_MAX_BYTES = 1_000_000  # one answer: prose, table, charts and force text, as JSON characters
+DEFAULT_MAX_BYTES = 1_000_000  # one answer: prose, table, charts and force text, as UTF-8 JSON bytes
 _ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 

@@ -512,7 +512,7 @@ class Spec(Strict):
     max_bytes: StrictInt | None = Field(
         default=None,
         ge=1000,
-        description="Cap on the whole answer in JSON characters (default from mcpgen.yaml, else 1,000,000).",
+        description="Cap on the whole answer in bytes of UTF-8 JSON (default from mcpgen.yaml, else 1,000,000).",
     )
     tests: list[SpecTest] = Field(
         default=[], description="Examples that `mcpgen test` runs against the real connection."

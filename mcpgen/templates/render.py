@@ -191,8 +191,9 @@ class Template:
         return "".join(out)
 
 
-def cut_text(text: str, limit: int) -> str:
-    """`text` cut to at most `limit` characters, where a reader would cut it, with a sentence saying so.
+def cut_text(text: str, limit: int, cap: str = "") -> str:
+    """`text` cut to at most `limit` characters, where a reader would cut it, with a sentence saying so
+    (that it reached `cap`, by default `limit` characters).
 
     >>> cut_text("One. Two. Three.", 12)
     'One. Two.\\n\\n(The text stops here: it reached the limit of 12 characters.)'
@@ -203,7 +204,7 @@ def cut_text(text: str, limit: int) -> str:
         if at >= limit // 2:
             head = head[: at + (1 if mark == ". " else 0)]
             break
-    return f"{head.strip()}\n\n(The text stops here: it reached the limit of {limit:,} characters.)"
+    return f"{head.strip()}\n\n(The text stops here: it reached the limit of {cap or f'{limit:,} characters'}.)"
 
 
 def _netloc(url: str) -> str:

@@ -416,3 +416,86 @@ def test_max_bytes_holds_a_series_chart_whose_pivot_grows_as_labels_times_series
         assert 0 < kept < 400 and f"first {kept:,} of 400 rows" in result.content[0].text
         labels = result.structured_content["charts"][0]["data"]["labels"]
         assert len(labels) == kept  # the chart holds the same rows as the table
+
+
+# --- every cap of an answer counts real bytes, whatever the rows hold ---------------------------------
+
+WIDE = "\N{GRINNING FACE}"  # four bytes in UTF-8, one character
+HOSTILE_ANSWERS = {
+    "wide unicode cells": ("n, repeat('\N{GRINNING FACE}', 200) AS label", "{{ row_count }} rows", ""),
+    "control characters": ("n, repeat(chr(1), 300) AS label", "{{ row_count }} rows", ""),  # six bytes each
+    "many columns": ("n, " + ", ".join(f"label || '{WIDE}' AS c{i}" for i in range(300)), "{{ row_count }} rows", ""),
+    "wide prose": ("n, label", f"{{% for r in rows %}}{WIDE * 90}{{{{ r.label }}}}\\n{{% endfor %}}", ""),
+    "wide force text": ("n, label", "{{ row_count }} rows", f"{{% for r in rows %}}{WIDE * 90}\\n{{% endfor %}}"),
+    "long values": ("n, repeat('x', 100000) AS label", "{{ row_count }} rows", ""),
+}
+
+
+@pytest.mark.parametrize(("select", "content", "force"), HOSTILE_ANSWERS.values(), ids=HOSTILE_ANSWERS.keys())
+def test_max_bytes_holds_the_whole_answer_in_real_bytes(make, select, content, force):
+    """Prose, force text, table and charts together stay within max_bytes as the answer is sent (UTF-8
+    JSON), with wide characters, escaped control characters, many columns and long values; the table keeps
+    the longest head that fits and the prose says so."""
+    spec = textwrap.dedent(f"""\
+        description: A hostile answer.
+        sql: SELECT n AS y, {select} FROM nums ORDER BY n
+        sources: [https://example.org/]
+        content: "{content}"
+        chart: {{type: bar, x: n, y: y}}
+        max_bytes: 50000
+        """) + (f'force: "{force}"\n' if force else "")
+    result = ok(make(spec, name="hostile").call_sync("hostile", {}))
+    size = len(result.model_dump_json(by_alias=True, exclude_none=True).encode())
+    assert size <= 50_000, size
+    kept = len(result.structured_content["table"]) - 1
+    assert kept < 1000 and f"first {kept:,} of 1,000 rows" in result.content[0].text
+    if "wide" in content or "wide" in force:
+        assert kept > 0  # the cut prose or force leaves room for rows
+
+
+@pytest.mark.parametrize("kinds", [400, 40])
+def test_max_bytes_holds_a_wide_unicode_series_chart(make, kinds):
+    spec = SERIES.format(kinds=kinds).replace("'label ' || n", f"repeat('{WIDE}', 30) || n")
+    result = ok(make(spec, name="series").call_sync("series", {}))
+    size = len(result.model_dump_json(by_alias=True, exclude_none=True).encode())
+    assert size <= 100_000, size
+    kept = len(result.structured_content["table"]) - 1
+    assert 0 < kept < 400 and len(result.structured_content["charts"][0]["data"]["labels"]) == kept
+
+
+CURSOR_KEYS = {
+    "a long sort key": "SELECT n, repeat('x', 20000) || lpad(n::VARCHAR, 4, '0') AS k FROM nums ORDER BY k",
+    "a wide unicode sort key": f"SELECT n, repeat('{WIDE}', 5000) || lpad(n::VARCHAR, 4, '0') AS k FROM nums ORDER BY k",
+    "many sort columns": "SELECT n, "
+    + ", ".join(f"label || repeat('y', 40) || '{i}' AS k{i}" for i in range(60))
+    + " FROM nums ORDER BY n DESC, "
+    + ", ".join(f"k{i}" for i in range(60)),
+}
+
+
+@pytest.mark.parametrize("sql", CURSOR_KEYS.values(), ids=CURSOR_KEYS.keys())
+def test_a_cursor_stays_small_whatever_the_sort_key_holds(make, sql):
+    """A keyset cursor carries the last row's sort key; past MAX_CURSOR_KEY bytes it carries none and the
+    next page starts by OFFSET: every cursor is at most about a kilobyte, and the pages still hold each
+    row once, in order."""
+    spec = textwrap.dedent(f"""\
+        description: Pages over a hostile sort key.
+        sql: "{sql}"
+        sources: [https://example.org/]
+        content: "{{{{ row_count }}}} rows"
+        page_size: 150
+        max_bytes: 100000000
+        """)
+    registry = make(spec, name="keys")
+    cursors: list[str] = []
+
+    def call(arguments):
+        result = registry.call_sync("keys", arguments)
+        if (result.meta or {}).get(NEXT_CURSOR_META):
+            cursors.append(result.meta[NEXT_CURSOR_META])
+        return result
+
+    table = follow(call, {})
+    assert len(cursors) == 6 and max(map(len, cursors)) <= 1024, [len(c) for c in cursors]
+    numbers = [row[0] for row in table[1:]]
+    assert sorted(numbers) == list(range(1000)) and numbers == (sorted(numbers, reverse="DESC" in sql))
