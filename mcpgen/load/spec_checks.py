@@ -155,7 +155,8 @@ def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem
         used = {p.name: p for p in find_placeholders(loaded.sql, source)}
         if target is not None and target != source:
             written = loaded.sql
-            loaded.sql = transpile(written, source, target)  # once, here: a call runs the translation
+            dates = frozenset(n for n, p in spec.parameters.items() if p.type == "date")
+            loaded.sql = transpile(written, source, target, dates)  # once, here: a call runs the translation
             for line, col, message in caveats(written, source, target):
                 at = (line, col or 1) if line and key == "sql" else None
                 problems.append(_problem(loaded, key, message, "warning", offset=at))

@@ -4,7 +4,7 @@ refused with where they are. `transpile` runs both, once, when the project loads
 
 Each rewrite keeps the result DuckDB gives:
 
-- SQLite: `d + INTERVAL n unit` is `DATE(d, PRINTF('%+d unit', n))` (DATETIME for hours, minutes,
+- SQLite: `d + INTERVAL n unit` is `DATE(d, (n) || ' unit')` (DATETIME for hours, minutes,
   seconds; `validate` warns that month arithmetic past day 28 differs); `EXTRACT(YEAR FROM d)` is `CAST(STRFTIME('%Y', d) AS INTEGER)`; a parenthesized member of
   UNION / EXCEPT / INTERSECT loses its parentheses (SQLite reads none there).
 - MariaDB/MySQL and SQLite: a derived table's column list, `(SELECT a, b ...) AS t (x, y)`, becomes
@@ -22,7 +22,11 @@ Each rewrite keeps the result DuckDB gives:
 >>> from mcpgen.sql.transpile import transpile
 >>> print(transpile("SELECT d - INTERVAL (:n) DAY AS e FROM t", "duckdb", "sqlite"))
 SELECT
-  DATE(d, PRINTF('%+d day', -:n)) AS e
+  DATE(d, (
+    -(
+      :n
+    )
+  ) || ' day') AS e
 FROM t
 """
 
@@ -145,11 +149,114 @@ def _rollup_ordered_by_other(select: exp.Select) -> bool:
     return not all(isinstance(o.this, exp.Column) and o.this.name.lower() in outputs for o in order.expressions)
 
 
-def rewrite(tree: exp.Expr, target: str) -> exp.Expr:
-    """`tree` (parsed as DuckDB SQL) rewritten where sqlglot's `target` generator would not keep its meaning."""
-    for step in (_name_unnamed_columns, *_STEPS.get(target, ()), _named_order):
+def rewrite(tree: exp.Expr, target: str, dates: frozenset[str] = frozenset()) -> exp.Expr:
+    """`tree` (parsed as DuckDB SQL) rewritten where sqlglot's `target` generator would not keep its meaning
+    (`dates`: the names of the parameters that are dates)."""
+    tree = _name_unnamed_columns(tree)  # as DuckDB names them: before anything is rewritten
+    if target in ("sqlite", "mysql"):  # the rewrite that needs DuckDB's types
+        _annotate(tree)
+        tree = _date_arithmetic(tree, target, dates)
+        for node in tree.walk():
+            node.meta.pop(_TYPE, None)
+    for step in (*_STEPS.get(target, ()), _named_order):
         tree = step(tree)
     return tree
+
+
+def _annotate(tree: exp.Expr) -> None:
+    """Each node's type in DuckDB, as far as the SQL alone says (UNKNOWN for a column), in `meta`: the
+    generator must not see the types themselves."""
+    from sqlglot.optimizer.annotate_types import annotate_types
+
+    for node, typed in zip(tree.walk(), annotate_types(tree.copy(), dialect="duckdb").walk()):
+        node.meta[_TYPE] = typed.type
+
+
+# -- date arithmetic (SQLite, MariaDB/MySQL) -----------------------------------------------------------
+# DuckDB adds days to a date: `d + 5`, `5 + d` and `d - 5` are dates, `d1 - d2` is a number of days.
+# SQLite adds 5 to the number the date's text starts with (2005), MariaDB to YYYYMMDD (20000135).
+
+_DATE, _MAYBE, _OTHER = "date", "maybe", "other"
+_KEEPS_TYPE = (exp.Max, exp.Min, exp.AnyValue, exp.First, exp.Last)  # a date in, a date out
+_TYPE = "mcpgen_type"  # node.meta: the type DuckDB gives the node, as far as the SQL alone says
+
+
+def _kind(node: exp.Expr, dates: frozenset[str]) -> str:
+    """Whether `node` is a date in DuckDB (a DATE literal, cast or function, a `date` parameter), may be
+    one (a column, or MAX/MIN of one: only the table knows), or is anything else."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.Placeholder):
+        return _DATE if node.name in dates else _OTHER
+    kind = node.meta.get(_TYPE)
+    if kind is not None and kind.is_type(exp.DataType.Type.DATE, exp.DataType.Type.DATE32):
+        return _DATE
+    unknown = kind is None or kind.is_type(exp.DataType.Type.UNKNOWN)
+    if unknown and isinstance(node, _KEEPS_TYPE):
+        return _kind(node.this, dates)
+    return _MAYBE if unknown and isinstance(node, exp.Column) else _OTHER
+
+
+def _date_arithmetic(tree: exp.Expr, target: str, dates: frozenset[str]) -> exp.Expr:
+    """`d + n`, `n + d`, `d - n` and `d1 - d2` on dates, as DuckDB computes them: on MariaDB/MySQL where
+    the SQL says it is a date (DATE_ADD, DATEDIFF); on SQLite also where only the table knows (a column),
+    by the value's type there (dates are ISO text in SQLite, numbers are not)."""
+
+    def change(node: exp.Expr) -> exp.Expr:
+        if not isinstance(node, (exp.Add, exp.Sub)) or any(
+            isinstance(side, exp.Interval) for side in (node.this, node.expression)
+        ):
+            return node
+        return _date_sum(node, _kind(node.this, dates), _kind(node.expression, dates), target)
+
+    return tree.transform(change)
+
+
+def _date_sum(node: exp.Add | exp.Sub, left: str, right: str, target: str) -> exp.Expr:
+    """One `+` or `-`, with a date (or, on SQLite, a column that may hold one) on a side, as DuckDB means it."""
+    a, b = node.this, node.expression
+    add = isinstance(node, exp.Add)
+    if add and left == _OTHER:  # `5 + d` is `d + 5`
+        a, b, left, right = b, a, right, left
+    sqlite = target == "sqlite"
+    if left == _OTHER or (add and left == right == _DATE) or (not sqlite and _DATE not in (left, right)):
+        return node  # numbers, or what DuckDB refuses (`n - d`, `d + d`), or a column MariaDB cannot tell
+    if left == _DATE and (right == _OTHER or add):
+        return _plus_days(a, b, not add, target)
+    if not add and right == _DATE:  # a column less a date is a date less a date
+        return _days_between(a, b, target)
+    if not sqlite:
+        return node  # a date less a column: a number of days or a date, which MariaDB cannot tell
+    # SQLite, a column on a side: the value's type there decides (TYPEOF 'text' is a date)
+    cases: list[tuple[exp.Expr, exp.Expr]] = []
+    if not add and right == _MAYBE:
+        both = _is_text(b) if left == _DATE else exp.and_(_is_text(a), _is_text(b))
+        cases.append((both, _days_between(a, b, target)))
+    if left == _MAYBE:
+        cases.append((_is_text(a), _plus_days(a, b, not add, target)))
+    if add and right == _MAYBE:
+        cases.append((_is_text(b), _plus_days(b, a, False, target)))
+    default = _plus_days(a, b, True, target) if left == _DATE else node.copy()
+    return exp.Case(ifs=[exp.If(this=c, true=v) for c, v in cases], default=default)
+
+
+def _is_text(node: exp.Expr) -> exp.Expr:
+    return exp.EQ(this=exp.Anonymous(this="TYPEOF", expressions=[node.copy()]), expression=exp.Literal.string("text"))
+
+
+def _plus_days(date: exp.Expr, days: exp.Expr, negative: bool, target: str) -> exp.Expr:
+    if target == "mysql":
+        kind = exp.DateSub if negative else exp.DateAdd
+        return kind(this=date.copy(), expression=days.copy(), unit=exp.Var(this="DAY"))
+    amount = exp.Neg(this=exp.Paren(this=days.copy())) if negative else days.copy()
+    return exp.Anonymous(this="DATE", expressions=[_sqlite_date_value(date.copy()), _sqlite_modifier(amount, "day")])
+
+
+def _days_between(a: exp.Expr, b: exp.Expr, target: str) -> exp.Expr:
+    if target == "mysql":
+        return exp.DateDiff(this=a.copy(), expression=b.copy())
+    day = [exp.Anonymous(this="JULIANDAY", expressions=[_sqlite_date_value(x.copy())]) for x in (a, b)]
+    return exp.cast(exp.Paren(this=exp.Sub(this=day[0], expression=day[1])), "INTEGER")
 
 
 # -- every target ---------------------------------------------------------------------------------
@@ -203,16 +310,23 @@ def _sqlite_date_arithmetic(tree: exp.Expr) -> exp.Expr:
             word, amount = "day", exp.Mul(this=exp.Paren(this=amount), expression=exp.Literal.number(7))
         if word is None:
             return node  # refused by `lacks`
-        if isinstance(node, exp.Sub) and isinstance(amount, exp.Literal):
-            amount = exp.Literal.number(-int(amount.this))
-        elif isinstance(node, exp.Sub):
-            simple = isinstance(amount, (exp.Placeholder, exp.Column))
-            amount = exp.Neg(this=amount if simple else exp.Paren(this=amount))
-        modifier = exp.Anonymous(this="PRINTF", expressions=[exp.Literal.string(f"%+d {word}"), amount])
+        if isinstance(node, exp.Sub):
+            amount = exp.Neg(this=exp.Paren(this=amount))
         function = "DATETIME" if unit in _TIME_UNITS else "DATE"
-        return exp.Anonymous(this=function, expressions=[_sqlite_date_value(node.this), modifier])
+        return exp.Anonymous(this=function, expressions=[_sqlite_date_value(node.this), _sqlite_modifier(amount, word)])
 
     return tree.transform(change)
+
+
+def _sqlite_modifier(amount: exp.Expr, word: str) -> exp.Expr:
+    """SQLite's modifier for `amount` days (months, ...): `'+5 day'`, else `(n) || ' day'`, which is NULL
+    when `n` is, as DuckDB's sum is (a modifier made with PRINTF would read NULL as 0)."""
+    literal = amount.this if isinstance(amount, exp.Neg) and isinstance(amount.this, exp.Paren) else amount
+    literal = literal.this if isinstance(literal, exp.Paren) else literal
+    if isinstance(literal, exp.Literal) and not literal.is_string and literal.is_int:
+        n = -int(literal.this) if isinstance(amount, exp.Neg) else int(literal.this)
+        return exp.Literal.string(f"{n:+d} {word}")
+    return exp.DPipe(this=exp.Paren(this=amount), expression=exp.Literal.string(f" {word}"))
 
 
 def _sqlite_date_value(node: exp.Expr) -> exp.Expr:

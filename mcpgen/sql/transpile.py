@@ -116,8 +116,9 @@ def _renamed(source: str, node: exp.Func) -> bool:
     return node.sql(source).split("(")[0].upper() != node.sql_name().upper()
 
 
-def transpile(sql: str, source: str, target: str) -> str:
-    """`sql`, written in the `source` dialect, rewritten for `target` (sqlglot dialect names).
+def transpile(sql: str, source: str, target: str, dates: frozenset[str] = frozenset()) -> str:
+    """`sql`, written in the `source` dialect, rewritten for `target` (sqlglot dialect names; `dates`: the
+    parameters that are dates).
 
     Raises Untranslatable, with the line and column in `sql`, for a function sqlglot does not
     know (it would be sent as written) or one that `source` spells its own way and `target` has no
@@ -144,7 +145,7 @@ def transpile(sql: str, source: str, target: str) -> str:
             continue
         raise Untranslatable(problem, *_where(sql, node))
     if source == "duckdb":  # after the checks above, which read the functions as written
-        tree = dialects.rewrite(tree, target)
+        tree = dialects.rewrite(tree, target, dates)
     try:
         out = writer(dialect=target, unsupported_level=ErrorLevel.RAISE, pretty=True).generate(tree)
     except SqlglotError as exc:

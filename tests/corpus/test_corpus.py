@@ -14,13 +14,15 @@ sentence naming the construct and the engine (what `mcpgen validate` prints); di
 `validate` warned (the header of an unnamed column); slower than QUERY_TIMEOUT on that engine (its
 speed, not its answer: counted, not failed); or listed in KNOWN with what differs (counted in
 docs/databases.md). Anything else fails, and so does a KNOWN entry that starts to agree (take it
-out). TPC-H on DuckDB and SQLite runs in the default test run; the rest is `slow`, Spark also `spark`.
+out). TPC-H on DuckDB and SQLite runs in the default test run; the rest is `slow`, Spark also `spark`
+(and of TPC-DS on Spark every third spec, unless MCPGEN_CORPUS_ALL=1: `SPARK_TPCDS_EVERY`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import math
+import os
 import secrets
 import shutil
 import sqlite3
@@ -533,20 +535,29 @@ def outcome(opened: Opened, name: str, want: list, order: list[int] | None) -> t
 # What differs, per engine, and why: each is either fixed (and taken out) or explained in docs/databases.md.
 KNOWN: dict[str, dict[str, str]] = {
     "duckdb": {},
-    "sqlite": {
-        # `d3.d_date > d1.d_date + 5`: DuckDB adds 5 days; SQLite adds 5 to the date text's number. Telling
-        # the two apart needs the column's type, which the translation does not have.
-        "tpcds_q72": "date + integer is not date arithmetic on SQLite",
-    },
+    "sqlite": {},
     "postgresql": {},
     "mariadb": {},
     "spark": {},
 }
 
 
-def run_corpus(benchmark: str, corpora: Lazy, reference: Lazy) -> dict[str, tuple[str, str]]:
+# TPC-DS on the local two-executor Spark cluster: all 72 took 584 s on a loaded 2-core machine (71 the same,
+# q72 slower than 20 s), past what CI's 20 minutes leave. CI runs every third of them (24, in the order of
+# their names), MCPGEN_CORPUS_ALL=1 all of them.
+SPARK_TPCDS_EVERY = 3
+
+
+def chosen(engine: str, benchmark: str) -> list[Path]:
+    paths = spec_files(benchmark)
+    if (engine, benchmark) == ("spark", "tpcds") and os.environ.get("MCPGEN_CORPUS_ALL") != "1":
+        return paths[::SPARK_TPCDS_EVERY]
+    return paths
+
+
+def run_corpus(engine: str, benchmark: str, corpora: Lazy, reference: Lazy) -> dict[str, tuple[str, str]]:
     out = {}
-    for path in spec_files(benchmark):
+    for path in chosen(engine, benchmark):
         want = reference[benchmark][path.stem]
         order = sort_columns(yaml.safe_load(path.read_text())["sql"], want[0])
         out[path.stem] = outcome(corpora[benchmark], path.stem, want, order)
@@ -576,8 +587,7 @@ CASES = [
     ("mariadb", "tpch", (SLOW,)),
     ("mariadb", "tpcds", (SLOW,)),
     ("spark", "tpch", (SLOW, pytest.mark.spark, pytest.mark.timeout(1800))),
-    # Not run yet: 72 queries on the local two-executor cluster take longer than this change could wait for.
-    ("spark", "tpcds", (pytest.mark.skip(reason="TPC-DS on Spark is not measured yet"),)),
+    ("spark", "tpcds", (SLOW, pytest.mark.spark, pytest.mark.timeout(1800))),
 ]
 
 
@@ -585,7 +595,7 @@ CASES = [
 @pytest.mark.parametrize(("engine", "suite"), [pytest.param(e, b, marks=m, id=f"{e}-{b}") for e, b, m in CASES])
 def test_the_corpus_gives_duckdbs_tables(engine, suite, request, reference, capsys):
     corpora = request.getfixturevalue(f"corpus_{engine}")
-    results = run_corpus(suite, corpora, reference)
+    results = run_corpus(engine, suite, corpora, reference)
     with capsys.disabled():
         print("\n" + report(f"{engine} {suite}", results))
     unexpected = {

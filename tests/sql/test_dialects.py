@@ -219,7 +219,7 @@ def test_translation_happens_once_at_load_and_never_per_call(tmp_path, monkeypat
     )
     project = open_project(specs)
     try:
-        assert "DATE(:day, PRINTF('%+d day', 90))" in project.loaded.specs[0].sql
+        assert "DATE(:day, '+90 day')" in project.loaded.specs[0].sql
 
         def never(*args, **kwargs):
             raise AssertionError("translated again during a call")
@@ -232,3 +232,55 @@ def test_translation_happens_once_at_load_and_never_per_call(tmp_path, monkeypat
             assert result.structured_content["table"] == [["n"], [2]]
     finally:
         project.close()
+
+
+# --- DuckDB's date arithmetic: a date plus or minus a number of days, and a date less a date ----------
+
+DATES_TABLE = [
+    ("2000-01-30", "2000-03-01", 5, 2000),
+    ("1999-12-31", "2000-01-01", -3, 1999),
+    (None, "2004-02-28", 1, 2004),
+]
+DATE_SUMS = [
+    "SELECT d + 5 AS a, 5 + d AS b, d - 5 AS c FROM t ORDER BY y",  # a column that is a date
+    "SELECT d - e AS a, e - d AS b FROM t ORDER BY y",  # a date less a date: days
+    "SELECT d + n AS a, n + d AS b, d - n AS c FROM t ORDER BY y",  # days from a column
+    "SELECT y + 1 AS a, y - n AS b, n + n AS c, 1 - n AS d FROM t ORDER BY y",  # numbers stay numbers
+    "SELECT max(d) + 2 AS a, min(e) - 1 AS b FROM t",
+    "SELECT y FROM t WHERE e > d + 30 ORDER BY y",  # q72's shape: `d3.d_date > d1.d_date + 5`
+    "SELECT y, :day + 30 AS a, :day - d AS b, d - :day AS c FROM t ORDER BY y",  # a date parameter
+    "SELECT DATE '2000-02-28' + 1 AS a, CAST('2000-03-01' AS DATE) - DATE '2000-02-01' AS b",
+]
+
+
+@pytest.mark.parametrize("sql", DATE_SUMS, ids=[s[7:40] for s in DATE_SUMS])
+def test_sqlite_date_arithmetic_of_columns_and_parameters_gives_duckdbs_rows(sql):
+    """SQLite keeps dates as ISO text: `d + 5` there adds 5 to the year (2005). The translation adds days
+    where DuckDB does, by the value's type in SQLite (text is a date), and leaves numbers alone."""
+    duck = duckdb.connect()
+    duck.execute("CREATE TABLE t (d DATE, e DATE, n INTEGER, y INTEGER)")
+    duck.executemany("INSERT INTO t VALUES (?, ?, ?, ?)", DATES_TABLE)
+    text, _ = bind_text(sql, {"day": "date"})
+    want = as_text(duck.execute(text, {"day": dt.date(2000, 2, 27)} if ":day" in sql else {}).fetchall())
+    lite = sqlite3.connect(":memory:")
+    lite.execute("CREATE TABLE t (d TEXT, e TEXT, n INTEGER, y INTEGER)")
+    lite.executemany("INSERT INTO t VALUES (?, ?, ?, ?)", DATES_TABLE)
+    translated = transpile(sql, "duckdb", "sqlite", frozenset({"day"}))
+    assert lite.execute(translated, {"day": "2000-02-27"} if ":day" in sql else {}).fetchall() == want
+
+
+MARIADB_DATE_SUMS = [
+    "SELECT DATE '2000-01-30' + 5 AS a, 5 + DATE '2000-01-30' AS b, DATE '2000-03-01' - 1 AS c",
+    "SELECT CAST('2000-03-01' AS DATE) - DATE '2000-01-30' AS a",
+    "SELECT 1 AS k, :day + 30 AS a, :day - 30 AS b",
+    "SELECT d - :day AS a FROM (SELECT DATE '2000-03-01' AS d) q",
+]
+
+
+@pytest.mark.parametrize("sql", MARIADB_DATE_SUMS, ids=[s[7:40] for s in MARIADB_DATE_SUMS])
+def test_mariadb_date_arithmetic_the_sql_says_is_on_dates_gives_duckdbs_rows(sql, mariadb_url):
+    """MariaDB adds 5 to 20000130 (20000135); where the SQL says the value is a date (a literal, a cast, a
+    `date` parameter) the translation is DATE_ADD / DATE_SUB / DATEDIFF, as DuckDB computes it."""
+    params = {"day": dt.date(2000, 2, 27)} if ":day" in sql else {}
+    got = _server(mariadb_url, transpile(sql, "duckdb", "mysql", frozenset({"day"})), params)
+    assert as_text(got) == as_text(on_duckdb(sql, params, {"day": "date"}))  # cells are ISO text in JSON
