@@ -30,7 +30,7 @@ from .results import TRUNCATED_META, build_table, json_size_bound
 from .tool import Answer, Tool, error_result
 
 DEFAULT_EMPTY = Template("No rows matched.")
-NOTE_ROOM = 200  # bytes kept free for the sentence that says the table was cut
+NOTE_ROOM = 400  # bytes kept free for the sentence that says the table was cut, and the answer's envelope
 CURSOR_SCHEMA = {
     "type": ["string", "null"],
     "description": "Leave out for the first page; for the next, the cursor the previous page gave.",
