@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .version import __version__
 
-__all__ = ["DataToolOutput", "DataToolPayload", "Registry", "__version__", "identity", "registry"]
+__all__ = ["DataToolOutput", "DataToolPayload", "NeedsInput", "Registry", "__version__", "ask", "identity", "registry"]
 
 
 def __getattr__(name: str):
@@ -17,6 +17,10 @@ def __getattr__(name: str):
         from .answer import results
 
         return getattr(results, name)
+    if name in ("ask", "NeedsInput"):  # a hand-written tool asks the person (docs/asking.md)
+        from .answer import asking
+
+        return getattr(asking, name)
     if name in ("Registry", "registry"):
         from .serve import registry as module
 

@@ -9,6 +9,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import httpx2
 from mcp import Client
@@ -67,10 +69,11 @@ def stop(proc: subprocess.Popen) -> None:
             proc.wait()
 
 
-def client(url: str, token: str | None = TOKEN, extensions=()) -> Client:
+def client(url: str, token: str | None = TOKEN, extensions=(), **options) -> Client:
+    """The official client of `url`; `options` go to Client (mode, elicitation_callback, ...)."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     http = httpx2.AsyncClient(headers=headers, timeout=30)
-    return Client(streamable_http_client(url, http_client=http), extensions=list(extensions))
+    return Client(streamable_http_client(url, http_client=http), extensions=list(extensions), **options)
 
 
 ALICE, BOB = "alice-token-" + "a" * 24, "bob-token-" + "b" * 24  # two callers of one server
@@ -87,3 +90,18 @@ def start_two_callers(*flags: str) -> tuple[subprocess.Popen, int]:
     )
     wait_healthy(proc, port)
     return proc, port
+
+
+@contextmanager
+def serving(specs) -> Iterator[str]:
+    """`serve --http` on `specs` accepting TOKEN, healthy; yields its /mcp URL and stops it afterwards."""
+    port = free_port()
+    proc = start(
+        [str(specs), "--http", "--port", str(port), "--auth-token-env", "MCPGEN_TEST_TOKEN"],
+        env={"MCPGEN_TEST_TOKEN": TOKEN},
+    )
+    try:
+        wait_healthy(proc, port, seconds=60)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        stop(proc)

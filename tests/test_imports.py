@@ -62,13 +62,13 @@ LOADING += ["load.prompts", "load.spec_checks", "load.specs"]
 SERVE = [*LOADING, "logs", "serve.audit", "serve.listen", "serve.project", "serve.registry", "serve.server"]
 SERVE += ["serve.stdio", "serve.telemetry", "answer", "answer.cache", "answer.charts", "answer.compile"]
 SERVE += ["answer.completions", "answer.cursors"]
-SERVE += ["serve.tasks"]
+SERVE += ["serve.tasks", "serve.asking", "answer.asking"]
 SERVE += ["answer.pages", "answer.prompts", "answer.results", "answer.tool"]
 VALIDATE = [*LOADING, "commands", "commands.reports", "commands.validate"]
 CALL = [
     m
     for m in [*SERVE, "commands", "commands.terminal"]
-    if m not in ("serve.server", "serve.stdio", "serve.listen", "serve.tasks")
+    if m not in ("serve.server", "serve.stdio", "serve.listen", "serve.tasks", "serve.asking")
 ]
 PROTOCOL = {"mcp_types", "anyio", "sniffio", "rich", "markdown_it", "mdurl", "pygments"}
 

@@ -9,8 +9,10 @@ def test_all_names_what_the_docs_promise():
     assert sorted(mcpgen.__all__) == [
         "DataToolOutput",
         "DataToolPayload",
+        "NeedsInput",
         "Registry",
         "__version__",
+        "ask",
         "identity",
         "registry",
     ]
@@ -39,7 +41,9 @@ def test_star_import_gives_exactly_all():
     assert sorted(k for k in namespace if not k.startswith("__")) == [
         "DataToolOutput",
         "DataToolPayload",
+        "NeedsInput",
         "Registry",
+        "ask",
         "identity",
         "registry",
     ]

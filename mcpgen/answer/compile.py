@@ -278,4 +278,5 @@ def compile_spec(loaded: LoadedSpec, engine: Engine, defaults: Defaults, cursors
         },
         admission=getattr(engine, "admission", None),
         long_running=spec.long_running,
+        confirm=spec.confirm.message if spec.confirm else None,
     )

@@ -76,6 +76,7 @@ class Tool:
     parameters: dict[str, Any] = field(default_factory=dict)  # name -> spec Parameter (completions read them)
     completers: dict[str, Any] = field(default_factory=dict)  # name -> completions.QueryCompleter (`complete:`)
     long_running: bool = False  # offered as a task to clients of the tasks extension (mcpgen.serve.tasks)
+    confirm: str | None = None  # the question a client that can ask puts to the person before the call runs
 
     def to_mcp(self) -> MCPTool:
         return MCPTool(

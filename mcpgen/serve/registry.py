@@ -26,6 +26,7 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import ConfigDict, ValidationError, create_model
 
 from .. import logs
+from ..answer.asking import ANSWERS, NeedsInput
 from ..answer.cache import META_KEY, ResultCache
 from ..answer.results import DataToolOutput
 from ..answer.tool import READ_ONLY, Answer, Tool, check_result, error_result
@@ -183,6 +184,10 @@ class Registry:
                 result = await _in_thread(tool.handler, arguments or {}, progress)
         except ArgumentError as exc:
             return error_result(str(exc)), None
+        except NeedsInput as exc:  # a hand-written tool asks: the server asks the person, if anyone can
+            if ANSWERS.get() is None:
+                return error_result(exc.sentence(name)), None
+            raise
         except QueryError as exc:  # its connection is busy: one sentence, as the engine would say it
             return error_result(_sentence(str(exc))), None
         except Exception as exc:

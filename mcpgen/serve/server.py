@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import weakref
+from typing import Any
 
 import anyio.to_thread
 from mcp.server import Server
@@ -39,11 +40,13 @@ from mcp.types import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import identity, logs
-from ..answer.tool import Tool
+from ..answer.asking import prompt_schema, questions_for
+from ..answer.tool import Tool, error_result
 from ..errors import ArgumentError, MCPGenError
 from ..text import inert
 from ..version import __version__
 from . import audit, tasks
+from .asking import Asking, state_boundary
 from .listen import BoundedListen
 from .registry import Registry
 from .stdio import stdio_streams
@@ -105,6 +108,7 @@ class ToolServer:
         self.tasks = TaskStore()
         TasksExtension(self.tasks).install(self.server)
         self.server.middleware.append(DeclareExtensions(self.server.extensions))
+        self.server.middleware.append(state_boundary(name))  # requestState: sealed going out, checked coming in
 
     @property
     def registry(self) -> Registry:
@@ -170,10 +174,24 @@ class ToolServer:
         if prompt is None or not self._prompt_visible(registry, prompt):  # a hidden prompt is an unknown one
             known = ", ".join(n for n, p in registry.prompts.items() if self._prompt_visible(registry, p)) or "none"
             raise MCPError(code=INVALID_PARAMS, message=inert(f"Unknown prompt: {params.name} (prompts: {known})."))
-        try:
-            return prompt.get(params.arguments)
-        except ArgumentError as exc:
-            raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
+        asking = Asking.of(ctx, params)
+        if asking is None:
+            return _prompt_message(prompt, params.arguments)
+        given, schema = params.arguments or {}, prompt_schema(prompt.to_mcp())
+        filled: dict[str, Any] = {}
+
+        def questions(answers):
+            nonlocal filled
+            filled, pending = questions_for(schema, prompt.name, given, answers)
+            return pending
+
+        async def get():
+            return _prompt_message(prompt, filled)
+
+        outcome = await asking.run(questions, get)
+        if isinstance(outcome, str):
+            raise MCPError(code=INVALID_PARAMS, message=outcome)
+        return outcome  # type: ignore[return-value]
 
     async def _complete(self, ctx, params: CompleteRequestParams) -> CompleteResult:
         """completion/complete for a prompt's argument; resource templates: none are offered, so no values."""
@@ -223,14 +241,27 @@ class ToolServer:
                 arguments = params.arguments or {}
                 audit.record(params.name, arguments, logs.CallStats(error="UnknownTool"), frozenset(arguments))
             raise MCPError(code=INVALID_PARAMS, message=inert(f"Unknown tool: {params.name}"))
+        asking = Asking.of(ctx, params)
+        if asking is None:  # a client that cannot be asked: the call runs (or is refused) as it always did
+            return await self._run_call(ctx, params, registry, params.arguments)
+        tool, given = registry.get(params.name), params.arguments or {}
+        filled: dict[str, Any] = {}
+
+        def questions(answers):
+            nonlocal filled
+            filled, pending = questions_for(tool.input_schema, tool.name, given, answers, tool.confirm)
+            return pending
+
+        outcome = await asking.run(questions, lambda: self._run_call(ctx, params, registry, filled))
+        return error_result(outcome) if isinstance(outcome, str) else outcome  # type: ignore[return-value]
+
+    async def _run_call(self, ctx, params: CallToolRequestParams, registry: Registry, arguments) -> CallToolResult:
         if registry.get(params.name).long_running and tasks.declared(ctx, params):
-            created = self.tasks.start(
-                params.name, lambda progress: registry.call(params.name, params.arguments, progress)
-            )
+            created = self.tasks.start(params.name, lambda progress: registry.call(params.name, arguments, progress))
             if created is not None:
                 return created  # type: ignore[return-value]  # a CreateTaskResult: the SDK sends any dict
         progress = ctx.session.report_progress if _wants_progress(ctx, params) else None
-        return await registry.call(params.name, params.arguments, progress)
+        return await registry.call(params.name, arguments, progress)
 
     def _remember(self, ctx) -> None:
         # ctx.session lives for one request; its connection lives as long as the client (stdio).
@@ -313,6 +344,13 @@ def _wants_progress(ctx, params: CallToolRequestParams) -> bool:
     channel = getattr(ctx.session, "_request_outbound", None)
     channel = getattr(channel, "_inner", channel)  # a 2026-07-28 stream wraps the channel
     return getattr(channel, "_progress_token", None) is not None or getattr(channel, "_on_progress", None) is not None
+
+
+def _prompt_message(prompt, arguments) -> GetPromptResult:
+    try:
+        return prompt.get(arguments)
+    except ArgumentError as exc:
+        raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
 
 
 class ToolsetError(MCPGenError):

@@ -448,6 +448,12 @@ class Annotations(Strict):
     destructiveHint: StrictBool | None = Field(default=None, description="MCP annotation: the tool may destroy data.")
 
 
+class Confirm(Strict):
+    message: str = Field(
+        min_length=1, max_length=500, description="The question put to the person before the query runs."
+    )
+
+
 class Spec(Strict):
     name: str | None = Field(default=None, pattern=NAME_RE, description="Tool name; default: the file's stem.")
     title: str | None = Field(default=None, description="Human title of the tool (MCP tool title).")
@@ -508,6 +514,11 @@ class Spec(Strict):
         default=False,
         description="Offer the tasks extension for this tool: a client that declares it gets a task at once, "
         "polls it and reads the result later (docs/long-work.md).",
+    )
+    confirm: Confirm | None = Field(
+        default=None,
+        description="Ask the person to confirm each call before its query runs, where the client can ask "
+        "(elicitation); other clients are answered as always (docs/asking.md).",
     )
     max_bytes: StrictInt | None = Field(
         default=None,

@@ -11,7 +11,7 @@ import anyio
 import pytest
 from longwork import TasksClient, cancel_task, get_task, write_long_project
 from mcp import Client, StdioServerParameters
-from servers import TOKEN, client, free_port, start, stop, wait_healthy
+from servers import client, serving
 
 pytestmark = pytest.mark.slow
 
@@ -23,16 +23,8 @@ def specs(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def http_url(specs):
-    port = free_port()
-    proc = start(
-        [str(specs), "--http", "--port", str(port), "--auth-token-env", "MCPGEN_TEST_TOKEN"],
-        env={"MCPGEN_TEST_TOKEN": TOKEN},
-    )
-    try:
-        wait_healthy(proc, port, seconds=60)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        stop(proc)
+    with serving(specs) as url:
+        yield url
 
 
 def _stdio(specs, extensions=()) -> Client:

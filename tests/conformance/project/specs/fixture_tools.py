@@ -4,6 +4,10 @@ an analyst's Python tool would, and returned with its sources like every mcpgen 
 
 The suite checks the kind of each content item (an image with data and a MIME type, ...), not its
 bytes; the bytes here are real: a PNG bar chart, a WAV of one tone per reading, the CSV itself.
+
+The tools named test_input_required_result_* and test_streaming_elicitation ask the person with
+`mcpgen.ask`, as a hand-written tool does (docs/asking.md): the server puts the question to a client
+that declared elicitation and calls the tool again with the answer.
 """
 
 import base64
@@ -17,7 +21,7 @@ from pathlib import Path
 
 from mcp.types import AudioContent, CallToolResult, EmbeddedResource, ImageContent, TextContent, TextResourceContents
 
-from mcpgen import DataToolOutput, registry
+from mcpgen import DataToolOutput, ask, registry
 
 READINGS_CSV = Path(__file__).parent.parent / "data" / "readings.csv"
 SOURCES = ["https://modelcontextprotocol.io/"]
@@ -108,3 +112,50 @@ def test_multiple_content_types() -> DataToolOutput:
     peak_hour, peak = max(readings, key=lambda r: r[1])
     text = TextContent(type="text", text=f"{len(readings)} hourly readings; the highest, {peak}, at hour {peak_hour}.")
     return _result([text, _png(readings), _csv_resource(readings)], readings)
+
+
+def _text(sentence: str) -> CallToolResult:
+    return _result([TextContent(type="text", text=sentence)], _readings())
+
+
+NAME = {"name": {"type": "string", "description": "Your name"}}
+OK = {"ok": {"type": "boolean", "description": "Go ahead"}}
+
+
+@registry.tool(app=False)
+def test_input_required_result_elicitation() -> DataToolOutput:
+    """Greets the person by the name they give, with the number of hourly readings."""
+    name = ask("user_name", "What is your name?", NAME)["name"]
+    return _text(f"Hello, {name}! The fixture table holds {len(_readings())} hourly readings.")
+
+
+@registry.tool(app=False)
+def test_input_required_result_request_state() -> DataToolOutput:
+    """Asks the person to confirm, then gives the highest reading."""
+    ok = ask("confirm", "Please confirm", OK)["ok"]
+    hour, peak = max(_readings(), key=lambda r: r[1])
+    verdict = f"the highest reading is {peak}, at hour {hour}" if ok else "nothing shown"
+    return _text(f"Confirmed: {verdict} (state-ok: a changed requestState is refused before the tool runs).")
+
+
+@registry.tool(app=False)
+def test_input_required_result_tampered_state() -> DataToolOutput:
+    """Asks the person to confirm, then gives the lowest reading; a tampered requestState is refused."""
+    ask("confirm", "Please confirm", OK)
+    hour, low = min(_readings(), key=lambda r: r[1])
+    return _text(f"The lowest reading is {low}, at hour {hour}.")
+
+
+@registry.tool(app=False)
+def test_input_required_result_multi_round() -> DataToolOutput:
+    """Asks two questions, one after the other (the first answer rides in requestState meanwhile)."""
+    name = ask("step1", "Step 1: What is your name?", NAME)["name"]
+    color = ask("step2", "Step 2: What is your favorite color?", {"color": {"type": "string"}})["color"]
+    return _text(f"{name} likes {color}; the fixture table holds {len(_readings())} hourly readings.")
+
+
+@registry.tool(app=False)
+def test_streaming_elicitation() -> DataToolOutput:
+    """Asks the person to confirm: on 2026-07-28 the question is an input_required result, never a request."""
+    ask("confirm", "Show the number of readings?", OK)
+    return _text(f"{len(_readings())} hourly readings.")
