@@ -1,7 +1,8 @@
 """Streamable HTTP: `mcpgen serve SPECS_DIR --http`.
 
 Stateless with JSON responses, so any number of processes can sit behind one load
-balancer: no session lives in a process. Every request to /mcp passes, in order:
+balancer: no session lives in a process (a 2026-07-28 call that asks for progress may get an event
+stream inside its own POST: `streams`). Every request to /mcp passes, in order:
 
 1. the body cap (413), 2. the bearer token when tokens or `auth:` are configured (401, or 403
 `insufficient_scope`; with `auth:` the token is a JWT from the issuer, see mcpgen.http.auth),
@@ -38,6 +39,7 @@ from ..spec.config import AuthConfig
 from ..text import plural
 from .connections import BACKLOG, NoEventStream, PerCaller, protocol_class, quiet_floods, usable_connections
 from .options import HTTPOptions, HTTPSetupError, allowed_hosts, allowed_origins, check_options, host_header
+from .streams import ProgressStreams
 
 logger = logging.getLogger("mcpgen")
 
@@ -108,6 +110,7 @@ def build_app(tool_server, options: HTTPOptions):
         token_verifier=verifier,
         custom_starlette_routes=routes,
     )
+    ProgressStreams(tool_server.server.session_manager)  # a call that asks for progress may stream it
     app.add_middleware(NoEventStream, path=options.path)
     app.add_middleware(PerCaller, limit=options.limits.per_caller)  # outermost: before any other work
     limits = options.limits

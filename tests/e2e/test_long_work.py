@@ -1,7 +1,8 @@
 """End to end: long work on the real `mcpgen serve`, with the official client. Over stdio, progress
 notifications arrive while DuckDB scans and a cancelled call stops its query (the project has one
-slot, so the next call answering at once proves the join is no longer running); HTTP answers plain
-JSON, with no stream for notifications (docs/long-work.md). Over both, the tasks extension: a task
+slot, so the next call answering at once proves the join is no longer running); over HTTP the same
+for a 2026-07-28 call that asks for progress, which gets its notifications on an event stream inside
+its POST and is cancelled by closing it (docs/long-work.md). Over both, the tasks extension: a task
 started, polled and its result fetched, and a task cancelled."""
 
 import os
@@ -78,8 +79,8 @@ async def _progress_then_cancel(session: Client) -> None:
         result = await session.call_tool("scan", {"k": 7}, progress_callback=on_progress)
     assert not result.is_error and result.content[0].text.endswith("multiples of 7.")
     assert seen and seen == sorted(set(seen)) and all(0 <= p <= 100 for p in seen), seen
-    with anyio.move_on_after(1.0) as scope:
-        await session.call_tool("forever", {})
+    with anyio.move_on_after(1.0) as scope:  # over HTTP, a call that asks for progress is cancelled by closing it
+        await session.call_tool("forever", {}, progress_callback=on_progress)
     assert scope.cancelled_caught
     with anyio.fail_after(15):
         quick = await session.call_tool("quick", {})
@@ -89,6 +90,14 @@ async def _progress_then_cancel(session: Client) -> None:
 def test_progress_and_cancel_over_stdio(specs):
     async def main():
         async with _stdio(specs) as session:
+            await _progress_then_cancel(session)
+
+    anyio.run(main)
+
+
+def test_progress_and_cancel_over_http(http_url):
+    async def main():
+        async with client(http_url) as session:
             await _progress_then_cancel(session)
 
     anyio.run(main)

@@ -5,6 +5,10 @@ an analyst's Python tool would, and returned with its sources like every mcpgen 
 The suite checks the kind of each content item (an image with data and a MIME type, ...), not its
 bytes; the bytes here are real: a PNG bar chart, a WAV of one tone per reading, the CSV itself.
 
+`test_tool_with_progress` works through the readings in three steps and reports how far it is the
+way an engine reports a query's progress (`mcpgen.engines.control.attached`), so a caller who asks
+gets notifications/progress (over `serve --http`, a 2026-07-28 call on an event stream in its POST).
+
 The tools named test_input_required_result_* and test_streaming_elicitation ask the person with
 `mcpgen.ask`, as a hand-written tool does (docs/asking.md): the server puts the question to a client
 that declared elicitation and calls the tool again with the answer.
@@ -15,6 +19,7 @@ import csv
 import io
 import math
 import struct
+import threading
 import wave
 import zlib
 from pathlib import Path
@@ -22,6 +27,7 @@ from pathlib import Path
 from mcp.types import AudioContent, CallToolResult, EmbeddedResource, ImageContent, TextContent, TextResourceContents
 
 from mcpgen import DataToolOutput, ask, registry
+from mcpgen.engines.control import attached
 
 READINGS_CSV = Path(__file__).parent.parent / "data" / "readings.csv"
 SOURCES = ["https://modelcontextprotocol.io/"]
@@ -159,3 +165,22 @@ def test_streaming_elicitation() -> DataToolOutput:
     """Asks the person to confirm: on 2026-07-28 the question is an input_required result, never a request."""
     ask("confirm", "Show the number of readings?", OK)
     return _text(f"{len(_readings())} hourly readings.")
+
+
+STEP_SECONDS = 0.6  # each of the three steps: more than two looks at its progress (every 0.25 s) apart
+
+
+@registry.tool(app=False)
+def test_tool_with_progress() -> DataToolOutput:
+    """The mean hourly reading, worked out in three steps (0%, 50%, 100%) that report their progress."""
+    readings, done, stop = _readings(), [0.0], threading.Event()
+    with attached(stop.set, lambda: done[0]):
+        half = len(readings) // 2
+        parts = [readings[:half], readings[half:]]
+        total = 0.0
+        for step, part in enumerate([[], *parts]):
+            total += sum(level for _, level in part)
+            done[0] = 50.0 * step
+            if stop.wait(STEP_SECONDS):  # cancelled: stop working
+                break
+    return _text(f"The mean of {len(readings)} hourly readings is {total / len(readings):.2f}.")
