@@ -50,6 +50,27 @@ def pytest_collection_modifyitems(config, items):
 # --- database services: PostgreSQL, MariaDB, and the cities table in each ----------------------------
 
 
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """A cache folder of this test's own (mcpgen's cache of parsed and checked specs), turned on."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("MCPGEN_CACHE_DIR", str(folder))
+    monkeypatch.delenv("MCPGEN_CACHE", raising=False)
+    return folder
+
+
+class Hostile:
+    """A pickle that would run a command when read (a cache file that must be refused)."""
+
+    def __reduce__(self):
+        return (os.system, ("touch hostile-was-run",))
+
+
+@pytest.fixture
+def hostile():
+    return Hostile()
+
+
 @pytest.fixture(scope="session")
 def postgres_url():
     """URL of the PostgreSQL test service; skips (or fails under MCPGEN_REQUIRE_SERVICES=1) when absent."""

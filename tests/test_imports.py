@@ -56,7 +56,7 @@ LOADING += [
     "engines.file_reach",
 ]
 LOADING += ["engines.protocol", "engines.slots", "serve", "serve.mcp_app", "vendored"]
-LOADING += ["load", "load.columns", "load.discovery", "load.icons", "load.messages", "load.project"]
+LOADING += ["load", "load.checked", "load.columns", "load.discovery", "load.icons", "load.messages", "load.project"]
 LOADING += ["load.prompts", "load.spec_checks", "load.specs"]
 
 SERVE = [*LOADING, "logs", "serve.audit", "serve.listen", "serve.project", "serve.registry", "serve.server"]

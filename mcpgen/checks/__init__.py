@@ -19,7 +19,7 @@ from .filters import filter_problems
 from .init_statements import init_problem
 from .passwords import literal_password
 from .row_references import row_references
-from .sql_paths import caller_paths, outside_paths
+from .sql_paths import caller_paths, outside_paths, reads_files
 from .templates import template_hazards
 from .urls import source_problem
 
@@ -35,6 +35,7 @@ __all__ = [
     "init_problem",
     "literal_password",
     "outside_paths",
+    "reads_files",
     "row_references",
     "source_problem",
     "template_hazards",

@@ -25,6 +25,15 @@ _FROM_STRING = re.compile(r"\b(FROM|JOIN)\s+'", re.IGNORECASE)
 _STRING = re.compile(r"'((?:[^']|'')*)'")
 
 
+def reads_files(sql: str) -> bool:
+    """Whether `sql` calls one of DuckDB's file functions (whose paths `caller_paths` looks up on disk).
+
+    >>> reads_files("SELECT * FROM read_csv(:file)"), reads_files("SELECT 1")
+    (True, False)
+    """
+    return _FILE_FUNCTIONS.search(sql) is not None
+
+
 def outside_paths(sql: str) -> list[tuple[int, int, str]]:
     """(line, col, reason) for each file path in `sql` that leaves the project folder.
 

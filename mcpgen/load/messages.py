@@ -34,17 +34,28 @@ def not_utf8(path: Path, exc: UnicodeDecodeError) -> Problem:
 def read_mapping(path: Path, problems: list[Problem], not_a_mapping: str) -> Located | None:
     """The file's top-level YAML mapping (parsed through the cache), or None with the problem added:
     too large, not UTF-8, not YAML, or not a mapping (`not_a_mapping` says what the file must be)."""
-    shown = str(path)
+    text = read_text(path, problems)
+    return None if text is None else mapping_of(text, str(path), problems, not_a_mapping)
+
+
+def read_text(path: Path, problems: list[Problem]) -> str | None:
+    """The file's text, or None with the problem added: too large, or not UTF-8."""
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
-            problems.append(Problem(shown, None, None, f"the file is larger than {MAX_FILE_BYTES // 1024} KiB"))
+            problems.append(Problem(str(path), None, None, f"the file is larger than {MAX_FILE_BYTES // 1024} KiB"))
             return None
-        data = parsecache.load_yaml(path.read_text(encoding="utf-8"), shown, problems)
-    except SpecError as exc:
-        problems.extend(exc.problems)
-        return None
+        return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         problems.append(not_utf8(path, exc))
+        return None
+
+
+def mapping_of(text: str, shown: str, problems: list[Problem], not_a_mapping: str) -> Located | None:
+    """The top-level YAML mapping of `text` (parsed through the cache), or None with the problem added."""
+    try:
+        data = parsecache.load_yaml(text, shown, problems)
+    except SpecError as exc:
+        problems.extend(exc.problems)
         return None
     if not isinstance(data, Located):
         problems.append(Problem(shown, 1, 1, not_a_mapping))

@@ -26,9 +26,10 @@ from ..spec.config import DuckDBConnection, ProjectConfig, URLConnection
 from ..spec.models import Spec
 from ..spec.yamlload import Located, load_yaml
 from ..templates import parsecache
+from . import checked
 from .discovery import find_config, python_paths, spec_paths
 from .icons import as_mcp_icons
-from .messages import not_utf8, read_mapping, typos, validation_problems
+from .messages import mapping_of, not_utf8, read_text, typos, validation_problems
 from .prompts import load_prompts
 from .spec_checks import check_spec, check_unique_names
 from .specs import LoadedProject, LoadedSpec
@@ -148,10 +149,32 @@ def _check_init(config: ProjectConfig, data: Any, path: Path, problems: list[Pro
 def load_spec(
     path: Path, config: ProjectConfig, problems: list[Problem], root: Path | None = None
 ) -> LoadedSpec | None:
-    """Load and statically check one spec file; add what is wrong to `problems`."""
-    data = read_mapping(path, problems, "a spec must be a YAML mapping of fields (name, description, sql, ...)")
-    if data is None:
+    """Load and statically check one spec file; add what is wrong to `problems`. An unchanged file
+    of an unchanged project comes from the cache of checked specs (`checked`), problems and all."""
+    text = read_text(path, problems)
+    if text is None:
         return None
+    root = root or path.parent.parent.resolve()
+    name = checked.key(str(path), root, text, config)
+    found = checked.get(name)
+    if found is not None:
+        problems += found[1]
+        return found[0]
+    before = len(problems)
+    data, loaded = _check(path, text, config, problems, root)
+    checked.put(name, loaded, problems[before:], data, root, path)
+    return loaded
+
+
+def _check(
+    path: Path, text: str, config: ProjectConfig, problems: list[Problem], root: Path
+) -> tuple[Any, LoadedSpec | None]:
+    """(the spec file's YAML, the spec if it has no error) of `text`, read from `path`."""
+    data = mapping_of(
+        text, str(path), problems, "a spec must be a YAML mapping of fields (name, description, sql, ...)"
+    )
+    if data is None:
+        return None, None
     before = len(problems)
     try:
         spec = Spec.model_validate(data)
@@ -159,11 +182,11 @@ def load_spec(
         problems.extend(validation_problems(exc, data, path))
         recovered = _without_broken_extras(exc, data)  # so the other checks still run and report too
         if recovered is None:
-            return None
+            return data, None
         spec, data = recovered
     loaded = LoadedSpec(path, spec, spec.name or path.stem, "", data)
-    check_spec(loaded, config, problems, root or path.parent.parent.resolve())
-    return loaded if len([p for p in problems[before:] if p.severity == "error"]) == 0 else None
+    check_spec(loaded, config, problems, root)
+    return data, loaded if len([p for p in problems[before:] if p.severity == "error"]) == 0 else None
 
 
 # Fields whose errors do not stop the other checks: leave them out and check the rest.

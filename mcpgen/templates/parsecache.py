@@ -3,12 +3,13 @@
 Parsing is most of the cost of loading a big project. Each template's tree, and each spec file's
 YAML (with the positions of its keys and its warnings), is kept, pickled, in one file per project
 under the user's cache folder, keyed by the sha256 of its text (and, for a template, its kind:
-prose or URL). The file records the versions of mcpgen, Jinja2 and Python that wrote it; any
-other version reads it as empty. A key that is not there is parsed, so an edit can never meet a
-stale result, and what fails to parse is never kept. The checks still run on every load: only
-parsing is saved. A file that cannot be read (deleted, truncated, corrupt, written by someone
-else) is ignored: everything is parsed as if there were no cache. Unpickling accepts Jinja's node
-classes, the positioned mappings and lists of YAML, and plain values only.
+prose or URL). The file records the versions of mcpgen, Jinja2 and Python that wrote it, and the
+name, size and time of each of mcpgen's own files; any other version reads it as empty. A key
+that is not there is parsed, so an edit can never meet a stale result, and what fails to parse is
+never kept. `get` and `put` keep other bytes in the same file under a key of the caller's
+(`load.checked`: specs as checked). A file that cannot be read (deleted, truncated, corrupt,
+written by someone else) is ignored: everything is parsed as if there were no cache. Unpickling
+accepts Jinja's node classes, the positioned mappings and lists of YAML, and plain values only.
 
 Where: `MCPGEN_CACHE_DIR`, else `$XDG_CACHE_HOME/mcpgen`, else `~/.cache/mcpgen`.
 `MCPGEN_CACHE=off` turns it off. The folder is safe to delete at any time.
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import hashlib
 import io
 import os
@@ -40,6 +42,26 @@ from ..spec import yamlload
 from ..version import __version__
 
 _HEADER = f"mcpgen {__version__} jinja2 {jinja2.__version__} python {sys.version_info[:3]}"
+_PACKAGE = Path(__file__).resolve().parent.parent
+
+
+@functools.cache
+def _code() -> str:
+    """mcpgen's own code as it is here: the name, size and time of each of its files, so that an
+    edited checkout (the same version number, other checks) never reads what another one wrote."""
+    digest = hashlib.sha256()
+    for folder, subfolders, files in sorted(os.walk(_PACKAGE)):
+        subfolders[:] = [d for d in subfolders if not d.startswith((".", "__"))]
+        for name in sorted(f for f in files if f.endswith(".py")):
+            info = os.stat(os.path.join(folder, name))
+            digest.update(f"{folder}/{name} {info.st_size} {info.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+def _header() -> str:
+    return f"{_HEADER} code {_code()}"
+
+
 _OFF = {"0", "off", "false", "no"}
 
 
@@ -70,7 +92,7 @@ class _Store:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tmp-", suffix=".pickle")
             with os.fdopen(fd, "wb") as out:
-                pickle.dump((_HEADER, self.used), out, protocol=pickle.HIGHEST_PROTOCOL)
+                pickle.dump((_header(), self.used), out, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(tmp, self.path)
         except OSError:  # a read-only or full disk: the next start parses again
             with contextlib.suppress(OSError, UnboundLocalError):
@@ -87,7 +109,8 @@ def session(root: Path, *scope: object) -> Iterator[None]:
     if folder is None:
         yield
         return
-    name = hashlib.sha256("\0".join(map(str, (root, *scope))).encode()).hexdigest()[:32]
+    # One file per version of mcpgen's code too: two checkouts on one project keep their own.
+    name = hashlib.sha256("\0".join(map(str, (_header(), root, *scope))).encode()).hexdigest()[:32]
     store = _Store(folder / f"load-{name}.pickle")
     token = _active.set(store)
     try:
@@ -140,6 +163,24 @@ def load_yaml(text: str, path: str, warnings: list[Problem] | None = None) -> An
     return value
 
 
+def get(key: str) -> bytes | None:
+    """The bytes kept under `key` in the active session (None: no session, or not kept); `key` must
+    name everything the bytes were made from. What the caller then reads of them is its own rule."""
+    store = _active.get()
+    data = store.entries.get(key) if store is not None else None
+    if data is not None and store is not None:
+        store.used[key] = data
+    return data
+
+
+def put(key: str, data: bytes) -> None:
+    """Keep `data` under `key` in the active session's file (nothing without a session)."""
+    store = _active.get()
+    if store is not None:
+        store.used[key] = data
+        store.missed += 1
+
+
 def _parsed_yaml(data: bytes) -> tuple[Any, list] | None:
     try:
         value, notes = _Unpickler(io.BytesIO(data), None, yaml=True).load()
@@ -156,7 +197,7 @@ def _read(path: Path) -> dict[str, bytes]:
             header, entries = _Unpickler(f, None).load()
     except Exception:  # missing, truncated, corrupt or foreign: an empty cache
         return {}
-    if header != _HEADER or not isinstance(entries, dict):
+    if header != _header() or not isinstance(entries, dict):
         return {}
     return {k: v for k, v in entries.items() if isinstance(k, str) and isinstance(v, bytes)}
 

@@ -31,14 +31,6 @@ sources:
 
 
 @pytest.fixture
-def cache(tmp_path, monkeypatch):
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("MCPGEN_CACHE_DIR", str(folder))
-    monkeypatch.delenv("MCPGEN_CACHE", raising=False)
-    return folder
-
-
-@pytest.fixture
 def parses(monkeypatch):
     """Counts the templates Jinja parses (rendering is not part of loading, so only loading counts)."""
     seen: list[str] = []
@@ -177,21 +169,16 @@ def test_a_broken_cache_file_is_ignored(tmp_path, cache, parses, capsys, content
     assert trees(load_project(specs)) == cold and parses == []  # and the file is whole again
 
 
-class _Hostile:
-    def __reduce__(self):
-        return (os.system, ("touch hostile-was-run",))
-
-
 @pytest.mark.parametrize("where", ["file", "entry"])
-def test_a_cache_file_cannot_run_code(tmp_path, cache, parses, monkeypatch, where):
+def test_a_cache_file_cannot_run_code(tmp_path, cache, parses, monkeypatch, where, hostile):
     specs = project(tmp_path, towns=SPEC)
     cold = trees(load_project(specs))
     (path,) = cache.glob("load-*.pickle")
     header, entries = pickle.loads(path.read_bytes())
     if where == "file":
-        path.write_bytes(pickle.dumps(_Hostile()))
+        path.write_bytes(pickle.dumps(hostile))
     else:  # a well-formed file whose trees are not trees
-        path.write_bytes(pickle.dumps((header, {k: pickle.dumps(_Hostile()) for k in entries})))
+        path.write_bytes(pickle.dumps((header, {k: pickle.dumps(hostile) for k in entries})))
     monkeypatch.chdir(tmp_path)
     assert trees(load_project(specs)) == cold and parses
     assert not (tmp_path / "hostile-was-run").exists()

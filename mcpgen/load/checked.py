@@ -1,0 +1,144 @@
+"""Checked specs kept between runs: what loading one spec file found (the spec with its templates,
+or nothing, and every problem at file:line:col), so that restarting an unchanged project neither
+parses nor checks its specs again.
+
+An entry lives in the project's cache file (`templates.parsecache`, whose header holds the versions
+of mcpgen, Jinja2 and Python) under the sha256 of everything the checks read: the spec file's text
+and its path as shown, the project folder, mcpgen.yaml as loaded, and the versions of pydantic,
+sqlglot and (with a DuckDB connection, whose function catalogue the checks read) DuckDB. A
+`sql_file` is read again on every load and its sha256 compared with the one the entry recorded. A
+spec whose checks read other files (icons beside it, a parameter whose enum names the files a
+query reads) is checked on every load: it is never kept.
+
+Reading an entry builds mcpgen's own spec classes, Jinja's nodes, YAML's mappings, paths and plain
+values only; an entry that cannot be read is checked again, as if there were none.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import pickle
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import pydantic
+import sqlglot
+from jinja2 import nodes
+
+from ..checks import reads_files
+from ..errors import Problem
+from ..spec import models, yamlload
+from ..spec.config import DuckDBConnection, ProjectConfig
+from ..templates import parsecache
+from ..templates.render import PROSE, URL, Template
+from .specs import LoadedSpec
+
+_ENVS = {"prose": PROSE, "url": URL}
+_FORMAT = "checked-spec 1"
+
+
+def key(shown: str, root: Path, text: str, config: ProjectConfig) -> str:
+    """The name of the entry for a spec file with this text, path and project."""
+    digest = hashlib.sha256(_project(config).encode())
+    digest.update("\0".join((shown, str(root), text)).encode())
+    return "checked:" + digest.hexdigest()
+
+
+_LAST: list[Any] = []  # the last project's config and its text: every spec of a project shares them
+
+
+def _project(config: ProjectConfig) -> str:
+    """What the checks of every spec read besides the spec: mcpgen.yaml as loaded and the versions."""
+    if _LAST and _LAST[0] is config:
+        return _LAST[1]
+    parts = [_FORMAT, repr(config), pydantic.VERSION, sqlglot.__version__]
+    if any(isinstance(c, DuckDBConnection) for c in config.connections.values()):
+        import duckdb  # the checks read its function catalogue (loaded for them anyway)
+
+        parts.append(duckdb.__version__)
+    _LAST[:] = [config, "\0".join(parts)]
+    return _LAST[1]
+
+
+def get(name: str) -> tuple[LoadedSpec | None, list[Problem]] | None:
+    """(the loaded spec or None, the problems) kept under `name`, when its files are unchanged."""
+    data = parsecache.get(name)
+    if data is None:
+        return None
+    try:
+        files, loaded, problems = _Unpickler(io.BytesIO(data)).load()
+    except Exception:  # foreign, corrupt or from classes that changed: checked again
+        return None
+    if not (loaded is None or isinstance(loaded, LoadedSpec)) or not all(isinstance(p, Problem) for p in problems):
+        return None
+    if any(_digest(Path(path)) != digest for path, digest in files):
+        return None
+    return loaded, problems
+
+
+def put(name: str, loaded: LoadedSpec | None, problems: list[Problem], data: Any, root: Path, path: Path) -> None:
+    """Keep what checking a spec found, unless its checks read files the entry cannot follow."""
+    if isinstance(data, yamlload.Located) and data.get("icons") is not None:
+        return
+    if loaded is not None and any(p.enum for p in loaded.spec.parameters.values()) and reads_files(loaded.sql):
+        return
+    sql_file = data.get("sql_file") if isinstance(data, yamlload.Located) else None
+    files = [(str(path.parent / sql_file), _digest(path.parent / sql_file))] if isinstance(sql_file, str) else []
+    buffer = io.BytesIO()
+    try:
+        _Pickler(buffer).dump((files, loaded, problems))
+    except Exception:  # something in it cannot be kept: it is checked on every load
+        return
+    parsecache.put(name, buffer.getvalue())
+
+
+def _digest(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+class _Pickler(pickle.Pickler):
+    """Pickles templates without their environment (PROSE or URL), which the reader puts back."""
+
+    def __init__(self, file: io.BytesIO):
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def persistent_id(self, obj: Any) -> str | None:
+        return "prose" if obj is PROSE else "url" if obj is URL else None
+
+
+_CLASSES: dict[tuple[str, str], type] = {
+    (c.__module__, c.__qualname__): c
+    for c in (LoadedSpec, Template, Problem, yamlload.Located, yamlload.LocatedList, type(Path()), PurePosixPath)
+}
+
+
+class _Unpickler(pickle.Unpickler):
+    """Builds the classes of a loaded spec only: LoadedSpec, its pydantic models (mcpgen.spec.models),
+    templates, Jinja's nodes, YAML's positioned containers, problems and paths."""
+
+    def persistent_load(self, pid: Any) -> Any:
+        if pid in _ENVS:
+            return _ENVS[pid]
+        raise pickle.UnpicklingError("unknown persistent id")
+
+    def find_class(self, module: str, name: str) -> Any:
+        found = _CLASSES.get((module, name))
+        if found is None:
+            found = _CLASSES[module, name] = _allowed(module, name)
+        return found
+
+
+def _allowed(module: str, name: str) -> type:
+    if module == models.__name__:
+        model = getattr(models, name, None)
+        if isinstance(model, type) and issubclass(model, pydantic.BaseModel):
+            return model
+    if module == "jinja2.nodes":
+        node = getattr(nodes, name, None)
+        if isinstance(node, type) and issubclass(node, nodes.Node):
+            return node
+    raise pickle.UnpicklingError(f"{module}.{name} is not part of a loaded spec")

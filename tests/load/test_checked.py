@@ -1,0 +1,203 @@
+"""The cache of checked specs: a warm load gives the very specs and problems (file:line:col) a fresh
+one finds without checking anything, and whatever the checks read (the spec, mcpgen.yaml, a sql_file,
+an icon, a data file's columns, the versions) changed is checked again."""
+
+from __future__ import annotations
+
+import io
+import pickle
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from mcpgen.commands.validate import run_validate
+from mcpgen.load import checked
+from mcpgen.load import project as project_module
+from mcpgen.load.project import load_project
+
+REPO = Path(__file__).resolve().parents[2]
+
+CONFIG = """\
+connections:
+  default:
+    duckdb: ':memory:'
+    init:
+      - CREATE VIEW towns AS SELECT * FROM read_csv('data/towns.csv')
+"""
+SPEC = """\
+description: Towns of a country.
+parameters:
+  country: {type: string, description: ISO code, default: FR}
+  unused: {type: integer, description: never read}
+sql: SELECT name, people FROM towns WHERE country = :country ORDER BY people DESC
+content: "{% for r in rows %}{{ r.name }} has {{ r.people | thousands }} people. {% endfor %}"
+sources: [https://www.geonames.org/]
+"""
+BROKEN = SPEC.replace("= :country", "= :countyr").replace("{{ r.name }}", "{{ r.nmae }} {{ nope }}")
+
+
+@pytest.fixture
+def checks(monkeypatch):
+    """The spec files whose checks ran."""
+    seen: list[str] = []
+    real = project_module.check_spec
+
+    def counted(loaded, *args, **kwargs):
+        seen.append(loaded.path.name)
+        return real(loaded, *args, **kwargs)
+
+    monkeypatch.setattr(project_module, "check_spec", counted)
+    return seen
+
+
+def project(tmp_path: Path, **specs: str) -> Path:
+    folder = tmp_path / "project" / "specs"
+    folder.mkdir(parents=True)
+    (folder.parent / "mcpgen.yaml").write_text(CONFIG)
+    (folder.parent / "data").mkdir()
+    (folder.parent / "data" / "towns.csv").write_text("name,people,country\nLyon,522000,FR\nNice,342000,FR\n")
+    for name, text in specs.items():
+        (folder / f"{name}.yaml").write_text(textwrap.dedent(text))
+    return folder
+
+
+def outcome(loaded) -> tuple:
+    """Everything loading gives, as comparable values: each spec, its SQL, templates and positions, and
+    every problem as printed."""
+    specs = [
+        (
+            s.name,
+            str(s.path),
+            s.sql,
+            s.dialect,
+            s.spec.model_dump(),
+            {k: (t.source, t.ast, t.constant, t.host) for k, t in s.templates.items()},
+            dict(s.data.lines),
+            s.icons,
+            s.completions,
+        )
+        for s in loaded.specs
+    ]
+    return specs, [(p.path, p.line, p.col, p.message, p.severity) for p in loaded.problems]
+
+
+def test_a_warm_load_checks_nothing_and_gives_what_a_fresh_one_finds(cache, checks, monkeypatch):
+    monkeypatch.setenv("MCPGEN_CACHE", "off")
+    fresh = outcome(load_project(REPO / "specs"))
+    monkeypatch.delenv("MCPGEN_CACHE")
+    first = outcome(load_project(REPO / "specs"))
+    checks.clear()
+    warm = outcome(load_project(REPO / "specs"))
+    assert checks == []
+    assert warm == first == fresh and len(fresh[0]) > 5
+
+
+def test_problems_come_out_of_a_cached_spec_exactly_as_from_a_fresh_load(tmp_path, cache, checks, monkeypatch):
+    specs = project(tmp_path, towns=SPEC, broken=BROKEN, bad_yaml="description: [unclosed\n")
+    monkeypatch.setenv("MCPGEN_CACHE", "off")
+    fresh = [str(p) for p in load_project(specs).problems]
+    monkeypatch.delenv("MCPGEN_CACHE")
+    load_project(specs)
+    checks.clear()
+    warm = [str(p) for p in load_project(specs).problems]
+    assert warm == fresh and checks == []
+    assert any("broken.yaml:5:" in p and ":countyr" in p for p in warm)  # an error, at line and column
+    assert any("towns.yaml:4:" in p and "'unused' is declared" in p for p in warm)  # a warning
+    assert any("bad_yaml.yaml:" in p for p in warm)
+    assert [s.name for s in load_project(specs).specs] == ["towns"]  # a spec with errors stays out
+
+
+def test_an_edited_spec_is_checked_again(tmp_path, cache, checks):
+    specs = project(tmp_path, towns=SPEC, villages=SPEC)
+    load_project(specs)
+    checks.clear()
+    (specs / "towns.yaml").write_text(BROKEN)
+    loaded = load_project(specs)
+    assert checks == ["towns.yaml"]
+    assert [s.name for s in loaded.specs] == ["villages"] and any(":countyr" in str(p) for p in loaded.errors)
+
+
+def test_an_edited_mcpgen_yaml_checks_every_spec_again(tmp_path, cache, checks):
+    specs = project(tmp_path, towns=SPEC)
+    assert not load_project(specs).errors
+    (specs.parent / "mcpgen.yaml").write_text(CONFIG.replace("  default:", "  other:"))
+    checks.clear()
+    loaded = load_project(specs)
+    assert checks == ["towns.yaml"]
+    assert any("connection 'default' is not defined" in str(p) for p in loaded.errors)
+
+
+def test_an_edited_sql_file_is_checked_again(tmp_path, cache, checks):
+    specs = project(tmp_path)
+    (specs / "towns.sql").write_text("SELECT name, people FROM towns WHERE country = :country ORDER BY people")
+    (specs / "towns.yaml").write_text(
+        "\n".join(line for line in SPEC.splitlines() if not line.startswith("sql:")) + "\nsql_file: towns.sql\n"
+    )
+    assert not load_project(specs).errors
+    checks.clear()
+    assert not load_project(specs).errors and checks == []  # unchanged: kept
+    (specs / "towns.sql").write_text("SELECT name FROM towns WHERE country = :land")
+    loaded = load_project(specs)
+    assert checks == ["towns.yaml"] and any(":land, which is not a declared parameter" in str(p) for p in loaded.errors)
+    (specs / "towns.sql").unlink()
+    assert any("sql_file towns.sql does not exist" in str(p) for p in load_project(specs).errors)
+
+
+def test_specs_whose_checks_read_other_files_are_checked_on_every_load(tmp_path, cache, checks):
+    icon = SPEC + "icons: [{src: town.png}]\n"
+    files = SPEC.replace("  unused:", "  file: {type: string, description: which, enum: [data/towns.csv]}\n  unused:")
+    files = files.replace("FROM towns", "FROM read_csv(:file)")
+    specs = project(tmp_path, icon=icon, files=files)
+    (specs / "town.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    load_project(specs)
+    checks.clear()
+    assert not load_project(specs).errors and sorted(checks) == ["files.yaml", "icon.yaml"]
+    (specs / "town.png").unlink()
+    assert any("icon file 'town.png' cannot be read" in str(p) for p in load_project(specs).errors)
+
+
+def test_a_data_files_columns_are_described_on_every_run(tmp_path, cache):
+    specs = project(tmp_path, towns=SPEC)
+    assert run_validate(specs, jobs=1).exit_code() == 0
+    (specs.parent / "data" / "towns.csv").write_text("city,people,country\nLyon,522000,FR\n")
+    report = run_validate(specs, jobs=1)
+    assert any("name" in p.message and "towns.yaml" in p.path for p in report.errors), report.problems
+
+
+def test_another_version_of_a_library_checks_again(tmp_path, cache, checks, monkeypatch):
+    import sqlglot
+
+    specs = project(tmp_path, towns=SPEC)
+    load_project(specs)
+    monkeypatch.setattr(sqlglot, "__version__", sqlglot.__version__ + ".next")
+    checks.clear()
+    load_project(specs)
+    assert checks == ["towns.yaml"]
+
+
+def test_an_entry_cannot_run_code(tmp_path, cache, checks, monkeypatch, hostile):
+    specs = project(tmp_path, towns=SPEC)
+    fresh = outcome(load_project(specs))
+    (path,) = cache.glob("load-*.pickle")
+    header, entries = pickle.loads(path.read_bytes())
+    bad = {k: pickle.dumps(([], hostile, [])) if k.startswith("checked:") else v for k, v in entries.items()}
+    path.write_bytes(pickle.dumps((header, bad)))
+    monkeypatch.chdir(tmp_path)
+    checks.clear()
+    assert outcome(load_project(specs)) == fresh and checks == ["towns.yaml"]
+    assert not (tmp_path / "hostile-was-run").exists()
+
+
+def test_an_entry_holds_only_a_spec_and_its_problems(tmp_path, cache, hostile):
+    specs = project(tmp_path, towns=SPEC)
+    load_project(specs)
+    (path,) = cache.glob("load-*.pickle")
+    _, entries = pickle.loads(path.read_bytes())
+    (name,) = [k for k in entries if k.startswith("checked:")]
+    entries[name] = pickle.dumps(([], {"not": "a spec"}, []))
+    path.write_bytes(pickle.dumps((pickle.loads(path.read_bytes())[0], entries)))
+    assert checked.get(name) is None  # outside a session: nothing is kept at all
+    with pytest.raises(pickle.UnpicklingError):
+        checked._Unpickler(io.BytesIO(pickle.dumps(hostile))).load()
+    assert [s.name for s in load_project(specs).specs] == ["towns"]
