@@ -5,6 +5,7 @@ Whole specs compiled and called are in tests/answer/test_compile.py.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass
@@ -12,7 +13,7 @@ from typing import Any
 
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 
-from ..engines.protocol import Engine, QueryResult
+from ..engines.protocol import Engine, Prepared, QueryResult
 from ..errors import ArgumentError, MCPGenError
 from ..identity import caller_identity
 from ..load.columns import duplicate_columns
@@ -41,14 +42,22 @@ class SpecTool:
     """What one spec does when called. `__call__(arguments)` returns an Answer: the CallToolResult
     and the engine's QueryResult (rows, truncation, query time for the call log)."""
 
-    def __init__(self, loaded: LoadedSpec, engine: Engine, defaults: Defaults, cursors: Cursors | None = None):
+    def __init__(
+        self,
+        loaded: LoadedSpec,
+        engine: Engine,
+        defaults: Defaults,
+        cursors: Cursors | None = None,
+        prepared: bool = True,
+    ):
         spec = loaded.spec
         self.name = loaded.name
         self.spec = spec
         self.engine = engine
         self.arguments = Arguments(spec.parameters)
         types = param_types(spec.parameters)
-        self.query = engine.prepare(loaded.sql, types)
+        self._sql, self._types = loaded.sql, types
+        self._query = engine.prepare(loaded.sql, types) if prepared else None
         self.max_rows = spec.max_rows or defaults.max_rows
         self.timeout = spec.timeout or defaults.timeout
         self.max_bytes = spec.max_bytes or defaults.max_bytes
@@ -58,8 +67,6 @@ class SpecTool:
         self.empty = loaded.templates.get("empty", DEFAULT_EMPTY)
         self.force = loaded.templates.get("force")
         self.sources = [loaded.templates[f"sources[{i}]"] for i in range(len(spec.sources))]
-        # Row dicts cost as much as the table: build them only for templates that read `rows`.
-        self.uses_rows = any("rows" in t.names() for t in (self.content, self.empty, self.force) if t is not None)
         self.input_schema: dict[str, Any] = self.arguments.schema
         self.page_size = spec.page_size
         if self.page_size:
@@ -79,6 +86,19 @@ class SpecTool:
             self.empty_sources = [loaded.templates[f"empty.sources[{i}]"] for i in range(len(chosen))]
         else:
             self.empty_sources = [t for t in self.sources if t.constant is not None] or self.sources
+
+    @functools.cached_property
+    def uses_rows(self) -> bool:
+        """Row dicts cost as much as the table: they are built only for templates that read `rows`."""
+        return any("rows" in t.names() for t in (self.content, self.empty, self.force) if t is not None)
+
+    @property
+    def query(self) -> Prepared:
+        """The query prepared on its engine: at compile time, or at the first call when `prepared=False`
+        (serving a spec whose preparing and describing already passed in this state: `load.checked`)."""
+        if self._query is None:
+            self._query = self.engine.prepare(self._sql, self._types)
+        return self._query
 
     def __call__(self, arguments: dict[str, Any]) -> Answer:
         result = None
@@ -246,10 +266,12 @@ def _sentence(message: str) -> str:
     return message if message.endswith((".", "?", "!")) else message + "."
 
 
-def compile_spec(loaded: LoadedSpec, engine: Engine, defaults: Defaults, cursors: Cursors | None = None) -> Tool:
-    """A registered-ready Tool for one spec on its engine; `defaults` are mcpgen.yaml's."""
+def compile_spec(
+    loaded: LoadedSpec, engine: Engine, defaults: Defaults, cursors: Cursors | None = None, prepared: bool = True
+) -> Tool:
+    """A registered-ready Tool for one spec on its engine; `defaults` are mcpgen.yaml's (`prepared`: see SpecTool.query)."""
     spec = loaded.spec
-    run = SpecTool(loaded, engine, defaults, cursors)
+    run = SpecTool(loaded, engine, defaults, cursors, prepared)
     a = spec.annotations
     annotations = ToolAnnotations(
         title=spec.title,

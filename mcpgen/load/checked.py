@@ -10,6 +10,13 @@ sqlglot and (with a DuckDB connection, whose function catalogue the checks read)
 spec whose checks read other files (icons beside it, a parameter whose enum names the files a
 query reads) is checked on every load: it is never kept.
 
+Serving keeps one more fact per spec: that its query, on its DuckDB connection, was prepared and
+described without an error (`described_key`, `described`, `keep_described`). That entry is named
+by the sha256 of the spec as checked, its SQL, mcpgen.yaml, the versions and the state of the data
+(`data_state`: the name, size, time and inode of every visible file in the project folder, which
+is all a DuckDB connection may read, and of each DuckDB database file): any file that changes,
+appears or goes makes every query described again.
+
 Reading an entry builds mcpgen's own spec classes, Jinja's nodes, YAML's mappings, paths and plain
 values only; an entry that cannot be read is checked again, as if there were none.
 """
@@ -18,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import pickle
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -91,6 +99,53 @@ def put(name: str, loaded: LoadedSpec | None, problems: list[Problem], data: Any
     except Exception:  # something in it cannot be kept: it is checked on every load
         return
     parsecache.put(name, buffer.getvalue())
+
+
+def data_state(root: Path, config: ProjectConfig) -> str | None:
+    """The state of every file a DuckDB connection of the project may read (None: too many to tell)."""
+    from ..engines.file_reach import MAX_ENTRIES
+
+    skip = parsecache.cache_dir()
+    skip_text = str(skip.resolve()) if skip is not None else None
+    digest = hashlib.sha256()
+    seen = 0
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = sorted(d for d in subfolders if not d.startswith(".") and os.path.join(folder, d) != skip_text)
+        seen += len(subfolders) + len(files)
+        if seen > MAX_ENTRIES:
+            return None
+        for name in sorted(f for f in files if not f.startswith(".")):
+            digest.update(_stat(os.path.join(folder, name)).encode())
+    for connection in config.connections.values():
+        if isinstance(connection, DuckDBConnection) and connection.duckdb != ":memory:":
+            digest.update(_stat(str(root / connection.duckdb)).encode())
+    return digest.hexdigest()
+
+
+def _stat(path: str) -> str:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return f"{path} missing\n"
+    return f"{path} {info.st_size} {info.st_mtime_ns} {info.st_ino}\n"
+
+
+def described_key(loaded: LoadedSpec, state: str) -> str | None:
+    """The name of the fact that this spec's query was prepared and described without an error
+    (None for a spec not read from a file as checked: nothing is kept)."""
+    if loaded.digest is None:
+        return None
+    parts = (loaded.digest, state, loaded.sql, str(loaded.dialect))
+    return "described:" + hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+def described(name: str) -> bool:
+    """Whether the query was prepared and described without an error, in this very state."""
+    return parsecache.get(name) == b"ok"
+
+
+def keep_described(name: str) -> None:
+    parsecache.put(name, b"ok")
 
 
 def _digest(path: Path) -> str | None:

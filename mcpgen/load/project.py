@@ -162,6 +162,8 @@ def load_spec(
         return found[0]
     before = len(problems)
     data, loaded = _check(path, text, config, problems, root)
+    if loaded is not None:
+        loaded.digest = name
     checked.put(name, loaded, problems[before:], data, root, path)
     return loaded
 

@@ -25,12 +25,14 @@ from ..answer.prompts import Prompt
 from ..engines.factory import create_engine
 from ..engines.protocol import Engine
 from ..errors import MCPGenError, Problem, SpecError, UnsafeSQL
+from ..load import checked
 from ..load.columns import check_spec_live, checked_by_default
 from ..load.discovery import prompt_paths, spec_paths
 from ..load.project import load_project
 from ..load.prompts import LoadedPrompt, check_prompt_tools
 from ..load.specs import LoadedProject, LoadedSpec
 from ..spec.models import AppSettings
+from ..templates import parsecache
 from ..text import first_line
 from .mcp_app import project_apps
 from .registry import Registry, default_registry
@@ -88,15 +90,20 @@ def open_project(
     defaults = loaded.config.defaults
     registry = Registry(defaults.cache_max_bytes)
     cursors = _cursors(loaded, problems, local_cursors)
-    for spec in loaded.specs:
-        engine = engines.get(spec.spec.connection)
-        if engine is None:
-            continue
-        found = _compile(spec, engine, loaded, registry, cursors, columns)
-        if found and needed is not None and not needed(str(spec.path)):
-            loaded.left_out += found
-        else:
-            problems += found
+    state = checked.data_state(loaded.root, loaded.config) if columns else None
+    # The queries found prepared and described in this state are kept (`load.checked`), in a file of
+    # their own per set of specs compiled (a command that needs a few keeps theirs apart).
+    scope = (loaded.specs_dir.resolve(), "described", *(sorted(str(s.path) for s in loaded.specs) if needed else ()))
+    with parsecache.session(loaded.root, *scope):
+        for spec in loaded.specs:
+            engine = engines.get(spec.spec.connection)
+            if engine is None:
+                continue
+            found = _compile(spec, engine, loaded, registry, cursors, columns, state)
+            if found and needed is not None and not needed(str(spec.path)):
+                loaded.left_out += found
+            else:
+                problems += found
     for path in loaded.python_files:
         problems.extend(_import_tools(path, registry))
     _attach_apps(loaded, registry)
@@ -110,16 +117,28 @@ def open_project(
 
 
 def _compile(
-    spec: LoadedSpec, engine: Engine, loaded: LoadedProject, registry: Registry, cursors: Cursors, columns: bool
+    spec: LoadedSpec,
+    engine: Engine,
+    loaded: LoadedProject,
+    registry: Registry,
+    cursors: Cursors,
+    columns: bool,
+    state: str | None,
 ) -> list[Problem]:
-    """Compile one spec into `registry` (once its columns are checked), or say what stops it."""
+    """Compile one spec into `registry` (once its columns are checked), or say what stops it. A query
+    already prepared and described in this `state` of the data is prepared at its first call."""
     try:
-        tool = compile_spec(spec, engine, loaded.config.defaults, cursors)
-        if columns and checked_by_default(loaded.config.connections[spec.spec.connection]):
+        described = columns and checked_by_default(loaded.config.connections[spec.spec.connection])
+        name = checked.described_key(spec, state) if described and state else None
+        kept = name is not None and checked.described(name)
+        tool = compile_spec(spec, engine, loaded.config.defaults, cursors, prepared=not kept)
+        if described and not kept:
             prepared = tool.handler.query if isinstance(tool.handler, SpecTool) else None
             found = [p for p in check_spec_live(spec, engine, prepared=prepared) if p.severity == "error"]
             if found:
                 return found
+            if name is not None:
+                checked.keep_described(name)
         registry.add(tool)
     except UnsafeSQL as exc:
         return [Problem(str(spec.path), *spec.where("sql"), str(exc))]

@@ -85,10 +85,7 @@ class Template:
     def __init__(self, source: str, url: bool = False):
         self.source = source
         self.env = URL if url else PROSE
-        if "{" not in source:  # no Jinja syntax at all: skip the parser (most source URLs)
-            self.ast = nodes.Template([nodes.Output([nodes.TemplateData(source)])])
-        else:
-            self.ast = parsecache.parse(self.env, "url" if url else "prose", source)  # raises TemplateSyntaxError
+        self.ast = self._parse()  # raises TemplateSyntaxError
         self._compiled: jinja2.Template | None = None  # compiled on first render: `validate` never pays for it
         # A source URL keeps the host its literal text names, whatever the values (checked after rendering).
         self.host = _netloc(re.split(r"\{[{%#]", source, maxsplit=1)[0]) if url else None
@@ -101,6 +98,22 @@ class Template:
             and all(isinstance(n, nodes.TemplateData) for n in self.ast.body[0].nodes)
             else None
         )
+
+    def _parse(self) -> nodes.Template:
+        if "{" not in self.source:  # no Jinja syntax at all: skip the parser (most source URLs)
+            return nodes.Template([nodes.Output([nodes.TemplateData(self.source)])])
+        return parsecache.parse(self.env, "url" if self.env is URL else "prose", self.source)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (`load.checked`) without its tree, which is parsed again when first read (`ast`):
+        most of a kept spec's templates are not looked at before their first call."""
+        return {k: v for k, v in self.__dict__.items() if k != "ast"} | {"_compiled": None, "_fast": None}
+
+    def __getattr__(self, name: str) -> Any:
+        if name != "ast" or "source" not in self.__dict__:
+            raise AttributeError(name)
+        self.ast = self._parse()  # a text that was parsed before: it parses again
+        return self.ast
 
     @property
     def _template(self):

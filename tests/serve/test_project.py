@@ -108,3 +108,108 @@ def test_a_column_the_query_does_not_return_stops_the_start(specs):
         "the template reads column 'won' of a row, which the query does not return (the query returns one)" in message
     )
     assert message.endswith("did you mean 'one'?")
+
+
+DESCRIBED_CONFIG = """\
+connections:
+  default:
+    duckdb: ':memory:'
+    init:
+      - CREATE VIEW towns AS SELECT * FROM read_csv('data/towns.csv')
+"""
+DESCRIBED_SPEC = """\
+description: Towns by size.
+sql: SELECT * FROM towns ORDER BY people DESC
+content: "{% for r in rows %}{{ r.name }} has {{ r.people }} people. {% endfor %}"
+table: {columns: [name, people]}
+sources: [https://www.geonames.org/]
+"""
+
+
+@pytest.fixture
+def towns(tmp_path, cache, monkeypatch):
+    """A project whose one query reads a data file; counts the queries described and prepared."""
+    from mcpgen.engines.duckdb import DuckDBEngine
+    from mcpgen.serve import project as served
+
+    root = tmp_path / "towns"
+    (root / "specs").mkdir(parents=True)
+    (root / "data").mkdir()
+    (root / "mcpgen.yaml").write_text(DESCRIBED_CONFIG)
+    (root / "data" / "towns.csv").write_text("name,people\nLyon,522000\nNice,342000\n")
+    (root / "specs" / "towns.yaml").write_text(DESCRIBED_SPEC)
+    seen: dict[str, list] = {"described": [], "prepared": []}
+    real_live, real_prepare = served.check_spec_live, DuckDBEngine.prepare
+
+    def live(spec, *args, **kwargs):
+        seen["described"].append(spec.name)
+        return real_live(spec, *args, **kwargs)
+
+    def prepare(self, sql, *args, **kwargs):
+        seen["prepared"].append(sql)
+        return real_prepare(self, sql, *args, **kwargs)
+
+    monkeypatch.setattr(served, "check_spec_live", live)
+    monkeypatch.setattr(DuckDBEngine, "prepare", prepare)
+    monkeypatch.chdir(tmp_path)  # opening a project moves to its root
+    return root, seen
+
+
+def _served(root):
+    project = open_project(root / "specs")
+    try:
+        tools = [t.to_mcp().model_dump() for t in project.registry]
+        answer = project.registry.call_sync("towns", {})
+        return tools, answer.model_dump()
+    finally:
+        project.close()
+
+
+def test_a_restart_describes_nothing_and_prepares_a_query_at_its_first_call(towns):
+    root, seen = towns
+    first = _served(root)
+    assert seen["described"] == ["towns"] and len([s for s in seen["prepared"] if "towns" in s]) == 1
+    seen["described"].clear(), seen["prepared"].clear()
+    project = open_project(root / "specs")
+    try:
+        assert seen == {"described": [], "prepared": []}  # nothing at start
+        answer = project.registry.call_sync("towns", {})
+        assert len([s for s in seen["prepared"] if "towns" in s]) == 1 and seen["described"] == []
+    finally:
+        project.close()
+    assert "Lyon has 522000 people." in answer.content[0].text and _served(root) == first
+
+
+def test_a_data_file_whose_columns_changed_is_described_again(towns):
+    root, seen = towns
+    _served(root)
+    (root / "data" / "towns.csv").write_text("town,people\nLyon,522000\n")
+    seen["described"].clear()
+    with pytest.raises(SpecError, match="table.columns names column 'name', which the query does not return"):
+        open_project(root / "specs")
+    assert seen["described"] == ["towns"]
+
+
+def test_an_edited_spec_or_mcpgen_yaml_is_described_again(towns):
+    root, seen = towns
+    _served(root)
+    (root / "specs" / "towns.yaml").write_text(DESCRIBED_SPEC.replace("DESC", "ASC"))
+    seen["described"].clear()
+    _served(root)
+    assert seen["described"] == ["towns"]
+    (root / "mcpgen.yaml").write_text(DESCRIBED_CONFIG.replace("read_csv('data/towns.csv')", "read_csv('data/x.csv')"))
+    (root / "data" / "x.csv").write_text("name\nLyon\n")
+    seen["described"].clear()
+    with pytest.raises(SpecError, match='Referenced column "people" not found'):
+        open_project(root / "specs")
+    assert seen["described"] == ["towns"]
+
+
+def test_a_start_that_failed_keeps_nothing(towns):
+    root, seen = towns
+    (root / "specs" / "towns.yaml").write_text(DESCRIBED_SPEC.replace("[name, people]", "[name, peolpe]"))
+    for _ in range(2):
+        seen["described"].clear()
+        with pytest.raises(SpecError, match="'peolpe'"):
+            open_project(root / "specs")
+        assert seen["described"] == ["towns"]
