@@ -21,13 +21,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import Findings, Problem
+from ..load import checked
 from ..load.columns import LIVE_TIMEOUT, check_spec_live, checked_by_default
 from ..redaction import redact, secrets_of
+from ..templates import parsecache
 from ..text import first_line
 
 if TYPE_CHECKING:
     from ..engines.protocol import Engine
-    from ..load.specs import LoadedProject
+    from ..load.specs import LoadedProject, LoadedSpec
 
 PARALLEL_MIN = 200  # static validation forks workers from this many spec files on
 
@@ -166,7 +168,7 @@ def _static_chunk(
     loaded = load_project(specs_dir, paths=chunk, unique_names=False)
     report = Report(str(specs_dir), len(chunk), list(loaded.problems))
     if columns:
-        _live(loaded, report, timeout, everywhere=False)
+        _live(loaded, report, timeout, everywhere=False, scope=tuple(chunk))
     return report.problems, [_Named(s.name, s.path, *s.where("name")) for s in loaded.specs], report.connections
 
 
@@ -193,10 +195,11 @@ def _sorted(problems: list[Problem]) -> list[Problem]:
 # Live checks
 
 
-def _live(loaded: LoadedProject, report: Report, timeout: float, everywhere: bool = True) -> None:
+def _live(loaded: LoadedProject, report: Report, timeout: float, everywhere: bool = True, scope: tuple = ()) -> None:
     """Open each connection the specs use, describe every query, and check the columns they name.
 
-    `everywhere=False` leaves out the connections that are not `checked_by_default`."""
+    `everywhere=False` leaves out the connections that are not `checked_by_default`; `scope` tells
+    apart the parts of a project that workers describe."""
     from ..engines.factory import create_engine
 
     secrets = secrets_of(loaded.config)
@@ -249,17 +252,47 @@ def _live(loaded: LoadedProject, report: Report, timeout: float, everywhere: boo
                 if not message.startswith(f"connection '{name}'"):
                     message = f"connection '{name}' could not be opened: {message}"
                 report.problems.append(Problem(config_path, line, col, redact(message, secrets)))
-        for spec in specs:
-            engine = engines.get(spec.spec.connection)
-            if engine is not None:
-                report.problems += [
-                    Problem(p.path, p.line, p.col, redact(p.message, secrets), p.severity)
-                    for p in check_spec_live(spec, engine, timeout)
-                ]
+        _describe_all(loaded, specs, engines, timeout, scope, report)
     finally:
         os.chdir(cwd)
         for engine in engines.values():
             _close(engine)
+
+
+def _describe_all(
+    loaded: LoadedProject,
+    specs: list[LoadedSpec],
+    engines: dict[str, Engine],
+    timeout: float,
+    scope: tuple,
+    report: Report,
+) -> None:
+    """Describe every query whose connection is open; what describing found on a DuckDB connection is
+    kept with the state of the data (`load.checked`: its data is the project's files), per part of
+    the project (`scope`)."""
+    secrets = secrets_of(loaded.config)
+    state = checked.data_state(loaded.root, loaded.config)
+    with parsecache.session(loaded.root, loaded.specs_dir.resolve(), "described", *scope):
+        for spec in specs:
+            engine = engines.get(spec.spec.connection)
+            if engine is None:
+                continue
+            duckdb = checked_by_default(loaded.config.connections[spec.spec.connection])
+            report.problems += [
+                Problem(p.path, p.line, p.col, redact(p.message, secrets), p.severity)
+                for p in _described(spec, engine, timeout, state if duckdb else None)
+            ]
+
+
+def _described(spec: LoadedSpec, engine: Engine, timeout: float, state: str | None) -> list[Problem]:
+    """`check_spec_live`, or what it found before in this `state` of the data (None: not kept)."""
+    name = checked.described_key(spec, state) if state is not None else None
+    found = checked.described(name) if name is not None else None
+    if found is None:
+        found = check_spec_live(spec, engine, timeout)
+        if name is not None:
+            checked.keep_described(name, found)
+    return found
 
 
 def _role(engine: Engine, timeout: float) -> tuple[str, str] | None:

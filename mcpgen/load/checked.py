@@ -10,8 +10,9 @@ sqlglot and (with a DuckDB connection, whose function catalogue the checks read)
 spec whose checks read other files (icons beside it, a parameter whose enum names the files a
 query reads) is checked on every load: it is never kept.
 
-Serving keeps one more fact per spec: that its query, on its DuckDB connection, was prepared and
-described without an error (`described_key`, `described`, `keep_described`). That entry is named
+Serving and validating keep one more fact per spec: that its query, on its DuckDB connection, was
+prepared and described without an error, with the warnings that found (`described_key`,
+`described`, `keep_described`). That entry is named
 by the sha256 of the spec as checked, its SQL, mcpgen.yaml, the versions and the state of the data
 (`data_state`: the name, size, time and inode of every visible file in the project folder, which
 is all a DuckDB connection may read, and of each DuckDB database file): any file that changes,
@@ -139,13 +140,23 @@ def described_key(loaded: LoadedSpec, state: str) -> str | None:
     return "described:" + hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
-def described(name: str) -> bool:
-    """Whether the query was prepared and described without an error, in this very state."""
-    return parsecache.get(name) == b"ok"
+def described(name: str) -> list[Problem] | None:
+    """The warnings describing the query found, when it was prepared and described without an error
+    in this very state (None: not kept)."""
+    data = parsecache.get(name)
+    if data is None:
+        return None
+    try:
+        found = _Unpickler(io.BytesIO(data)).load()
+    except Exception:
+        return None
+    return found if isinstance(found, list) and all(isinstance(p, Problem) for p in found) else None
 
 
-def keep_described(name: str) -> None:
-    parsecache.put(name, b"ok")
+def keep_described(name: str, problems: list[Problem]) -> None:
+    """Keep what describing a query found, if it found no error (a timeout or an outage may pass)."""
+    if not any(p.severity == "error" for p in problems):
+        parsecache.put(name, pickle.dumps(problems, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def _digest(path: Path) -> str | None:

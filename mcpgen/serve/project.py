@@ -130,15 +130,15 @@ def _compile(
     try:
         described = columns and checked_by_default(loaded.config.connections[spec.spec.connection])
         name = checked.described_key(spec, state) if described and state else None
-        kept = name is not None and checked.described(name)
+        kept = name is not None and checked.described(name) is not None
         tool = compile_spec(spec, engine, loaded.config.defaults, cursors, prepared=not kept)
         if described and not kept:
             prepared = tool.handler.query if isinstance(tool.handler, SpecTool) else None
-            found = [p for p in check_spec_live(spec, engine, prepared=prepared) if p.severity == "error"]
-            if found:
-                return found
+            found = check_spec_live(spec, engine, prepared=prepared)
+            if any(p.severity == "error" for p in found):
+                return [p for p in found if p.severity == "error"]
             if name is not None:
-                checked.keep_described(name)
+                checked.keep_described(name, found)
         registry.add(tool)
     except UnsafeSQL as exc:
         return [Problem(str(spec.path), *spec.where("sql"), str(exc))]

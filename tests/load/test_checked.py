@@ -1,6 +1,6 @@
 """The cache of checked specs: a warm load gives the very specs and problems (file:line:col) a fresh
 one finds without checking anything, and whatever the checks read (the spec, mcpgen.yaml, a sql_file,
-an icon, a data file's columns, the versions) changed is checked again."""
+an icon, the versions) changed is checked again; a query is described again when a file changed."""
 
 from __future__ import annotations
 
@@ -157,12 +157,25 @@ def test_specs_whose_checks_read_other_files_are_checked_on_every_load(tmp_path,
     assert any("icon file 'town.png' cannot be read" in str(p) for p in load_project(specs).errors)
 
 
-def test_a_data_files_columns_are_described_on_every_run(tmp_path, cache):
-    specs = project(tmp_path, towns=SPEC)
-    assert run_validate(specs, jobs=1).exit_code() == 0
+def test_validate_describes_again_only_what_changed(tmp_path, cache, monkeypatch):
+    from mcpgen.commands import validate
+
+    described: list[str] = []
+    real = validate.check_spec_live
+    monkeypatch.setattr(validate, "check_spec_live", lambda spec, *a: described.append(spec.name) or real(spec, *a))
+    paged = SPEC.replace("ORDER BY people DESC", "ORDER BY name") + "page_size: 1\n"
+    specs = project(tmp_path, towns=SPEC, paged=paged)
+    fresh = run_validate(specs, jobs=1)
+    assert sorted(described) == ["paged", "towns"] and fresh.warnings and not fresh.errors
+    described.clear()
+    warm = run_validate(specs, jobs=1)
+    assert described == [] and [str(p) for p in warm.problems] == [str(p) for p in fresh.problems]
     (specs.parent / "data" / "towns.csv").write_text("city,people,country\nLyon,522000,FR\n")
     report = run_validate(specs, jobs=1)
-    assert any("name" in p.message and "towns.yaml" in p.path for p in report.errors), report.problems
+    assert sorted(described) == ["paged", "towns"]
+    assert any("towns.yaml" in p.path and '"name" not found' in p.message for p in report.errors), report.problems
+    described.clear()
+    assert len(run_validate(specs, jobs=1).errors) == len(report.errors) and sorted(described) == ["paged", "towns"]
 
 
 def test_another_version_of_a_library_checks_again(tmp_path, cache, checks, monkeypatch):
