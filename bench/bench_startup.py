@@ -56,7 +56,11 @@ def mcpgen(tree: Path, *args: str) -> tuple[list[str], dict]:
 
 def time_serve(tree: Path, project: Path) -> float:
     """Seconds from the start of `mcpgen serve` to its answer to `initialize`."""
-    cmd, env = mcpgen(tree, "serve", str(project / "specs"))
+    return time_initialize(*mcpgen(tree, "serve", str(project / "specs")), project)
+
+
+def time_initialize(cmd: list[str], env: dict, project: Path) -> float:
+    """Seconds from the start of a stdio MCP server to its answer to `initialize`."""
     started = time.perf_counter()
     proc = subprocess.Popen(
         cmd, cwd=project, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
