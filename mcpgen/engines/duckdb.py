@@ -169,6 +169,10 @@ class DuckDBEngine:
     def prepare(self, sql: str, types: Mapping[str, str] | None = None) -> Prepared:
         """Check `sql` and write its placeholders for DuckDB, each cast to its declared type in `types`."""
         check_read_only(sql, self.dialect)
+        with _PREPARING:
+            return self._prepare(sql, types)
+
+    def _prepare(self, sql: str, types: Mapping[str, str] | None) -> Prepared:
         if self._catalogue is None:
             self._catalogue = catalogue_of(self._con)  # after init: its macros are the project's own
         for line, col, reason in function_problems(sql, self._catalogue):
@@ -258,6 +262,12 @@ def _text_for(query: Prepared, values: dict[str, Any]) -> str:
     if isinstance(query, _Typed) and any(values[n] is None for n in query.uncast):
         return query.described
     return query.sql
+
+
+# A connection of DuckDB's (the engine's own, for its catalogue; the module's, for extract_statements) serves one
+# thread at a time and refuses another rather than wait: a tool's query may be prepared at its first call, from
+# many worker threads at once.
+_PREPARING = threading.Lock()
 
 
 def _check_one_select(text: str) -> None:

@@ -254,3 +254,28 @@ def test_threads_setting_takes_auto_a_number_or_null():
     for bad in (0, "fast", 1.5):
         with pytest.raises(ValidationError):
             DuckDBConnection(threads=bad)
+
+
+def test_first_calls_from_many_threads_prepare_at_once_without_refusal(tmp_path):
+    """A query prepared at its first call: forty worker threads at once, on an engine whose catalogue is not read
+    yet, each get their query (DuckDB refuses a busy connection rather than wait)."""
+    import threading
+
+    engine = DuckDBEngine("default", ":memory:", [], tmp_path)
+    barrier, errors, prepared = threading.Barrier(40), [], []
+
+    def first_call(n: int) -> None:
+        barrier.wait(10)
+        try:
+            prepared.append(engine.prepare(f"SELECT {n} + :x AS v", {"x": "integer"}))
+        except Exception as exc:  # the refusal this test is about
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=first_call, args=(n,)) for n in range(40)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not any(t.is_alive() for t in threads)
+    assert errors == [] and len(prepared) == 40
+    assert engine.run(prepared[0], {"x": 2}, 10, 10).rows[0][0] in {n + 2 for n in range(40)}
