@@ -9,6 +9,7 @@ mcpgen schema                   JSON Schema of spec files, for editors
 mcpgen preview specs/           a local web page showing each answer as the gateway would
 mcpgen build-app                fetch the pinned Chart.js that the MCP App inlines
 mcpgen config vscode specs/     the configuration that makes a client start the server (--write)
+mcpgen bundle specs/            an MCP Bundle (.mcpb) for desktop hosts (--server-json: for the MCP registry)
 """
 
 from __future__ import annotations
@@ -538,6 +539,65 @@ def client_config(
     click.echo(out)
     for note in notes:
         click.echo(f"mcpgen: {note}", err=True)
+
+
+@main.command()
+@click.argument("specs_dir", type=SPECS_DIR)
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None, help="[default: NAME.mcpb here]"
+)
+@click.option("--name", metavar="NAME", default=None, help="The bundle's name [default: the project folder's].")
+@click.option("--version", "version", default="0.1.0", show_default=True, help="The bundle's version.")
+@click.option("--author", default=None, help="The author the host shows [default: your login name].")
+@click.option("--description", default=None, help="What the host shows [default: the tools' names].")
+@click.option("--include", multiple=True, metavar="GLOB", help="More files to pack, relative to the project folder.")
+@click.option("--force", is_flag=True, help="Replace the bundle (and server.json) if they exist.")
+@click.option("--server-json", is_flag=True, help="Also write server.json for the MCP registry beside the bundle.")
+@click.option("--registry-name", metavar="NS/NAME", default=None, help="server.json's name, e.g. io.github.ana/sales.")
+@click.option("--url", metavar="URL", default=None, help="server.json: the https:// URL the bundle is published at.")
+def bundle(
+    specs_dir: Path,
+    output: Path | None,
+    name: str | None,
+    version: str,
+    author: str | None,
+    description: str | None,
+    include: tuple[str, ...],
+    force: bool,
+    server_json: bool,
+    registry_name: str | None,
+    url: str | None,
+) -> None:
+    """Pack SPECS_DIR's project (mcpgen.yaml, the specs, the data files its SQL names) into an MCP
+    Bundle (.mcpb) that a desktop host installs in one step, asking for the variables the project
+    needs; --server-json also writes the MCP registry's server.json for it."""
+    import getpass
+
+    from .commands.bundle import BundleError, BundleOptions, make_bundle
+    from .commands.clients import server_name
+
+    loaded = _load(specs_dir)
+    if loaded is None or loaded.errors:
+        for problem in loaded.errors if loaded is not None else []:
+            click.echo(str(problem), err=True)
+        click.echo(
+            f"mcpgen: error: {specs_dir} has errors (see mcpgen validate {specs_dir}); nothing was packed", err=True
+        )
+        raise click.exceptions.Exit(1)
+    name = name or server_name(loaded.root)
+    options = BundleOptions(
+        name, version, author or getpass.getuser(), description, include, registry_name if server_json else None, url
+    )
+    out = output or Path(f"{name}.mcpb")
+    try:
+        document, digest, json_path = make_bundle(loaded, out, options, server_json=server_json, force=force)
+    except (BundleError, OSError) as exc:
+        click.echo(f"mcpgen: error: {exc}", err=True)
+        raise click.exceptions.Exit(1) from None
+    asked = ", ".join(document.get("user_config", {})) or "nothing"
+    click.echo(f"wrote {out} ({len(document['tools'])} tools; the host asks for {asked}; sha256 {digest})")
+    if json_path is not None:
+        click.echo(f"wrote {json_path} (publish the bundle at {url} first: the registry checks its sha256)")
 
 
 @main.command()
