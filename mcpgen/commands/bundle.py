@@ -40,6 +40,7 @@ __all__ = [
     "BundleError",
     "BundleOptions",
     "check_name",
+    "check_version",
     "data_files",
     "make_bundle",
     "manifest",
@@ -51,10 +52,16 @@ __all__ = [
 MANIFEST_VERSION = "0.3"
 REGISTRY_SCHEMA = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
 BUNDLE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+SEMVER = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?")
 REGISTRY_NAME = re.compile(r"[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+")  # the registry schema's pattern for `name`
 _QUOTED = re.compile(r"'((?:[^']|'')+)'")  # SQL string literals: where a query names a file
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # every entry dated the same, so the same project packs to the same bytes
-_EXTRAS = {"postgres": "postgres", "mysql": "mysql", "mariadb": "mysql"}  # URL scheme -> mcpgen's extra
+_EXTRAS = {
+    "postgresql": "postgres",
+    "postgres": "postgres",
+    "mysql": "mysql",
+    "mariadb": "mysql",
+}  # URL scheme -> mcpgen's extra
 
 LAUNCHER = '''\
 """Start `mcpgen serve` on the project packed beside this folder (written by `mcpgen bundle`)."""
@@ -104,6 +111,21 @@ def check_name(name: str) -> str:
     return name
 
 
+def check_version(version: str) -> str:
+    """The bundle's version: one exact release (semantic versioning), as hosts and the registry compare them.
+
+    >>> check_version("latest")
+    Traceback (most recent call last):
+    ...
+    mcpgen.commands.bundle.BundleError: --version 'latest' is not one release: write MAJOR.MINOR.PATCH, e.g. 1.0.0 or 1.2.0-rc.1
+    """
+    if not SEMVER.fullmatch(version):
+        raise BundleError(
+            f"--version '{version}' is not one release: write MAJOR.MINOR.PATCH, e.g. 1.0.0 or 1.2.0-rc.1"
+        )
+    return version
+
+
 def _check_no_secret(project: LoadedProject) -> None:
     """A password written out in mcpgen.yaml would be packed: refuse it, naming the connection only."""
     for name, connection in project.config.connections.items():
@@ -123,8 +145,8 @@ def _visible(path: Path, root: Path) -> bool:
 
 def data_files(project: LoadedProject, include: tuple[str, ...] = ()) -> list[Path]:
     """The files under the project folder that its SQL names (in a `'quoted'` path or glob, in an
-    init statement or a spec's query), a DuckDB connection's database file, mcpgen.yaml's icon files
-    and those `include` names; hidden files never."""
+    init statement or a spec's query), a spec's `sql_file`, a DuckDB connection's database file,
+    mcpgen.yaml's icon files and those `include` names; hidden files never."""
     root = project.root
     texts = [s.sql for s in project.specs]
     candidates: list[str] = list(include)
@@ -138,6 +160,15 @@ def data_files(project: LoadedProject, include: tuple[str, ...] = ()) -> list[Pa
     for text in texts:
         candidates.extend(m.replace("''", "'") for m in _QUOTED.findall(text))
     found: set[Path] = set()
+    for spec in project.specs:
+        if spec.spec.sql_file:
+            path = (spec.path.parent / spec.spec.sql_file).resolve()
+            if not path.is_relative_to(root):
+                raise BundleError(
+                    f"{spec.path}: sql_file '{spec.spec.sql_file}' is outside the project folder {root}, "
+                    "and a bundle packs only that folder: move the file into it"
+                )
+            found.add(path)
     for candidate in candidates:
         if not candidate or candidate.startswith(("http:", "https:", "s3:", "data:", ":")):
             continue
@@ -209,7 +240,7 @@ def manifest(project: LoadedProject, options: BundleOptions, needed: dict[str, b
     document: dict = {
         "manifest_version": MANIFEST_VERSION,
         "name": options.name,
-        "display_name": options.name,
+        "display_name": project.root.name,
         "version": options.version,
         "description": _description(project, options),
         "author": {"name": options.author},
@@ -296,6 +327,7 @@ def make_bundle(
 ) -> tuple[dict, str, Path | None]:
     """Write the bundle to `out` (and server.json beside it): its manifest, SHA-256 and server.json's path."""
     check_name(options.name)
+    check_version(options.version)
     _check_no_secret(project)
     json_path = out.with_name("server.json") if server_json else None
     if server_json:  # its options are checked before anything is written

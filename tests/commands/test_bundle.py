@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import zipfile
 from importlib import resources
 from pathlib import Path
@@ -29,6 +30,7 @@ from mcp import Client, StdioServerParameters
 from services import services_required
 
 from mcpgen.cli import main
+from mcpgen.version import __version__
 
 HERE = Path(__file__).resolve().parent
 MODULES = HERE.parent / ".artifacts" / "mcpb" / "node_modules"
@@ -115,7 +117,8 @@ def test_the_bundle_packs_the_project_and_asks_for_its_variables(project, tmp_pa
         "server/main.py",
     ]
     assert SECRET.encode() not in everything
-    assert manifest["name"] == "sales-reports" and manifest["manifest_version"] == "0.3"
+    assert manifest["name"] == "sales-reports" and manifest["display_name"] == "Sales Reports"
+    assert manifest["manifest_version"] == "0.3"
     assert manifest["server"]["type"] == "python" and manifest["server"]["entry_point"] == "server/main.py"
     config = manifest["server"]["mcp_config"]
     assert config["args"] == ["${__dirname}/server/main.py"]
@@ -141,6 +144,43 @@ def test_include_packs_more_files(project, tmp_path):
     out = tmp_path / "sales.mcpb"
     assert bundle(project / "specs", "-o", out, "--include", "notes/*.csv").exit_code == 0
     assert "project/notes/draft.csv" in zipfile.ZipFile(out).namelist()
+
+
+def test_a_query_file_is_packed_and_one_outside_the_project_refused(project, tmp_path):
+    (project / "specs" / "sql").mkdir()
+    (project / "specs" / "sql" / "largest.sql").write_text("SELECT name FROM cities")
+    (project / "specs" / "largest.yaml").write_text(SPEC.replace("sql: SELECT", "sql_file: sql/largest.sql\n# SELECT"))
+    out = tmp_path / "sales.mcpb"
+    assert bundle(project / "specs", "-o", out).exit_code == 0
+    assert "project/specs/sql/largest.sql" in zipfile.ZipFile(out).namelist()
+    (tmp_path / "outside.sql").write_text("SELECT name FROM cities")
+    (project / "specs" / "largest.yaml").write_text(
+        SPEC.replace("sql: SELECT", "sql_file: ../../outside.sql\n# SELECT")
+    )
+    refused = bundle(project / "specs", "-o", tmp_path / "other.mcpb")
+    assert refused.exit_code == 1 and "sql_file '../../outside.sql' is outside the project folder" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+
+
+def test_a_python_without_mcpgen_is_told_what_to_install(project, tmp_path):
+    """The launcher, run by a Python where mcpgen cannot be imported (-S: no site-packages), says so once."""
+    out = tmp_path / "sales.mcpb"
+    assert bundle(project / "specs", "-o", out).exit_code == 0
+    zipfile.ZipFile(out).extractall(tmp_path / "installed")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", str(tmp_path / "installed" / "server" / "main.py")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == (
+        f"this bundle is served by mcpgen {__version__}, which the Python running it lacks: "
+        f"pip install 'mcpgen[postgres]=={__version__}'\n"
+    )
 
 
 def test_the_manifest_is_valid_for_the_pinned_mcpb_schema(project, tmp_path):
@@ -179,12 +219,23 @@ def test_server_json_is_valid_for_the_registry_schema(project, tmp_path):
         ("SALES_CURSOR_KEY", True),
     ]
     assert not jsonschema.Draft7Validator(schema).is_valid({**entry, "name": "sales"})  # it checks the name
+    # The registry's publishing rules beyond the schema (exact versions, an MCPB URL, ...), as skillsaw checks them.
+    lint = subprocess.run(
+        [sys.executable, "-m", "skillsaw", "lint", str(out.parent)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert lint.returncode == 0 and "Errors:   0" in lint.stdout, lint.stdout
 
 
 @pytest.mark.parametrize(
     ("args", "problem"),
     [
         (["--name", "Sales Reports"], "--name 'Sales Reports' is not a bundle name: use at most 64 lower-case"),
+        (["--version", "latest"], "--version 'latest' is not one release: write MAJOR.MINOR.PATCH"),
+        (["--version", "^1.2.0"], "--version '^1.2.0' is not one release"),
         (["--server-json", "--url", "https://x.org/s.mcpb"], "--registry-name '' is not a registry name"),
         (
             ["--server-json", "--registry-name", "io.github.ana/sales", "--url", "http://x.org/s.mcpb"],
@@ -264,6 +315,7 @@ def test_a_host_installs_the_bundle_and_its_server_answers(tmp_path, monkeypatch
     assert server["env"] == {"SHOP_CURSOR_KEY": CURSOR_KEY}
     shutil.rmtree(tmp_path / "shop")  # the installed copy serves alone
     env = {k: v for k, v in os.environ.items() if k != "SHOP_CURSOR_KEY"}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])  # its python3: ours
     params = StdioServerParameters(
         command=server["command"], args=server["args"], env={**env, **server["env"]}, cwd=str(tmp_path)
     )
@@ -297,6 +349,7 @@ def test_the_guides_refusals_are_what_bundle_prints(project, monkeypatch):
     runs = [
         ["--name", "Sales Reports"],
         ["-o", "dist/sales.mcpb"],
+        ["--version", "latest"],
         None,  # the password written out
         ["--server-json", "--registry-name", "sales", "--url", url],
         ["--server-json", "--registry-name", "io.github.ana/sales", "--url", "http://x.org/s.mcpb"],
