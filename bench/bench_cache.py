@@ -75,32 +75,32 @@ def measure(commands: dict, modes: dict, project: Path, rounds: int) -> dict[tup
     return times
 
 
+def paired(new: list[float], old: list[float]) -> str:
+    """The median of the per-round ratios new / old, with their range."""
+    ratios = [n / o for n, o in zip(new, old)]
+    return f"{statistics.median(ratios):.3f} [{min(ratios):.3f}-{max(ratios):.3f}]"
+
+
 def report(times: dict, commands: dict, opts: argparse.Namespace) -> None:
     load = " / ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"{opts.n} specs, {opts.rounds} rounds; load average {load} (1/5/15 min) after the runs")
     for name in commands:
         off, warm = times[name, "off"], times[name, "warm"]
-        ratios = [w / o for w, o in zip(warm, off)]
         print(
             f"{name:8} cache off {statistics.median(off):7.2f} s  warm {statistics.median(warm):7.2f} s  "
-            f"median paired ratio warm/off {statistics.median(ratios):.3f} "
-            f"[{min(ratios):.3f}-{max(ratios):.3f}]"
+            f"median paired ratio warm/off {paired(warm, off)}"
         )
         if opts.sdk and name == "serve":
             sdk = times[name, "sdk"]
-            ratios = [w / b for w, b in zip(warm, sdk)]
             print(
                 f"{name:8} the SDK with {opts.n} hand-written tools {statistics.median(sdk):7.2f} s  "
-                f"median paired ratio warm/SDK {statistics.median(ratios):.3f} "
-                f"[{min(ratios):.3f}-{max(ratios):.3f}] (target <= 1.0)"
+                f"median paired ratio warm/SDK {paired(warm, sdk)} (target <= 1.0)"
             )
         if opts.baseline:
             base = times[name, "baseline warm"]
-            ratios = [w / b for w, b in zip(warm, base)]
             print(
                 f"{name:8} baseline {opts.baseline} warm {statistics.median(base):7.2f} s  "
-                f"median paired ratio warm/baseline warm {statistics.median(ratios):.3f} "
-                f"[{min(ratios):.3f}-{max(ratios):.3f}]"
+                f"median paired ratio warm/baseline warm {paired(warm, base)}"
             )
 
 

@@ -62,7 +62,7 @@ def server_launch(specs: Path) -> Launch:
 def server_name(project: Path) -> str:
     """The name the server is listed under: the project folder's, in the letters clients accept.
 
-    >>> server_name(Path("/home/ana/Sales Reports"))
+    >>> server_name(Path("Sales Reports"))
     'sales-reports'
     """
     return re.sub(r"[^a-z0-9_-]+", "-", project.resolve().name.lower()).strip("-") or "mcpgen"

@@ -249,3 +249,24 @@ def test_the_readme_test_command_shows_why_a_test_was_skipped(tmp_path):
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "SKIPPED [1] test_skips.py:4: the service is not running here" in done.stdout, done.stdout
+
+
+def test_no_file_names_a_persons_home_folder():
+    """Examples speak of example paths (`/path/to/...`), never of someone's machine."""
+    if not (REPO / ".git").exists():
+        pytest.skip("not a git checkout: the tracked files are not known")
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=REPO, capture_output=True, timeout=30, check=True
+    ).stdout.decode()
+    home = re.compile(r"(?<![\w.])/(?:home|Users|root)/\w")
+    found = []
+    for name in filter(None, listed.split("\0")):
+        path = REPO / name
+        if name.endswith("package-lock.json") or not path.is_file():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        found += [f"{name}:{n}" for n, line in enumerate(text.splitlines(), 1) if home.search(line)]
+    assert found == []
