@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,6 +59,7 @@ class SpecTool:
         types = param_types(spec.parameters)
         self._sql, self._types = loaded.sql, types
         self._query = engine.prepare(loaded.sql, types) if prepared else None
+        self._preparing = threading.Lock()
         self.max_rows = spec.max_rows or defaults.max_rows
         self.timeout = spec.timeout or defaults.timeout
         self.max_bytes = spec.max_bytes or defaults.max_bytes
@@ -95,9 +97,12 @@ class SpecTool:
     @property
     def query(self) -> Prepared:
         """The query prepared on its engine: at compile time, or at the first call when `prepared=False`
-        (serving a spec whose preparing and describing already passed in this state: `load.checked`)."""
+        (serving a spec whose preparing and describing already passed in this state: `load.checked`).
+        Prepared once: the first calls that arrive together wait for one prepare rather than each make their own."""
         if self._query is None:
-            self._query = self.engine.prepare(self._sql, self._types)
+            with self._preparing:
+                if self._query is None:
+                    self._query = self.engine.prepare(self._sql, self._types)
         return self._query
 
     def __call__(self, arguments: dict[str, Any]) -> Answer:

@@ -36,20 +36,18 @@ class Pager:
             return self._plan
 
     def _statement(self, which: Any, plan: PagePlan) -> Prepared:
-        with self._lock:
+        with self._lock:  # prepared once per shape, however many first calls arrive together
             prepared = self._prepared.get(which)
-        if prepared is None:
-            types = {**self._types, LIMIT: "integer", OFFSET: "integer"}
-            if which == "first":
-                sql = plan.first()
-            elif which == "offset":
-                sql = plan.offset()
-            else:
-                sql = plan.after(which)
-                types.update({f"{AFTER}{i}": kind for i, kind in enumerate(plan.kinds) if not which[i]})
-            prepared = self._engine.prepare(sql, types)
-            with self._lock:
-                self._prepared[which] = prepared
+            if prepared is None:
+                types = {**self._types, LIMIT: "integer", OFFSET: "integer"}
+                if which == "first":
+                    sql = plan.first()
+                elif which == "offset":
+                    sql = plan.offset()
+                else:
+                    sql = plan.after(which)
+                    types.update({f"{AFTER}{i}": kind for i, kind in enumerate(plan.kinds) if not which[i]})
+                prepared = self._prepared[which] = self._engine.prepare(sql, types)
         return prepared
 
     def page(self, values: dict[str, Any], at: Position, timeout: float) -> tuple[QueryResult, Position | None]:

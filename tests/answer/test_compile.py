@@ -258,3 +258,39 @@ content: "{{ rows[0].at }}|{{ rows[0].t }}|{{ rows[0].z }}|{{ rows[0].d }}|{% fo
     assert header == ["at", "t", "z", "d"]
     assert result.content[0].text == "|".join([*map(str, row), row[0]])
     assert row[0] == "2013-01-01T05:30:00"
+
+
+def test_first_calls_that_arrive_together_prepare_the_query_once(make, tmp_path):
+    """A kept spec's query is prepared at its first call; forty first calls at once make one prepare."""
+    import threading
+
+    from mcpgen.answer.compile import compile_spec
+
+    make(BASE + 'content: "{{ row_count }} cities"\n')
+    project = open_project(tmp_path / "specs")
+    try:
+        engine = project.engines["default"]
+        made, prepare = [], engine.prepare
+
+        def counted(sql, types=None):
+            made.append(sql)
+            return prepare(sql, types)
+
+        engine.prepare = counted
+        tool = compile_spec(project.loaded.specs[0], engine, project.loaded.config.defaults, prepared=False)
+        start = threading.Barrier(40)
+        got = []
+
+        def first_call():
+            start.wait(timeout=10)
+            got.append(tool.handler.query)
+
+        threads = [threading.Thread(target=first_call) for _ in range(40)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=30)
+        assert len(got) == 40 and len({id(q) for q in got}) == 1
+        assert len(made) == 1
+    finally:
+        project.close()
