@@ -108,7 +108,7 @@ class DuckDBEngine:
     ):
         self.name = name
         self._catalogue: Catalogue | None = None
-        # At most max_concurrent queries at once; a call past that waits up to queue_timeout, first come first served.
+        # At most max_concurrent queries at once; a call past that waits, first come first served, until none finished for queue_timeout.
         self._slots = FairSlots(max_concurrent)
         self.admission = Admission(name, max_concurrent, queue_timeout)  # the server waits here, threadless
         self.max_concurrent, self.queue_timeout = max_concurrent, queue_timeout

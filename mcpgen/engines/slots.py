@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 class FairSlots:
     """A semaphore that serves waiters in arrival order: a released slot goes to the oldest waiter.
+    A waiter gives up once no slot was released for `timeout` seconds: behind a queue that moves it
+    waits on (the queue is bounded by the Admission in front).
 
     (threading.Semaphore lets the releasing thread take the slot straight back, so under load one
     caller can wait past its timeout while others run again and again.)"""
@@ -37,6 +39,7 @@ class FairSlots:
         self._lock = threading.Lock()
         self._free = slots
         self._waiters: deque[threading.Event] = deque()
+        self._released = 0  # slots released so far: whether the queue moved during a wait
 
     def acquire(self, timeout: float) -> bool:
         with self._lock:
@@ -45,16 +48,20 @@ class FairSlots:
                 return True
             granted = threading.Event()
             self._waiters.append(granted)
-        if granted.wait(timeout):
-            return True
-        with self._lock:
-            if granted.is_set():  # handed over just as the wait ran out
-                return True
-            self._waiters.remove(granted)
-            return False
+            seen = self._released
+        while not granted.wait(timeout):
+            with self._lock:
+                if granted.is_set():  # handed over just as the wait ran out
+                    return True
+                if self._released == seen:  # no query finished within `timeout`
+                    self._waiters.remove(granted)
+                    return False
+                seen = self._released
+        return True
 
     def release(self) -> None:
         with self._lock:
+            self._released += 1
             if self._waiters:
                 self._waiters.popleft().set()
             else:
@@ -91,8 +98,8 @@ def queue_bound(slots: int) -> int:
 class Admission:
     """At most `threads` calls at once on one connection (default twice its `slots`: a call holds
     its thread while its answer is built too, after the query), waited for in the event loop, in
-    arrival order, each at most `timeout` seconds; past `queue` waiting calls, a new one is refused
-    at once. Inside, the engine's own slots (or pool) still bound the queries themselves.
+    arrival order, each until no call on the connection ended for `timeout` seconds; past `queue`
+    waiting calls, a new one is refused at once. Inside, the engine's own slots (or pool) still bound the queries themselves.
 
     Safe across event loops in several threads (`Registry.call_sync`): a slot is handed to a waiter
     in its own loop."""
@@ -106,6 +113,7 @@ class Admission:
         self._lock = threading.Lock()
         self._free = self.threads
         self._waiters: deque[asyncio.Future] = deque()
+        self._ended = 0  # calls that left so far: whether the queue moved during a wait
 
     @property
     def waiting(self) -> int:
@@ -123,8 +131,6 @@ class Admission:
     async def _acquire(self) -> None:
         import asyncio  # here: `validate` loads the engines and never waits for a slot
 
-        import anyio
-
         with self._lock:
             if self._free and not self._waiters:
                 self._free -= 1
@@ -136,13 +142,14 @@ class Admission:
                 )
             granted = asyncio.get_running_loop().create_future()
             self._waiters.append(granted)
+            seen = self._ended
         try:
-            with anyio.fail_after(self.timeout):
-                await granted
+            await self._wait(granted, seen)
         except BaseException as exc:
             with self._lock:
                 handed = granted.done() and not granted.cancelled()
-                if not handed:
+                if not handed:  # a hand-over still on its way finds it cancelled and passes the slot on
+                    granted.cancel()
                     with contextlib.suppress(ValueError):
                         self._waiters.remove(granted)
             if handed:  # the slot came just as the wait ended: pass it on
@@ -154,10 +161,24 @@ class Admission:
                 ) from None
             raise
 
+    async def _wait(self, granted: asyncio.Future, seen: int) -> None:
+        """Until `granted` is handed a slot; TimeoutError once no call ended for `timeout` seconds."""
+        import asyncio
+
+        while not granted.done():
+            await asyncio.wait({granted}, timeout=self.timeout)
+            with self._lock:
+                if granted.done():
+                    return
+                if self._ended == seen:
+                    raise TimeoutError
+                seen = self._ended
+
     def _release(self) -> None:
         import asyncio
 
         with self._lock:
+            self._ended += 1
             while self._waiters:
                 waiter = self._waiters.popleft()
                 if waiter.done():  # gave up already

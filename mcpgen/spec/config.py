@@ -68,7 +68,8 @@ class DuckDBConnection(Strict):
         default=8, ge=1, description="Queries at once on this connection; more wait up to queue_timeout."
     )
     queue_timeout: Duration = Field(
-        default=10.0, description="How long a call waits for a free slot before a clear error, e.g. 10s."
+        default=10.0,
+        description="How long the queue for a free slot may stand still (no query finishing) before a waiting call gets a clear error, e.g. 10s.",
     )
 
 
@@ -116,7 +117,8 @@ class SparkConnection(Strict):
         default=4, ge=1, description="Queries at once on this connection; more wait up to queue_timeout."
     )
     queue_timeout: Duration = Field(
-        default=10.0, description="How long a call waits for a free slot before a clear error, e.g. 10s."
+        default=10.0,
+        description="How long the queue for a free slot may stand still (no query finishing) before a waiting call gets a clear error, e.g. 10s.",
     )
     conf: dict[str, str] = Field(default={}, description="Spark SQL settings for mcpgen's session.")
 

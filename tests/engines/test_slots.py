@@ -48,6 +48,24 @@ def test_a_waiter_that_gave_up_leaves_no_slot_behind():
     assert slots.acquire(0) and slots.acquire(0) and not slots.acquire(0)
 
 
+def test_a_waiter_behind_a_queue_that_moves_waits_past_the_timeout():
+    """The timeout is how long the queue may stand still, not how long a call may queue: six calls of
+    0.1 s each on one slot with a 0.25 s timeout all run (the last waits 0.5 s), as the message says."""
+    slots, ran = FairSlots(1), []
+
+    def call(name):
+        with slots.held("duck", timeout=0.25):
+            time.sleep(0.1)
+            ran.append(name)
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert sorted(ran) == list(range(6))
+
+
 # Admission: the wait in the event loop, before a call takes a worker thread ---------------------
 
 
@@ -143,3 +161,39 @@ def test_admission_lets_twice_the_slots_into_threads_by_default():
     from mcpgen.engines.slots import Admission
 
     assert Admission("pg", slots=3, timeout=1).threads == 6
+
+
+def test_admission_waits_while_calls_keep_ending_and_refuses_once_none_ends():
+    import anyio
+
+    from mcpgen.engines.slots import Admission
+
+    gate = Admission("duck", slots=1, timeout=0.25, threads=1)
+    ran: list[int] = []
+    refused: list[str] = []
+
+    async def call(i: int, seconds: float):
+        try:
+            async with gate.admitted():
+                await anyio.sleep(seconds)
+                ran.append(i)
+        except QueryError as exc:
+            refused.append(str(exc))
+
+    async def main():
+        async with anyio.create_task_group() as tg:  # six calls of 0.1 s: the last waits 0.5 s
+            for i in range(6):
+                tg.start_soon(call, i, 0.1)
+        assert sorted(ran) == list(range(6)) and refused == []
+        async with anyio.create_task_group() as tg:  # one call that stands still: the next is refused
+            tg.start_soon(call, 6, 1.0)
+            await anyio.wait_all_tasks_blocked()
+            tg.start_soon(call, 7, 0.0)
+        assert 7 not in ran and len(refused) == 1 and "none finished within 0.25 s" in refused[0]
+
+    async def bounded():
+        with anyio.fail_after(20):
+            await main()
+
+    anyio.run(bounded)
+    assert gate.waiting == 0 and gate._free == gate.threads
