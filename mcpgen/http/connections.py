@@ -38,14 +38,15 @@ import struct
 import time
 from dataclasses import dataclass
 
-import h11
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 logger = logging.getLogger("mcpgen.http")
 
 LOG_EVERY = 10.0  # seconds between two log lines with the same message
 FD_RESERVE = 128  # descriptors kept for database connections, spec files and logs
 BACKLOG = 256  # the listen queue, and how many connections asyncio accepts in one go
+MAX_HEAD = 16 * 1024  # a request line and headers, as h11 allowed (its default)
+_TOO_LARGE = b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
 _BUSY = b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\nretry-after: 1\r\n\r\n"
 
 
@@ -82,25 +83,31 @@ def usable_connections(wanted: int) -> int:
     return min(wanted, room)
 
 
-def protocol_class(limits: ConnectionLimits) -> type[H11Protocol]:
-    """uvicorn's h11 protocol with `limits` applied; pass it as `uvicorn.Config(http=...)`."""
-    return type("LimitedH11Protocol", (_LimitedH11Protocol,), {"limits": limits, "arriving": {}})
+def protocol_class(limits: ConnectionLimits) -> type[HttpToolsProtocol]:
+    """uvicorn's httptools protocol with `limits` applied; pass it as `uvicorn.Config(http=...)`."""
+    return type("LimitedHttpToolsProtocol", (_LimitedProtocol,), {"limits": limits, "arriving": {}})
 
 
+_HEAD, _BODY = "head", "body"  # what of a request the connection is reading
 _KEPT_ALIVE = object()  # a connection between requests, with nothing in flight
 
 
-class _LimitedH11Protocol(H11Protocol):
+class _LimitedProtocol(HttpToolsProtocol):
+    """What llhttp leaves to its caller, h11 did itself: a head (request line and headers) of at most
+    MAX_HEAD bytes (431 past it), and exactly one Host header on an HTTP/1.1 request (400)."""
+
     limits: ConnectionLimits
     # Connections whose request is still arriving, oldest first: at the limit, the oldest of
     # them makes room for a new one, so a flood of half-sent requests cannot lock clients out.
-    arriving: dict[_LimitedH11Protocol, None]
+    arriving: dict[_LimitedProtocol, None]
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._deadline: asyncio.TimerHandle | None = None
-        self._reading: object = None  # the h11 state the deadline was set for
+        self._reading: object = None  # the state the deadline was set for
         self._stalled: asyncio.TimerHandle | None = None  # the client stopped reading our response
+        self._phase = _HEAD
+        self._head_bytes = 0
         if len(self.connections) > self.limits.max_connections:
             oldest = next(iter(self.arriving), None)
             if oldest is None:  # every connection is busy with a whole request: this one waits its turn
@@ -115,8 +122,32 @@ class _LimitedH11Protocol(H11Protocol):
         self._watch(arrived=False)
 
     def data_received(self, data: bytes) -> None:
-        super().data_received(data)
+        # A head is parsed in slices of what is left of MAX_HEAD, so llhttp never holds more of it. A
+        # pipelined head read together with the end of the request before it counts from the next read.
+        while self._phase is _HEAD and data and not self.transport.is_closing():
+            room = MAX_HEAD - self._head_bytes
+            if room <= 0:
+                logger.warning("request refused: its headers are over %d bytes", MAX_HEAD)
+                self.transport.write(_TOO_LARGE)
+                self.transport.close()
+                return self._stop()
+            piece, data = data[:room], data[room:]
+            self._head_bytes += len(piece)
+            super().data_received(piece)
+        if data and not self.transport.is_closing():
+            super().data_received(data)
         self._watch(arrived=True)
+
+    def on_headers_complete(self) -> None:
+        self._phase, self._head_bytes = _BODY, 0
+        hosts = sum(name == b"host" for name, _ in self.headers)
+        if hosts > 1 or (hosts == 0 and self.parser.get_http_version() == "1.1"):
+            raise ValueError("a request needs exactly one Host header")  # uvicorn answers 400 and closes
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._phase = _HEAD  # what follows is the next request
+        super().on_message_complete()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop()
@@ -148,22 +179,28 @@ class _LimitedH11Protocol(H11Protocol):
         super().on_response_complete()
         self._watch(arrived=False)
 
+    def _state(self, arrived: bool) -> object:
+        """_HEAD or _BODY while a request is arriving, _KEPT_ALIVE between requests, else None."""
+        if self._phase is _BODY:
+            return _BODY
+        if self.cycle is None:
+            return _HEAD  # a new connection: its first request is due
+        if not self.cycle.response_complete:
+            return None  # between a request and its response: nothing to read
+        return _HEAD if arrived else _KEPT_ALIVE  # uvicorn's keep-alive timeout closes it; at the limit it may go first
+
     def _watch(self, arrived: bool) -> None:
         """Keep one deadline running while a request is being read: headers, then body."""
         if self.transport.is_closing():
             return self._stop()
-        state: object = self.conn.their_state
-        if state is h11.IDLE and self.cycle is not None and not self.cycle.response_complete:
-            state = None  # between a request and its response: nothing to read
-        if state is h11.IDLE and self.cycle is not None and not arrived:
-            state = _KEPT_ALIVE  # uvicorn's keep-alive timeout closes it; at the limit it may go first
+        state = self._state(arrived)
         if state is self._reading:
             return
         self._stop()
-        if state in (h11.IDLE, h11.SEND_BODY):
-            seconds = self.limits.header_timeout if state is h11.IDLE else self.limits.body_timeout
+        if state in (_HEAD, _BODY):
+            seconds = self.limits.header_timeout if state is _HEAD else self.limits.body_timeout
             self._deadline = self.loop.call_later(seconds, self._too_slow)
-        if state in (h11.IDLE, h11.SEND_BODY, _KEPT_ALIVE):
+        if state in (_HEAD, _BODY, _KEPT_ALIVE):
             self._reading = state
             self.arriving[self] = None
 
