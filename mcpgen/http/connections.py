@@ -143,7 +143,10 @@ class _LimitedProtocol(HttpToolsProtocol):
         hosts = sum(name == b"host" for name, _ in self.headers)
         if hosts > 1 or (hosts == 0 and self.parser.get_http_version() == "1.1"):
             raise ValueError("a request needs exactly one Host header")  # uvicorn answers 400 and closes
+        before = self.cycle
         super().on_headers_complete()
+        if self.cycle is not before:
+            self.cycle.transport = OneWrite(self.transport, self.cycle)
 
     def on_message_complete(self) -> None:
         self._phase = _HEAD  # what follows is the next request
@@ -217,6 +220,51 @@ class _LimitedProtocol(HttpToolsProtocol):
             if not kept_alive and (self.cycle is None or self.cycle.response_complete):
                 self.transport.write(b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
             self.transport.close()
+
+
+class OneWrite(asyncio.Transport):
+    """What a response is written through: a head with a Content-Length waits for the first write of
+    its body and leaves with it, so an answer in one ASGI body message is one write (one TCP segment)
+    rather than two. A chunked response (an event stream) sends its head at once."""
+
+    def __init__(self, transport: asyncio.Transport, cycle) -> None:
+        super().__init__()
+        self._transport = transport
+        self._cycle = cycle
+        self._head: bytes | None = None
+        self._held = True  # until the head has gone
+        self._then = cycle.on_response
+        cycle.on_response = self._complete
+
+    def write(self, data) -> None:
+        if self._held and self._cycle.response_started:
+            if self._head is None and self._cycle.chunked_encoding is False:
+                self._head = bytes(data)  # the head: the body's first write takes it along
+                return
+            self._held = False
+            if self._head is not None:
+                data, self._head = self._head + data, None
+        self._transport.write(data)
+
+    def flush(self) -> None:
+        """Send a held head (a response with no body write: HEAD, or an empty body)."""
+        if self._head is not None:
+            self._transport.write(self._head)
+        self._head, self._held = None, False
+
+    def _complete(self) -> None:
+        self.flush()
+        self._then()
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def is_closing(self) -> bool:
+        return self._transport.is_closing()
+
+    def get_extra_info(self, name, default=None):
+        return self._transport.get_extra_info(name, default)
 
 
 class RateLimitedLog(logging.Filter):

@@ -167,3 +167,87 @@ def test_past_max_connections_the_oldest_half_sent_request_makes_room():
         assert _answer(half[0], seconds=2).startswith(b"HTTP/1.1 408")  # the oldest went first
         for s in half:
             s.close()
+
+
+# One write per response ---------------------------------------------------------------------------
+
+
+class _Recorded:
+    """A transport that keeps every write (no socket)."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+        self.closed = False
+
+    def write(self, data) -> None:
+        self.writes.append(bytes(data))
+
+    def get_extra_info(self, name, default=None):
+        return {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 50000)}.get(name, default)
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def close(self) -> None:
+        self.closed = True
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+
+def _writes(app, request: bytes, responses: int = 1) -> list[bytes]:
+    """What mcpgen's protocol writes for `request` (one or more pipelined requests), with `app` behind it."""
+    import asyncio
+
+    from uvicorn.server import ServerState
+
+    async def main() -> list[bytes]:
+        cls = protocol_class(ConnectionLimits())
+        config = uvicorn.Config(app, http=cls, log_config=None, lifespan="off")
+        config.load()
+        protocol = cls(config=config, server_state=ServerState(), app_state={}, _loop=asyncio.get_running_loop())
+        transport = _Recorded()
+        protocol.connection_made(transport)  # type: ignore[arg-type]
+        protocol.data_received(request)
+        async with asyncio.timeout(5):
+            while sum(w.startswith(b"HTTP/1.1") for w in transport.writes) < responses or protocol.tasks:
+                await asyncio.sleep(0.01)
+        protocol.connection_lost(None)
+        return transport.writes
+
+    return asyncio.run(main())
+
+
+def _streaming(parts: list[bytes]):
+    async def app(scope, receive, send) -> None:
+        await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
+        for i, part in enumerate(parts):
+            await send({"type": "http.response.body", "body": part, "more_body": i < len(parts) - 1})
+
+    return app
+
+
+def test_an_answer_in_one_body_message_is_one_write():
+    writes = _writes(_app, b"GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+    assert len(writes) == 1 and writes[0].startswith(b"HTTP/1.1 200") and writes[0].endswith(b"\r\n\r\nok")
+
+
+def test_pipelined_answers_are_one_write_each_in_order():
+    writes = _writes(_app, b"GET /1 HTTP/1.1\r\nHost: a\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n", responses=2)
+    assert len(writes) == 2 and all(w.startswith(b"HTTP/1.1 200") and w.endswith(b"ok") for w in writes)
+
+
+def test_a_head_request_still_gets_its_head():
+    writes = _writes(_app, b"HEAD / HTTP/1.1\r\nHost: a\r\n\r\n")
+    assert len(writes) == 1 and writes[0].startswith(b"HTTP/1.1 200") and writes[0].endswith(b"\r\n\r\n")
+
+
+def test_a_streamed_answer_sends_its_head_at_once():
+    # an event stream's head must not wait for its first event
+    writes = _writes(_streaming([b"one", b"two"]), b"GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+    assert writes[0].startswith(b"HTTP/1.1 200") and writes[0].endswith(b"\r\n\r\n")
+    assert b"".join(writes[1:]) == b"3\r\none\r\n3\r\ntwo\r\n0\r\n\r\n"
