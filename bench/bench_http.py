@@ -13,11 +13,13 @@ per call.
 
     python bench/bench_http.py                         # 1, 10 and 50 clients
     python bench/bench_http.py --clients 1 10 --calls 600 --args '{"n": 10}'
+    python bench/bench_http.py --baseline main   # this tree against mcpgen as of main, instead of the SDK's app
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import signal
 import socket
@@ -30,7 +32,7 @@ from pathlib import Path
 import anyio
 import httpx2
 import psutil
-from bench_core import bench_project  # bench/project with its data copied in
+from bench_core import bench_project, exported, serve_from  # bench/project with its data copied in
 from bench_http_load import free_port, pct  # the same helpers as the load benchmark beside this file
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -118,6 +120,7 @@ def run(project: Path) -> None:
     ap.add_argument("--calls", type=int, default=1000, help="calls per server per client count")
     ap.add_argument("--args", default='{"n": 10}', help="top_cities arguments, JSON")
     ap.add_argument("--json", action="store_true", help="one JSON line per client count")
+    ap.add_argument("--baseline", metavar="REV", help="the other side is mcpgen as of this git revision")
     opts = ap.parse_args()
     args = json.loads(opts.args)
     ports = {"mcpgen": free_port(), "handwritten": free_port()}
@@ -127,6 +130,14 @@ def run(project: Path) -> None:
     }
     commands["mcpgen"] += ["--http", "--port", str(ports["mcpgen"])]
     commands["handwritten"] += ["--http", str(ports["handwritten"])]
+    with contextlib.ExitStack() as stack:
+        if opts.baseline:  # the "handwritten" side is then mcpgen as of that revision
+            tree = stack.enter_context(exported(opts.baseline))
+            commands["handwritten"] = [*serve_from(tree, project), "--http", "--port", str(ports["handwritten"])]
+        measure(commands, ports, opts, args)
+
+
+def measure(commands: dict[str, list[str]], ports: dict[str, int], opts, args: dict) -> None:
     procs = {name: start(cmd, ports[name]) for name, cmd in commands.items()}
     urls = {name: f"http://127.0.0.1:{port}/mcp" for name, port in ports.items()}
     try:
