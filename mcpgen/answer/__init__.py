@@ -4,6 +4,7 @@
 - `compile`: a loaded spec compiled into a tool: arguments checked, the query run, the answer built
 - `results`: the result's shape (`DataToolOutput`, the published output schema), table cells
 - `charts`: Chart.js configs from the rows
+- `numbers`: one number format per table column (`_meta["mcpgen/formats"]`), for the app and `mcpgen call`
 - `cache`: the result cache (`cache: 60s`)
 - `cursors`: the signed cursors that continue a paged answer
 """

@@ -25,6 +25,7 @@ from ..engines.protocol import QueryResult
 from ..engines.slots import Admission
 from ..spec.models import ScopeRule
 from ..text import inert
+from .numbers import FORMATS_META, column_formats
 from .results import PUBLISHED_SCHEMA, DataToolPayload
 
 logger = logging.getLogger("mcpgen")
@@ -93,7 +94,8 @@ class Tool:
 
 
 def check_result(name: str, result: Any) -> CallToolResult:
-    """Hold a result to the output schema; a broken one becomes a clear `isError`."""
+    """Hold a result to the output schema; a broken one becomes a clear `isError`. A table's number
+    formats (mcpgen.answer.numbers) join its `_meta`, unless the tool gave its own."""
     if not isinstance(result, CallToolResult):
         return error_result(f"Tool '{name}' returned {type(result).__name__}, not a CallToolResult.")
     if result.is_error:
@@ -106,6 +108,10 @@ def check_result(name: str, result: Any) -> CallToolResult:
         detail = _first_error(exc)
         logger.error("tool %s broke the output schema: %s", name, detail)
         return error_result(f"Tool '{name}' returned a result that breaks its output schema ({detail}).")
+    if payload.table and FORMATS_META not in (result.meta or {}):
+        formats = column_formats(payload.table)  # how people read the numbers; the cells stay as they are
+        if formats:
+            result = result.model_copy(update={"meta": {**(result.meta or {}), FORMATS_META: formats}})
     return result
 
 

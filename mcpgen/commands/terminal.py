@@ -21,6 +21,8 @@ from typing import Any
 
 from rich.text import Text
 
+from ..answer.numbers import FORMATS_META, format_number
+
 # C0 controls but \t and \n, DEL, C1 controls, and the bidi embeddings, overrides and isolates.
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 # json.dumps escapes C0 controls itself; with ensure_ascii=False it leaves these raw.
@@ -65,17 +67,24 @@ def print_result(result) -> None:
     click.echo(plain(prose))
     if data.get("table"):
         header, *rows = data["table"]
+        # Numbers as the app shows them: each column in the one format the server chose for it.
+        formats = (result.meta or {}).get(FORMATS_META) or [None] * len(header)
         table = Table()
-        for h in header:
-            table.add_column(text(h))
+        for h, fmt in zip(header, formats):
+            table.add_column(text(h), justify="right" if fmt else "left")
         for row in rows:
-            table.add_row(*[text(v) for v in row])
+            table.add_row(*[text(_cell(v, fmt)) for v, fmt in zip(row, formats)])
         console.print(table)
     for chart in data.get("charts") or []:
         sets = ", ".join(str(d.get("label")) for d in chart["data"]["datasets"])
         console.print(text(f"chart: {chart['type']} ({sets})"))
     for url in data.get("sources", []):
         console.print(text(f"source: {url}"))
+
+
+def _cell(value: Any, fmt: dict | None) -> Any:
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return format_number(value, fmt) if number and fmt else value
 
 
 def tool_table(tools: Iterable[Any]):

@@ -116,7 +116,7 @@
     const table = Array.isArray(data.table) && data.table.length ? data.table : null;
     const rows = table ? table.length - 1 : null;
     const charts = (Array.isArray(data.charts) ? data.charts : []).filter(hasData);
-    if (rows) parts.push(drawTable(table));
+    if (rows) parts.push(drawTable(table, result));
     else if (!charts.length) parts.push(h("p", { class: "empty" }, proseOf(result) || "No rows matched."));
     const boxes = charts.map(() => h("div", { class: "chart" }, h("canvas", { role: "img" })));
     parts.push(...boxes);
@@ -161,13 +161,19 @@
     return a;
   }
 
-  // Numbers: right-aligned, grouped by the host's locale; years and ids keep their digits.
-  function numberText(value, header) {
-    if (Number.isInteger(value) && /year|\bid\b|_id$|code/i.test(header)) return String(value);
-    return value.toLocaleString(locale(), { maximumFractionDigits: 3 });
+  // Numbers: right-aligned, in the one format the server chose for their column (result._meta
+  // "mcpgen/formats": decimals and grouping), written in the host's locale. Without one, as sent.
+  function numberFormats(result, count) {
+    const formats = result._meta && Array.isArray(result._meta["mcpgen/formats"]) ? result._meta["mcpgen/formats"] : [];
+    return Array.from({ length: count }, (_, i) => {
+      const f = formats[i];
+      if (!f || !Number.isInteger(f.decimals) || f.decimals < 0 || f.decimals > 20) return null;
+      return new Intl.NumberFormat(locale(), { minimumFractionDigits: f.decimals, maximumFractionDigits: f.decimals,
+        useGrouping: f.grouping ? undefined : false }); // undefined: the locale's own grouping
+    });
   }
-  const cellText = (value, header) => (value === null || value === undefined ? ""
-    : typeof value === "number" ? numberText(value, header) : String(value));
+  const cellText = (value, format) => (value === null || value === undefined ? ""
+    : typeof value === "number" && format ? format.format(value) : String(value));
 
   function compare(a, b) {
     if (a === b) return 0;
@@ -177,9 +183,10 @@
     return String(a).localeCompare(String(b), locale(), { numeric: true });
   }
 
-  function drawTable(table) {
+  function drawTable(table, result) {
     const [header, ...body] = table;
-    const names = (Array.isArray(header) ? header : []).map((v) => cellText(v, ""));
+    const names = (Array.isArray(header) ? header : []).map((v) => cellText(v, null));
+    const formats = numberFormats(result, names.length);
     const numeric = names.map((_, i) => body.some((r) => typeof r[i] === "number") &&
       body.every((r) => r[i] === null || typeof r[i] === "number"));
     const rows = body.slice();
@@ -200,10 +207,10 @@
       });
       return h("th", { scope: "col", class: numeric[i] ? "num" : null, "aria-sort": state }, button);
     });
-    const tr = rows.map((row) => h("tr", {}, names.map((name, i) => {
+    const tr = rows.map((row) => h("tr", {}, names.map((_, i) => {
       const v = Array.isArray(row) ? row[i] : undefined;
       const kind = v === null || v === undefined ? "null" : typeof v === "number" ? "num" : null;
-      return h("td", { class: kind, title: typeof v === "number" ? String(v) : null }, cellText(v, name));
+      return h("td", { class: kind, title: typeof v === "number" ? String(v) : null }, cellText(v, formats[i]));
     })));
     return h("div", { class: "table", tabindex: "0" }, h("table", {}, h("thead", {}, h("tr", {}, th)), h("tbody", {}, tr)));
   }

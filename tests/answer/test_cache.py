@@ -20,6 +20,7 @@ from mcp.types import CallToolResult, TextContent
 
 from mcpgen import logs
 from mcpgen.answer.cache import ENTRY_OVERHEAD, META_KEY, ResultCache
+from mcpgen.answer.numbers import FORMATS_META
 from mcpgen.serve.project import open_project
 from mcpgen.serve.reload import Reloader
 from mcpgen.serve.server import ToolServer
@@ -73,7 +74,8 @@ def test_repeated_arguments_are_answered_from_the_cache(make):
     first = registry.call_sync("rand", {"n": 3})
     second = registry.call_sync("rand", {"n": 3})
     assert text(first) == text(second)
-    assert first.meta == {META_KEY: "miss"} and second.meta == {META_KEY: "hit"}
+    assert first.meta[META_KEY] == "miss" and second.meta[META_KEY] == "hit"
+    assert first.meta[FORMATS_META] == second.meta[FORMATS_META]  # the formats are kept with the answer
     assert text(registry.call_sync("rand", {"n": 4})) != text(first)
     # the defaults and the same values spelled out are one key
     assert text(registry.call_sync("rand", {})) == text(registry.call_sync("rand", {"n": 1, "slow": False}))
@@ -83,7 +85,7 @@ def test_without_cache_every_call_runs_the_query(make):
     registry = make(TOOL + "cache: false\n").registry
     first, second = registry.call_sync("rand", {"n": 3}), registry.call_sync("rand", {"n": 3})
     assert text(first) != text(second)
-    assert first.meta is None and len(registry.cache) == 0
+    assert META_KEY not in (first.meta or {}) and len(registry.cache) == 0
 
 
 def test_failures_are_never_kept(make):
@@ -181,7 +183,7 @@ def test_call_json_says_whether_the_answer_came_from_the_cache(make, tmp_path):
         text=True,
         check=True,
     )
-    assert json.loads(out.stdout)["_meta"] == {META_KEY: "miss"}
+    assert json.loads(out.stdout)["_meta"][META_KEY] == "miss"
 
 
 def result_of(size: int) -> CallToolResult:

@@ -93,7 +93,7 @@ def test_pages_cover_every_row_once_in_order(make):
     table = follow(lambda a: registry.call_sync("nums", a), {})
     assert table[1:] == [[n, f"row {n}"] for n in range(1000)]
     small = ok(registry.call_sync("nums", {"below": 10}))  # one page: no cursor, no note
-    assert small.meta is None and "Rows" not in small.content[0].text
+    assert NEXT_CURSOR_META not in small.meta and "Rows" not in small.content[0].text
 
 
 def test_the_cursor_is_published_in_the_input_schema(make):

@@ -5,6 +5,7 @@ import math
 from mcp.types import CallToolResult, TextContent
 
 from mcpgen import logs
+from mcpgen.answer.numbers import FORMATS_META
 from mcpgen.answer.results import PUBLISHED_SCHEMA
 from mcpgen.answer.tool import READ_ONLY, Answer, Tool, check_result, error_result
 from mcpgen.engines.protocol import QueryResult
@@ -28,8 +29,15 @@ def test_error_result_is_one_sentence_and_notes_the_exception_for_the_call_log()
 
 
 def test_check_result_passes_a_valid_result_and_an_error_as_they_are():
-    good = ok({"sources": ["https://example.org/"], "table": [["a"], [1]]})
+    good = ok({"sources": ["https://example.org/"], "table": [["a"], ["x"]]})
     assert check_result("t", good) is good
+    numbers = ok({"sources": ["https://example.org/"], "table": [["a", "b"], ["x", 50], ["y", 52.2]]})
+    checked = check_result("t", numbers)  # the same answer, and how to write its numbers
+    assert checked.structured_content == numbers.structured_content and numbers.meta is None
+    assert checked.meta == {FORMATS_META: [None, {"decimals": 1, "grouping": True}]}
+    own = ok({"sources": ["https://example.org/"], "table": [["b"], [50]]})
+    own.meta = {FORMATS_META: [{"decimals": 2, "grouping": False}]}
+    assert check_result("t", own) is own  # a tool's own formats are kept
     refused = error_result("No.")
     assert check_result("t", refused) is refused
 

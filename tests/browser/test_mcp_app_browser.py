@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import os
-import re
+import random
 import textwrap
-from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import apphost
 import pytest
+
+from mcpgen.answer.numbers import MAX_DECIMALS, column_formats, format_number
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -69,6 +70,22 @@ force: "{% if truncated %}Only the first {{ max_rows }} rows are shown.{% endif 
 chart: {type: bar, x: k, y: v}
 """
 
+# Several hundred numbers of every kind: integers, years, quarters, signed thousandths with NULLs,
+# 20 orders of magnitude either side of 1, ties at the third decimal, integers stored as floats.
+NUMBERS = """\
+title: Numbers
+description: Numbers of every kind, one format per column.
+sql: |
+  SELECT i AS n, 1900 + i AS year, i / 4 AS quarter,
+         CASE WHEN i % 7 = 0 THEN NULL ELSE ((hash(i) % 2000001)::BIGINT - 1000000) / 1000.0 END AS signed,
+         (hash(i * 3) % 1000000)::DOUBLE * pow(10, (i % 40) - 20) AS wide,
+         (i - 200) + (i % 3) * 0.0005 AS ties,
+         ((hash(i * 7) % 100000000000000)::BIGINT - 50000000000000)::DOUBLE AS big
+  FROM range(400) t(i) ORDER BY i
+sources: ["https://example.org/numbers"]
+content: "{{ row_count }} rows"
+"""
+
 MANY = """\
 title: Many
 description: More rows than max_rows.
@@ -84,7 +101,7 @@ max_rows: 3
 def crafted(browser, tmp_path_factory):
     specs = tmp_path_factory.mktemp("crafted") / "specs"
     specs.mkdir()
-    for name, body in {"hostile": HOSTILE, "nothing": EMPTY, "many": MANY}.items():
+    for name, body in {"hostile": HOSTILE, "nothing": EMPTY, "many": MANY, "numbers": NUMBERS}.items():
         (specs / f"{name}.yaml").write_text(textwrap.dedent(body))
     with apphost.mcpgen_http(specs, ARTIFACTS / "app-crafted.log") as url:
         yield url
@@ -131,25 +148,14 @@ def _nothing_left_the_page(host, requests):
 # ---- what the app shows, in Python terms -------------------------------------------------------
 
 
-def number_text(value, header: str) -> str:
-    """A number as the app shows it with locale en-US (Intl: grouping, at most 3 decimals)."""
-    if isinstance(value, int) and re.search(r"year|\bid\b|_id$|code", header, re.IGNORECASE):
-        return str(value)
-    if isinstance(value, int):
-        return f"{value:,}"
-    # Intl rounds the shortest decimal form of the double half away from zero.
-    rounded = Decimal(repr(value)).quantize(Decimal("0.001"), rounding=ROUND_HALF_UP)
-    text = f"{rounded:,.3f}".rstrip("0").rstrip(".")
-    return "0" if text == "-0" else text
-
-
-def cell_text(value, header: str) -> str:
+def cell_text(value, fmt: dict | None) -> str:
+    """A cell as the app shows it with locale en-US: a number in its column's format, as `mcpgen call` writes it."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
-        return number_text(value, header)
+        return format_number(value, fmt)
     return str(value)
 
 
@@ -187,7 +193,10 @@ def check_answer(frame, result: dict) -> None:
     table = data.get("table")
     if table and len(table) > 1:
         header = [str(h) for h in table[0]]
-        expected = [header] + [[cell_text(v, header[i]) for i, v in enumerate(row)] for row in table[1:]]
+        formats = result.get("_meta", {}).get("mcpgen/formats")
+        assert formats == column_formats(table)  # one format per column, chosen from its numbers (none without)
+        formats = formats or [None] * len(header)
+        expected = [header] + [[cell_text(v, formats[i]) for i, v in enumerate(row)] for row in table[1:]]
         assert shown_table(frame) == expected
         titles = frame.eval_on_selector_all("tbody td.num", "tds => tds.map(td => Number(td.title))")
         numbers = [v for row in table[1:] for v in row if isinstance(v, (int, float)) and not isinstance(v, bool)]
@@ -317,6 +326,49 @@ def test_empty_and_truncated_answers(crafted_host):
     assert result["_meta"]["mcpgen/truncated"] == {"max_rows": 3}
     assert frame.inner_text(".force") == "Only the first 3 rows are shown."
     assert frame.inner_text(".stats") == "3 rows · only the first 3 are shown; the query matched more"
+
+
+def test_one_number_format_per_column(crafted_host):
+    page, _ = crafted_host
+    result, frame = apphost.show(page, "numbers", {})
+    check_answer(frame, result)  # every cell as Python's format_number writes it, in the column's format
+    table = result["structuredContent"]["table"]
+    assert len(table) == 401
+    formats = dict(zip(table[0], result["_meta"]["mcpgen/formats"]))
+    assert formats["n"] == {"decimals": 0, "grouping": True} and formats["year"] == {"decimals": 0, "grouping": False}
+    assert formats["quarter"] == {"decimals": 2, "grouping": True} and formats["big"]["decimals"] == 0
+    assert formats["signed"] == formats["wide"] == formats["ties"] == {"decimals": MAX_DECIMALS, "grouping": True}
+    shown = shown_table(frame)
+    assert [row[2] for row in shown[1:5]] == ["0.00", "0.25", "0.50", "0.75"]  # not 0, 0.25, 0.5, 0.75
+    assert shown[2][5] == "-199.000"  # -199 + 0.0005 = -198.9995: half away from zero
+
+
+def test_python_writes_numbers_as_intl_does(browser):
+    """format_number against Chromium's Intl.NumberFormat("en-US") on several hundred numbers."""
+    rng = random.Random(22)
+    values = [0.0, -0.0, 1.005, 2.5, 0.125, -1234.5, 2.0005, 0.30000000000000004, 1e21, 1e300, 5e-324]
+    values += [1.7976931348623157e308, 123456789012345678.0, 999.9995, -0.0004, 2**53, -(2**53)]  # cells: |n| <= 2**53
+    values += [rng.choice([-1, 1]) * rng.random() * 10 ** rng.randint(-8, 22) for _ in range(200)]
+    values += [round(rng.uniform(-1e6, 1e6), rng.randint(0, 5)) for _ in range(150)]
+    values += [rng.randint(-(10**12), 10**12) for _ in range(50)]
+    values += [n + 0.5 for n in range(-5, 5)] + [n / 1000 + 0.0005 for n in range(-20, 20)]
+    formats = [{"decimals": d, "grouping": g} for d in range(MAX_DECIMALS + 1) for g in (True, False)]
+    page = browser.new_page()
+    try:
+        shown = page.evaluate(
+            """([values, formats]) => formats.map((f) => {
+                const nf = new Intl.NumberFormat("en-US", {minimumFractionDigits: f.decimals,
+                  maximumFractionDigits: f.decimals, useGrouping: f.grouping ? undefined : false});
+                return values.map((v) => nf.format(v));
+            })""",
+            [values, formats],
+        )
+    finally:
+        page.close()
+    assert len(values) >= 450
+    for fmt, texts in zip(formats, shown):
+        mismatched = [(v, t, format_number(v, fmt)) for v, t in zip(values, texts) if format_number(v, fmt) != t]
+        assert mismatched == [], fmt
 
 
 def test_the_host_reads_the_app_once_per_session(shipped_host):

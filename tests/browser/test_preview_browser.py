@@ -24,6 +24,8 @@ import pytest
 from apphost import CHROMIUM, CHROMIUM_ARGS
 from servers import stop
 
+from mcpgen.answer.numbers import column_formats, format_number
+
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -220,6 +222,12 @@ def test_out_of_range_argument(shipped, page):
     assert "top_n" in out["result"]["content"][0]["text"]
 
 
+def cell_text(value, fmt: dict | None) -> str:
+    if isinstance(value, bool) or value is None:
+        return "" if value is None else str(value).lower()
+    return format_number(value, fmt) if isinstance(value, (int, float)) else str(value)
+
+
 def _argument_for(prop: dict):
     for key in ("examples", "enum"):
         if prop.get(key):
@@ -249,7 +257,11 @@ def test_every_shipped_tool_renders(shipped, page):
         raw = json.loads(page.text_content("#result .raw pre"))
         data = raw["structuredContent"]
         if "table" in data:
-            assert len(table_rows(page)) == len(data["table"]), name
+            # each number in its column's format, the one mcpgen call prints too (the host's locale is en-US here)
+            formats = raw.get("_meta", {}).get("mcpgen/formats") or [None] * len(data["table"][0])
+            assert formats == (column_formats(data["table"]) or formats), name
+            expected = [[cell_text(v, f) for v, f in zip(row, formats)] for row in data["table"][1:]]
+            assert table_rows(page)[1:] == expected, name
         charts = chart_labels(page)
         assert len(charts) == len(data.get("charts", [])), name
         for drawn, config in zip(charts, data.get("charts", [])):

@@ -3,7 +3,7 @@
 from mcp.types import CallToolResult, TextContent
 from rich.console import Console
 
-from mcpgen.answer.tool import Tool
+from mcpgen.answer.tool import Tool, check_result
 from mcpgen.commands.terminal import json_text, plain, print_result, text, tool_table
 
 
@@ -36,6 +36,20 @@ def test_print_result_shows_force_prose_table_charts_and_sources(capsys):
     assert out.startswith("Read this first.\n\nTwo cities.]0;pwned\n")
     assert "[b]Bergen[/b]" in out and "709000" in out
     assert "chart: bar (population)" in out and "source: https://www.geonames.org/" in out
+
+
+def test_print_result_writes_numbers_in_their_columns_format(capsys):
+    table = [["city", "population", "share", "year"], ["Oslo", 709037, 50, 2024], ["Bergen", 285911, 52.25, 2023]]
+    result = check_result(
+        "t", CallToolResult(content=[], structured_content={"sources": ["https://x.org/"], "table": table})
+    )
+    print_result(result)
+    rows = [line.strip("│ ").split(" │ ") for line in capsys.readouterr().out.splitlines() if line.startswith("│")]
+    assert [[cell.strip() for cell in row] for row in rows] == [
+        ["Oslo", "709,037", "50.00", "2024"],
+        ["Bergen", "285,911", "52.25", "2023"],
+    ]
+    assert result.structured_content["table"] == table  # the answer keeps the numbers the query computed
 
 
 def test_print_result_of_an_error_goes_to_stderr(capsys):
