@@ -10,17 +10,24 @@ one (the figure checked against the target: the least sensitive to load that com
     python bench/bench_vs_handwritten.py                    # every case
     python bench/bench_vs_handwritten.py --cases 10 cached --rounds 5
     python bench/bench_vs_handwritten.py --cases 10 --busy 2     # under CPU contention, target <= 1.00
+    python bench/bench_vs_handwritten.py --cases 1000 1000f --baseline main   # this tree against mcpgen at REV
+
+With `--baseline REV`, the other side is mcpgen as of git revision REV (exported to a temporary
+folder, as bench_core.py does) serving the same project and tool, so the ratio prices a change to
+the call path; no target applies.
 
 Cases (mcpgen tool; the hand-written side always runs `top_cities`):
   10       top_cities n=10                 target <= 1.00
   cached   top_cities_cached n=10          target <= 0.60 (same arguments every call)
   1000     top_cities n=1000               target <= 1.10
+  1000f    top_cities_floats n=1000        (three float columns: the number formats read every value)
   10000    top_cities_many n=10000         must answer without an error (prose cut, table whole)
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -29,7 +36,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench_core import bench_project  # bench/project with its data copied in
+from bench_core import bench_project, exported, serve_from  # bench/project with its data copied in
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -37,12 +44,20 @@ CASES = {
     "10": ("top_cities", 10, 300, 1.00),
     "cached": ("top_cities_cached", 10, 300, 0.60),
     "1000": ("top_cities", 1000, 60, 1.10),
+    "1000f": ("top_cities_floats", 1000, 60, None),
     "10000": ("top_cities_many", 10000, 8, None),
 }
 
 
-def run_case(name: str, rounds: int, n: int | None, project: Path) -> dict:
+def run_case(name: str, rounds: int, n: int | None, project: Path, baseline: Path | None = None) -> dict:
     tool, rows, calls, target = CASES[name]
+    hand = {
+        "cmd": [sys.executable, str(HERE / "handwritten_server.py"), str(REPO / "examples/data/cities.csv")],
+        "env": {"HANDWRITTEN_MAX_N": str(max(rows, 1000))},
+        "tool": "top_cities",
+    }
+    if baseline is not None:
+        hand, target = {"cmd": serve_from(baseline, project), "cwd": str(REPO), "tool": tool}, None
     config = {
         "args": {"n": rows},
         "variants": {
@@ -51,11 +66,7 @@ def run_case(name: str, rounds: int, n: int | None, project: Path) -> dict:
                 "cwd": str(REPO),
                 "tool": tool,
             },
-            "hand": {
-                "cmd": [sys.executable, str(HERE / "handwritten_server.py"), str(REPO / "examples/data/cities.csv")],
-                "env": {"HANDWRITTEN_MAX_N": str(max(rows, 1000))},
-                "tool": "top_cities",
-            },
+            "hand": hand,
         },
     }
     options = ["--rounds", str(rounds), "--n", str(n or calls), "--warmup", "5" if rows > 100 else "20", "--latencies"]
@@ -103,6 +114,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--n", type=int, help="calls per round (default: per case)")
     ap.add_argument("--busy", type=int, default=0, help="processes spinning on the CPU meanwhile (contention)")
+    ap.add_argument(
+        "--baseline", metavar="REV", help="pair with mcpgen as of this git revision, not the hand-written tool"
+    )
     opts = ap.parse_args()
     spinning = [
         subprocess.Popen(
@@ -121,12 +135,14 @@ def main() -> None:
 def cases(opts) -> None:
     if opts.busy:
         print(f"with {opts.busy} processes spinning on the CPU meanwhile", flush=True)
-    with bench_project() as project:
+    other = f"mcpgen {opts.baseline}" if opts.baseline else "hand-written"
+    with bench_project() as project, contextlib.ExitStack() as stack:
+        baseline = stack.enter_context(exported(opts.baseline)) if opts.baseline else None
         for name in opts.cases:
-            r = run_case(name, opts.rounds, opts.n, project)
+            r = run_case(name, opts.rounds, opts.n, project, baseline)
             verdict = "" if r["target"] is None else (" OK" if r["ratio_of_pairs"] <= r["target"] else " OVER")
             print(
-                f"{r['case']:>7}: mcpgen p50 {r['mcpgen_p50_ms']:8.3f} ms | hand-written {r['hand_p50_ms']:8.3f} ms"
+                f"{r['case']:>7}: mcpgen p50 {r['mcpgen_p50_ms']:8.3f} ms | {other} {r['hand_p50_ms']:8.3f} ms"
                 f" | ratio {r['ratio']:.3f} (rounds {r['ratio_per_round']}; median of paired calls"
                 f" {r['ratio_of_pairs']:.3f}) target {r['target']}{verdict}"
                 f" | errors {r['errors']} | bytes {r['mcpgen_bytes']:,} / {r['hand_bytes']:,}",
