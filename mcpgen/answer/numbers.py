@@ -17,8 +17,10 @@ half away from zero. The cells themselves stay the numbers the query computed.
 from __future__ import annotations
 
 import math
+import operator
 import re
 from decimal import ROUND_HALF_UP, Context, Decimal
+from itertools import repeat
 from typing import Any
 
 __all__ = ["FORMATS_META", "MAX_DECIMALS", "column_formats", "format_number"]
@@ -27,6 +29,7 @@ FORMATS_META = "mcpgen/formats"  # result `_meta` key: one {"decimals", "groupin
 MAX_DECIMALS = 3
 _UNGROUPED = re.compile(r"year|\bid\b|_id$|code", re.IGNORECASE)  # 2024 and 10452, not 2,024 and 10,452
 _NUMBERS = {int, float, Decimal}
+_FRACTIONAL = {float, Decimal}
 _STEPS = [Decimal(1).scaleb(-d) for d in range(MAX_DECIMALS + 1)]
 
 
@@ -44,13 +47,24 @@ def _column_format(values: tuple, header: str) -> dict[str, Any] | None:
     if not types & _NUMBERS:
         return None
     decimals = 0
-    if types - {int, bool, str, type(None)}:  # whole numbers need no look at each value
-        for value in values:
-            if type(value) in (float, Decimal):
-                decimals = max(decimals, _decimals(value))
-                if decimals == MAX_DECIMALS:
-                    break
+    if types & _FRACTIONAL:  # integers need no look at each value
+        decimals = _most_decimals([v for v in values if type(v) in _FRACTIONAL])
     return {"decimals": decimals, "grouping": decimals > 0 or not _UNGROUPED.search(header)}
+
+
+def _most_decimals(numbers: list) -> int:
+    """The most decimals any of `numbers` needs, at most MAX_DECIMALS. A number has at most d decimals in
+    its shortest form exactly when rounding it to d places gives it back, so the usual column is settled
+    by one pass of `round` in C; a column with a number that has more looks at each number."""
+    for decimals in range(MAX_DECIMALS + 1):
+        if all(map(operator.eq, map(round, numbers, repeat(decimals)), numbers)):
+            return decimals
+    most = 0
+    for value in numbers:
+        most = max(most, _decimals(value))
+        if most == MAX_DECIMALS:
+            break
+    return most
 
 
 def _decimals(value: float | Decimal) -> int:
