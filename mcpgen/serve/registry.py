@@ -95,11 +95,13 @@ class Registry:
         app: bool = True,
         scopes: list[str] | ScopeRule | None = None,
         tags: list[str] | None = None,
+        long_running: bool = False,
     ) -> Callable:
         """Decorator: register `fn` if it is annotated `-> DataToolOutput`; otherwise warn and leave it out.
 
-        `app=False`: no MCP App for this tool (see docs/apps.md). `scopes` (a list: all of them) and
-        `tags` work as in a spec; inside, `mcpgen.identity.current()` is the caller."""
+        `app=False`: no MCP App for this tool (see docs/apps.md). `scopes` (a list: all of them),
+        `tags` and `long_running` (offered as a task, docs/long-work.md) work as in a spec; inside,
+        `mcpgen.identity.current()` is the caller."""
 
         def decorator(fn: Callable) -> Callable:
             returns = inspect.signature(fn, eval_str=True).return_annotation
@@ -113,6 +115,7 @@ class Registry:
             tool = _function_tool(fn, name, title, description, annotations, app)
             tool.scopes = ScopeRule(all=scopes) if isinstance(scopes, list) else scopes
             tool.tags = frozenset(tags or ())
+            tool.long_running = long_running
             self.add(tool)
             return fn
 
@@ -219,10 +222,16 @@ async def _in_thread(handler: Callable[[dict[str, Any]], Any], arguments: dict[s
     try:
         if progress is None:
             return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+        failed: Exception | None = None
         async with anyio.create_task_group() as tg:
             tg.start_soon(_report_progress, control, progress)
-            result = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+            try:
+                result = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+            except Exception as exc:  # raised as itself, not in a task group's ExceptionGroup
+                failed = exc
             tg.cancel_scope.cancel()
+        if failed is not None:
+            raise failed
         return result
     except anyio.get_cancelled_exc_class():
         with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_WAIT):

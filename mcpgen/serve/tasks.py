@@ -24,8 +24,10 @@ from typing import Any
 
 from mcp.server.extension import Extension, MethodBinding
 from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import MCP_NAME_HEADER, decode_header_value
 from mcp_types import (
     CLIENT_CAPABILITIES_META_KEY,
+    HEADER_MISMATCH,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
@@ -33,6 +35,7 @@ from mcp_types import (
     RequestParams,
 )
 
+from ..answer.asking import ANSWERS
 from ..identity import caller_identity
 
 logger = logging.getLogger("mcpgen")
@@ -130,6 +133,9 @@ class TaskStore:
         async def progress(done: float, total: float | None, message: str | None) -> None:
             task.message, task.updated_at = message, _now()
 
+        # Nobody can be asked from inside a task (its questions come before it starts): a hand-written tool
+        # that asks in one is answered as for a client that cannot ask. This task's context is its own copy.
+        ANSWERS.set(None)
         try:
             task.result = await run(progress)
             task.settle("completed", None)
@@ -198,7 +204,14 @@ class TasksExtension(Extension):
         server.extensions[self.identifier] = self.settings()
 
     @staticmethod
-    def _gate(ctx, params: RequestParams) -> None:
+    def _gate(ctx, params: TaskParams) -> None:
+        """Refuse a caller without the extension (-32021), and over HTTP an `Mcp-Name` header that names
+        another task than the body (-32020, as the SDK refuses one that names another tool). A request
+        without the header is served: the SDK's own client sends none for tasks/*."""
+        headers = getattr(getattr(ctx, "request", None), "headers", None)
+        named = headers.get(MCP_NAME_HEADER) if headers is not None else None
+        if named is not None and decode_header_value(named.strip()) != params.task_id:
+            raise MCPError(code=HEADER_MISMATCH, message=f"{MCP_NAME_HEADER} header does not match the body's taskId")
         if not declared(ctx, params):
             raise MCPError(
                 code=MISSING_REQUIRED_CLIENT_CAPABILITY,

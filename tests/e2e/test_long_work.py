@@ -9,10 +9,12 @@ import os
 import sys
 
 import anyio
+import httpx2
 import pytest
-from longwork import TasksClient, cancel_task, get_task, write_long_project
+from longwork import TASKS, TasksClient, cancel_task, get_task, write_long_project
 from mcp import Client, StdioServerParameters
-from servers import client, serving
+from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
+from servers import TOKEN, client, serving
 
 pytestmark = pytest.mark.slow
 
@@ -65,6 +67,34 @@ def test_tasks_over_http(http_url):
         tasks = TasksClient()
         async with client(http_url, extensions=[tasks]) as session:
             await _tasks(session, tasks)
+
+    anyio.run(main)
+
+
+def test_tasks_get_with_an_mcp_name_of_another_task_is_refused_over_http(http_url):
+    async def main():
+        tasks = TasksClient()
+        async with client(http_url, extensions=[tasks]) as session:
+            await session.call_tool("quick", {})
+            raw = await session.session.call_tool("scan", {"k": 5}, allow_claimed=True)
+            task_id = raw.task_id
+        meta = {PROTOCOL_VERSION_META_KEY: "2026-07-28", CLIENT_CAPABILITIES_META_KEY: {"extensions": {TASKS: {}}}}
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"taskId": task_id, "_meta": meta}}
+        headers = {
+            "Authorization": f"Bearer {TOKEN}",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": "2026-07-28",
+            "Mcp-Method": "tasks/get",
+        }
+        async with httpx2.AsyncClient(timeout=30) as http:
+            named = {}
+            for name in (task_id, "another-task"):
+                answer = await http.post(http_url, json=body, headers={**headers, "Mcp-Name": name})
+                named[name] = answer.json()
+            unnamed = (await http.post(http_url, json=body, headers=headers)).json()
+        assert named[task_id]["result"]["taskId"] == task_id
+        assert named["another-task"]["error"]["code"] == -32020 and "result" not in named["another-task"]
+        assert unnamed["result"]["taskId"] == task_id  # the SDK's own client sends no Mcp-Name for tasks/*
 
     anyio.run(main)
 

@@ -2,6 +2,7 @@
 client extension interface (tests/longwork.py), against ToolServer over the in-memory transport.
 Over the real `mcpgen serve` (stdio and HTTP): tests/e2e/test_long_work.py."""
 
+import threading
 import time
 
 import anyio
@@ -9,9 +10,11 @@ import pytest
 from longwork import TASKS, TasksClient, cancel_task, get_task, send, write_long_project
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-from mcp.types import CallToolRequestParams, ClientCapabilities
+from mcp.types import CallToolRequestParams, CallToolResult, ClientCapabilities, ElicitResult, TextContent
 
-from mcpgen import identity
+from mcpgen import DataToolOutput, Registry, identity
+from mcpgen.answer.asking import ask as ask_person
+from mcpgen.engines.control import attached
 from mcpgen.serve import tasks as tasks_module
 from mcpgen.serve.project import open_project
 from mcpgen.serve.server import ToolServer
@@ -205,3 +208,113 @@ def test_the_extension_counts_when_declared_for_the_session_or_on_one_request():
     assert tasks_module.declared(Ctx(None), per_request)
     assert not tasks_module.declared(Ctx(None), plain)
     assert not tasks_module.declared(Ctx({"io.modelcontextprotocol/ui": {}}), plain)
+
+
+def hand_written() -> tuple[Registry, threading.Event]:
+    """A registry of hand-written tools: `work` is long-running (it works until told to stop, or for
+    `seconds`), `needs_name` has a required argument, `asks` asks the person inside its call."""
+    registry, stopped = Registry(), threading.Event()
+
+    def answer(text: str) -> CallToolResult:
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)], structured_content={"sources": ["https://example.org/"]}
+        )
+
+    @registry.tool(app=False, long_running=True)
+    def work(seconds: float = 0.2) -> DataToolOutput:
+        """Works for a while."""
+        stop = threading.Event()
+        with attached(stop.set, lambda: 50.0):
+            if stop.wait(seconds):
+                stopped.set()
+                return answer("stopped")
+        return answer(f"worked {seconds} s")
+
+    @registry.tool(app=False, long_running=True)
+    def needs_name(name: str) -> DataToolOutput:
+        """Greets after a while."""
+        time.sleep(0.1)
+        return answer(f"Hello, {name}!")
+
+    @registry.tool(app=False, long_running=True)
+    def asks() -> DataToolOutput:
+        """Asks inside its call."""
+        return answer(ask_person("colour", "Which colour?", {"colour": {"type": "string"}})["colour"])
+
+    @registry.tool(app=False)
+    def plain() -> DataToolOutput:
+        """Answers at once."""
+        return answer("plain")
+
+    return registry, stopped
+
+
+def test_a_hand_written_long_running_tool_is_offered_as_a_task_like_a_spec():
+    registry, _ = hand_written()
+    server, tasks = ToolServer(registry), TasksClient()
+
+    assert registry.get("work").to_mcp().execution.task_support == "optional"
+    assert registry.get("plain").to_mcp().execution is None
+
+    async def check(client):
+        assert (await client.call_tool("work", {"seconds": 0.2})).content[0].text == "worked 0.2 s"
+        assert len(tasks.created) == 1 and tasks.polls[-1]["status"] == "completed"
+        assert (await client.call_tool("plain", {})).content[0].text == "plain" and len(tasks.created) == 1
+        refused = await client.call_tool("work", {"seconds": "soon"})  # checked in the task: one sentence
+        assert refused.is_error and refused.content[0].text.startswith("Invalid argument 'seconds'")
+        assert tasks.polls[-1]["status"] == "completed" and len(tasks.created) == 2
+
+    session(server, check, [tasks])
+    assert registry.call_sync("work", {"seconds": 0}).content[0].text == "worked 0.0 s"  # without a client: as always
+
+
+def test_cancelling_a_hand_written_task_stops_its_work():
+    registry, stopped = hand_written()
+    tasks = TasksClient(resolve=False)
+
+    async def check(client):
+        raw = await client.session.call_tool("work", {"seconds": 60}, allow_claimed=True)
+        await anyio.sleep(0.3)
+        assert_empty_ack(await cancel_task(client.session, raw.task_id))
+        with anyio.fail_after(10):
+            while not stopped.is_set():
+                await anyio.sleep(0.02)
+        assert (await get_task(client.session, raw.task_id))["status"] == "cancelled"
+
+    session(ToolServer(registry), check, [tasks])
+
+
+def test_a_missing_argument_is_asked_before_the_task_starts_and_the_task_has_the_answer():
+    registry, _ = hand_written()
+    tasks, asked = TasksClient(), []
+
+    async def person(context, params):
+        asked.append((params.message, len(tasks.created)))
+        return ElicitResult(action="accept", content={"name": "Ada"})
+
+    async def main():
+        async with Client(ToolServer(registry).server, extensions=[tasks], elicitation_callback=person) as client:
+            with anyio.fail_after(30):
+                answer = await client.call_tool("needs_name", {})
+        assert answer.content[0].text == "Hello, Ada!"
+        assert asked == [("needs_name needs name.", 0)]  # asked first, while no task existed
+        assert len(tasks.created) == 1 and tasks.polls[-1]["result"]["content"][0]["text"] == "Hello, Ada!"
+
+    anyio.run(main)
+
+
+def test_a_tool_that_asks_inside_its_task_completes_with_one_sentence():
+    registry, _ = hand_written()
+    tasks = TasksClient()
+
+    async def person(context, params):
+        return ElicitResult(action="accept", content={"colour": "red"})
+
+    async def main():
+        async with Client(ToolServer(registry).server, extensions=[tasks], elicitation_callback=person) as client:
+            with anyio.fail_after(30):
+                answer = await client.call_tool("asks", {})
+        assert answer.is_error and answer.content[0].text.startswith("Tool 'asks' needs an answer from the person")
+        assert tasks.polls[-1]["status"] == "completed"
+
+    anyio.run(main)
