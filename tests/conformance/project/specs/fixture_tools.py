@@ -12,6 +12,11 @@ gets notifications/progress (over `serve --http`, a 2026-07-28 call on an event 
 The tools named test_input_required_result_* and test_streaming_elicitation ask the person with
 `mcpgen.ask`, as a hand-written tool does (docs/asking.md): the server puts the question to a client
 that declared elicitation and calls the tool again with the answer.
+
+`slow_compute`, `failing_job` and `test_tool_with_task` are long-running, for the suite's tasks scenarios:
+`@registry.tool(long_running=True)` offers a tool as a task exactly as `long_running: true` does for a
+spec (docs/long-work.md). Each works through the readings for as long as it is told, reporting its
+progress, and stops as soon as its call is cancelled (`tasks/cancel`), as a query stops on the database.
 """
 
 import base64
@@ -20,11 +25,14 @@ import io
 import math
 import struct
 import threading
+import time
 import wave
 import zlib
 from pathlib import Path
+from typing import Annotated
 
 from mcp.types import AudioContent, CallToolResult, EmbeddedResource, ImageContent, TextContent, TextResourceContents
+from pydantic import Field
 
 from mcpgen import DataToolOutput, ask, registry
 from mcpgen.engines.control import attached
@@ -184,3 +192,43 @@ def test_tool_with_progress() -> DataToolOutput:
             if stop.wait(STEP_SECONDS):  # cancelled: stop working
                 break
     return _text(f"The mean of {len(readings)} hourly readings is {total / len(readings):.2f}.")
+
+
+Seconds = Annotated[float, Field(ge=0, le=600, description="How long the work takes, in seconds")]
+
+
+def _work(seconds: float) -> bool:
+    """Work for `seconds`, reporting the share done; False when the call was cancelled meanwhile."""
+    stop, start = threading.Event(), time.monotonic()
+
+    def done() -> float:
+        return 100.0 if seconds == 0 else min(100.0, 100.0 * (time.monotonic() - start) / seconds)
+
+    with attached(stop.set, done):
+        return not stop.wait(seconds)
+
+
+@registry.tool(app=False, long_running=True)
+def slow_compute(seconds: Seconds = 1.0, label: str = "") -> DataToolOutput:
+    """The mean hourly reading, worked out over the given number of seconds (a stand-in for a long query)."""
+    readings = _readings()
+    if not _work(seconds):
+        return _text("Stopped before the mean was worked out.")
+    mean = sum(level for _, level in readings) / len(readings)
+    return _text(f"{label or 'slow_compute'}: the mean of {len(readings)} hourly readings is {mean:.2f}.")
+
+
+@registry.tool(app=False, long_running=True)
+def failing_job() -> DataToolOutput:
+    """Works on the readings for about a second, then fails as a query does: an isError answer of one sentence."""
+    _work(1.0)
+    failed = TextContent(type="text", text="The job failed on purpose after a second of work.")
+    return CallToolResult(content=[failed], is_error=True)
+
+
+@registry.tool(app=False, long_running=True)
+def test_tool_with_task(name: Annotated[str, Field(max_length=100, description="Your name")]) -> DataToolOutput:
+    """Greets the person after a second of work on the readings. Its required name, when missing, is asked of
+    the person before the task starts, as any missing required argument is (docs/asking.md)."""
+    _work(1.0)
+    return _text(f"Hello, {name}! The fixture table holds {len(_readings())} hourly readings.")
