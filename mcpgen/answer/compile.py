@@ -29,7 +29,7 @@ from .completions import QueryCompleter
 from .cursors import NEXT_CURSOR_META, Cursors, Position, binding
 from .pages import Pager
 from .results import TRUNCATED_META, build_table, json_size_bound
-from .tool import Answer, Tool, error_result
+from .tool import Answer, RowsCheck, Tool, error_result
 
 DEFAULT_EMPTY = Template("No rows matched.")
 NOTE_ROOM = 400  # bytes kept free for the sentence that says the table was cut, and the answer's envelope
@@ -60,6 +60,8 @@ class SpecTool:
         self._sql, self._types = loaded.sql, types
         self._query = engine.prepare(loaded.sql, types) if prepared else None
         self._preparing = threading.Lock()
+        self._count_sql = loaded.count_sql  # confirm.when_rows_over: prepared when first counted
+        self._count: Prepared | None = None
         self.max_rows = spec.max_rows or defaults.max_rows
         self.timeout = spec.timeout or defaults.timeout
         self.max_bytes = spec.max_bytes or defaults.max_bytes
@@ -130,6 +132,22 @@ class SpecTool:
         if cursor is not None and not isinstance(cursor, str):
             raise ArgumentError(f"Invalid argument '{CURSOR}': expected a string, the cursor a previous page gave.")
         return arguments, cursor or None
+
+    def rows_over(self, arguments: dict[str, Any], threshold: int) -> bool:
+        """Whether the call's result would have more than `threshold` rows (`confirm.when_rows_over`):
+        the query counted, at most threshold + 1 rows, with the call's arguments, under its timeout.
+        Raises ArgumentError for bad arguments and QueryError when the count fails, as the call would."""
+        from ..sql.counts import LIMIT as COUNT_LIMIT  # only for the specs that say so: serve's imports stay few
+
+        arguments, _ = self._split(arguments)
+        values = self.arguments.validate(arguments)
+        if self._count is None:
+            assert self._count_sql is not None
+            with self._preparing:  # prepared once, as the query is
+                if self._count is None:
+                    self._count = self.engine.prepare(self._count_sql, {**self._types, COUNT_LIMIT: "integer"})
+        result = self.engine.run(self._count, {**values, COUNT_LIMIT: threshold + 1}, 1, self.timeout)
+        return bool(result.rows) and int(result.rows[0][0]) > threshold
 
     def cache_key(self, arguments: dict[str, Any]) -> str:
         """The validated arguments as text: equal values, equal keys (`{}` and the defaults agree).
@@ -277,6 +295,9 @@ def compile_spec(
     """A registered-ready Tool for one spec on its engine; `defaults` are mcpgen.yaml's (`prepared`: see SpecTool.query)."""
     spec = loaded.spec
     run = SpecTool(loaded, engine, defaults, cursors, prepared)
+    confirm_rows = None
+    if spec.confirm is not None and spec.confirm.when_rows_over is not None and loaded.count_sql is not None:
+        confirm_rows = RowsCheck(spec.confirm.message, spec.confirm.when_rows_over, run.rows_over)
     a = spec.annotations
     annotations = ToolAnnotations(
         title=spec.title,
@@ -305,5 +326,6 @@ def compile_spec(
         },
         admission=getattr(engine, "admission", None),
         long_running=spec.long_running,
-        confirm=spec.confirm.message if spec.confirm else None,
+        confirm=spec.confirm.message if spec.confirm and spec.confirm.when_rows_over is None else None,
+        confirm_rows=confirm_rows,
     )

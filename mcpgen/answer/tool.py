@@ -52,6 +52,16 @@ class Answer:
     query: QueryResult | None = None
 
 
+@dataclass(frozen=True)
+class RowsCheck:
+    """`confirm: {message, when_rows_over}`: ask `message` only when `over(arguments, threshold)` says the
+    call's result would have more than `threshold` rows (mcpgen.answer.compile.SpecTool.rows_over)."""
+
+    message: str
+    threshold: int
+    over: Callable[[dict[str, Any], int], bool]
+
+
 @dataclass
 class Tool:
     """One registered tool. `handler(arguments)` returns a CallToolResult (a query tool's, an
@@ -77,7 +87,8 @@ class Tool:
     parameters: dict[str, Any] = field(default_factory=dict)  # name -> spec Parameter (completions read them)
     completers: dict[str, Any] = field(default_factory=dict)  # name -> completions.QueryCompleter (`complete:`)
     long_running: bool = False  # offered as a task to clients of the tasks extension (mcpgen.serve.tasks)
-    confirm: str | None = None  # the question a client that can ask puts to the person before the call runs
+    confirm: str | None = None  # the question a client that can ask puts to the person before every call
+    confirm_rows: RowsCheck | None = None  # or before a call whose result would have more rows than its threshold
 
     def to_mcp(self) -> MCPTool:
         return MCPTool(

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import TemplateSyntaxError, nodes
+from sqlglot.errors import SqlglotError
 
 from ..checks import (
     caller_paths,
@@ -51,6 +52,29 @@ def check_spec(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem
     _check_answer_size(loaded, config, problems)
     _check_icons(loaded, problems, root)
     _check_completions(loaded, config, problems)
+    if sql is not None:
+        _check_count(loaded, problems)
+
+
+def _check_count(loaded: LoadedSpec, problems: list[Problem]) -> None:
+    """`confirm.when_rows_over`: the query counted is one read-only statement on the connection (kept in
+    `loaded.count_sql`); a paged query is counted whole, its cursor left out."""
+    confirm = loaded.spec.confirm
+    if confirm is None or confirm.when_rows_over is None:
+        return
+    from ..sql.counts import bounded_count  # only for the specs that say so: serve's imports stay few
+
+    node = loaded.data.get("confirm")
+    line, col = node.where("when_rows_over") if isinstance(node, Located) else (None, None)
+    try:
+        count = bounded_count(loaded.sql, loaded.dialect)
+        check_read_only(count, loaded.dialect)
+    except (UnsafeSQL, SqlglotError) as exc:
+        problems.append(
+            Problem(str(loaded.path), line, col, f"confirm.when_rows_over: the query cannot be counted ({exc})")
+        )
+        return
+    loaded.count_sql = count
 
 
 def _check_completions(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem]) -> None:

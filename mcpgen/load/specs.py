@@ -31,6 +31,7 @@ class LoadedSpec:
     dialect: str | None = None  # the dialect of `sql` (None: a database sqlglot does not know)
     icons: list[dict] | None = None  # `icons:` in wire form, files inlined (None: the project's)
     completions: dict[str, str] = field(default_factory=dict)  # parameter -> its `complete:` SQL, checked
+    count_sql: str | None = None  # `confirm.when_rows_over`: the query counted (mcpgen.sql.counts), checked
     digest: str | None = None  # names everything its checks read (`load.checked`); None: not from a file
 
     def where(self, key: str) -> tuple[int | None, int | None]:

@@ -26,13 +26,13 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import ConfigDict, ValidationError, create_model
 
 from .. import logs
-from ..answer.asking import ANSWERS, NeedsInput
+from ..answer.asking import ANSWERS, CONFIRM, NeedsInput, confirmation
 from ..answer.cache import META_KEY, ResultCache
 from ..answer.results import DataToolOutput
 from ..answer.tool import READ_ONLY, Answer, Tool, check_result, error_result
 from ..engines.control import CURRENT, CallControl
 from ..engines.protocol import QueryResult
-from ..errors import ArgumentError, QueryError
+from ..errors import ArgumentError, MCPGenError, QueryError
 from ..identity import caller_identity
 from ..spec.config import DEFAULT_CACHE_BYTES
 from ..spec.models import ScopeRule
@@ -174,10 +174,40 @@ class Registry:
         meta = {**(result.meta or {}), META_KEY: "hit" if hit else "miss"}
         return result.model_copy(update={"meta": meta}), query
 
+    async def confirm_rows(self, tool: Tool, arguments: dict[str, Any]) -> CallToolResult | None:
+        """`confirm: {when_rows_over: N}`, where someone can be asked: None to go ahead (the person said
+        yes, or the result would have at most N rows), the refusal when they said no; raises NeedsInput to
+        ask. The count runs as the call does (its connection's slot, a worker thread, its timeout); a
+        count that fails asks, since it could not show the call is small; bad arguments are left to the
+        call, which refuses them in its own sentence."""
+        check = tool.confirm_rows
+        assert check is not None
+        answer = (ANSWERS.get() or {}).get(CONFIRM)
+        if answer is not None and CONFIRM in answer:
+            return None if answer[CONFIRM] is True else error_result("Not run: the person did not confirm it.")
+        try:
+            if tool.admission is not None:
+                async with tool.admission.admitted():
+                    over = await _in_thread(lambda args: check.over(args, check.threshold), arguments, None)
+            else:
+                over = await _in_thread(lambda args: check.over(args, check.threshold), arguments, None)
+        except ArgumentError:
+            return None
+        except MCPGenError as exc:
+            logger.info("tool %s: the rows were not counted (%s), so the person is asked", tool.name, exc)
+            over = True
+        if over:
+            raise NeedsInput([confirmation(check.message)])
+        return None
+
     async def _run(
         self, tool: Tool, name: str, arguments: dict[str, Any] | None, progress: Progress | None = None
     ) -> tuple[CallToolResult, QueryResult | None]:
         try:
+            if tool.confirm_rows is not None and ANSWERS.get() is not None:  # only where someone can be asked
+                refused = await self.confirm_rows(tool, arguments or {})
+                if refused is not None:
+                    return refused, None
             if tool.is_async:
                 result = await tool.handler(arguments or {})
             elif tool.admission is not None:  # a slot on its connection first, then a worker thread

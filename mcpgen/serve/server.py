@@ -40,7 +40,7 @@ from mcp.types import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import identity, logs
-from ..answer.asking import prompt_schema, questions_for
+from ..answer.asking import ANSWERS, prompt_schema, questions_for
 from ..answer.tool import Tool, error_result
 from ..errors import ArgumentError, MCPGenError
 from ..text import inert
@@ -256,7 +256,12 @@ class ToolServer:
         return error_result(outcome) if isinstance(outcome, str) else outcome  # type: ignore[return-value]
 
     async def _run_call(self, ctx, params: CallToolRequestParams, registry: Registry, arguments) -> CallToolResult:
-        if registry.get(params.name).long_running and tasks.declared(ctx, params):
+        tool = registry.get(params.name)
+        if tool.long_running and tasks.declared(ctx, params):
+            if tool.confirm_rows is not None and ANSWERS.get() is not None:  # asked before the task, never in it
+                refused = await registry.confirm_rows(tool, arguments or {})
+                if refused is not None:
+                    return refused
             created = self.tasks.start(params.name, lambda progress: registry.call(params.name, arguments, progress))
             if created is not None:
                 return created  # type: ignore[return-value]  # a CreateTaskResult: the SDK sends any dict

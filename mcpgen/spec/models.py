@@ -452,6 +452,13 @@ class Confirm(Strict):
     message: str = Field(
         min_length=1, max_length=500, description="The question put to the person before the query runs."
     )
+    when_rows_over: StrictInt | None = Field(
+        default=None,
+        ge=0,
+        le=1_000_000_000,
+        description="Ask only when the query's result would have more rows than this (counted first, up to "
+        "this many plus one, on the tool's connection and under its timeout); default: ask every call.",
+    )
 
 
 class Spec(Strict):
@@ -517,8 +524,9 @@ class Spec(Strict):
     )
     confirm: Confirm | None = Field(
         default=None,
-        description="Ask the person to confirm each call before its query runs, where the client can ask "
-        "(elicitation); other clients are answered as always (docs/asking.md).",
+        description="Ask the person to confirm each call (or, with when_rows_over, each call whose result would "
+        "exceed that many rows) before its query runs, where the client can ask (elicitation); other clients are "
+        "answered as always (docs/asking.md).",
     )
     max_bytes: StrictInt | None = Field(
         default=None,

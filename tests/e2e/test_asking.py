@@ -1,7 +1,8 @@
 """End to end: asking the person on the real `mcpgen serve`, with the official client and its
 elicitation callback. Over stdio both wires ask (2026-07-28 with input_required, 2025-11-25 with
 elicitation/create on the pipe); over HTTP a 2026-07-28 client is asked with input_required, while a
-2025-11-25 client, which stateless HTTP cannot send a request to, is answered as before."""
+2025-11-25 client, which stateless HTTP cannot send a request to, is answered as before. `since`
+(confirm when_rows_over: 3) asks only for the call with five rows."""
 
 import os
 import sys
@@ -37,6 +38,8 @@ async def _asked(session: Client) -> dict:
         return {
             "life": (await session.call_tool("life", {"country": "DE"})).content[0].text,
             "everything": (await session.call_tool("everything", {})).content[0].text,
+            "few": (await session.call_tool("since", {"since": 2010})).content[0].text,  # 3 rows: not asked
+            "many": (await session.call_tool("since", {"since": 2000})).content[0].text,  # 5 rows: asked
             "greet": (await session.call_tool("greet", {})).content[0].text,
             "prompt": (await session.get_prompt("compare", {})).messages[0].content.text,
         }
@@ -45,6 +48,8 @@ async def _asked(session: Client) -> dict:
 ANSWERED = {
     "life": "1 years for DE since 2005.",
     "everything": "5 rows.",
+    "few": "3 rows since 2010.",
+    "many": "5 rows since 2000.",
     "greet": "Hello, Ada!",
     "prompt": "How has life expectancy in FR changed? Use life.",
 }
@@ -64,6 +69,7 @@ def test_over_stdio_both_wires_ask_and_run_the_call_with_the_answers(specs, mode
     assert [p.message for p in person.asked] == [
         "life needs since.",
         "This reads every row of the table. Run it?",
+        "This reads more than three rows. Run it?",
         "What is your name?",
         "compare needs country.",
     ]

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from mcpgen.load.project import load_project
 from mcpgen.load.spec_checks import LOOP_ROWS_WARNING, check_spec, check_unique_names
 from mcpgen.load.specs import LoadedSpec
 from mcpgen.spec.config import ProjectConfig
@@ -133,3 +134,22 @@ def test_an_optional_list_with_a_default_or_required_gets_no_suggestion():
     for parameter in ("default: [a]", "required: true"):
         text = f"parameters: {{xs: {{type: array, items: {{type: string}}, description: d, {parameter}}}}}\n"
         assert check(text + "sql: SELECT 1 AS x FROM t WHERE x IN :xs\n")[1] == []
+
+
+def test_confirm_when_rows_over_keeps_the_counted_query_read_only_and_refuses_bad_thresholds(tmp_path):
+    loaded, problems = check("sql: SELECT 1 AS x -- one row;\nconfirm: {message: Sure?, when_rows_over: 10}\n")
+    assert problems == [] and loaded.count_sql is not None
+    assert loaded.count_sql.startswith("SELECT count(*) AS mcpgen_rows FROM (SELECT 1 AS mcpgen_one FROM (\n")
+    assert "\nSELECT 1 AS x -- one row;\n) AS mcpgen_counted LIMIT :mcpgen_count_limit)" in loaded.count_sql
+    assert check("sql: SELECT 1 AS x\nconfirm: {message: Sure?}\n")[0].count_sql is None  # asks every call
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (tmp_path / "mcpgen.yaml").write_text("connections:\n  default:\n    duckdb: ':memory:'\n")
+    for name, value in (("negative", "-1"), ("words", "many")):
+        text = BASE + f"sql: SELECT 1 AS x\nconfirm: {{message: Sure?, when_rows_over: {value}}}\n"
+        (specs / f"{name}.yaml").write_text(text)
+    found = sorted(f"{Path(p.path).name}:{p.line}:{p.col}: {p.message}" for p in load_project(specs).problems)
+    assert found == [
+        "negative.yaml:5:27: confirm.when_rows_over: Input should be greater than or equal to 0",
+        "words.yaml:5:27: confirm.when_rows_over: Input should be a valid integer",
+    ]

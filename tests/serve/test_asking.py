@@ -3,6 +3,8 @@ on both wires (`auto`: 2026-07-28, asked with input_required results the client 
 `legacy`: 2025-11-25, asked with elicitation/create mid-call). Every answer is compared with the same
 call made with those values as arguments. Over the real `mcpgen serve`: tests/e2e/test_asking.py."""
 
+import dataclasses
+
 import anyio
 import pytest
 from asking import Person, write_asking_project
@@ -146,6 +148,64 @@ def test_a_spec_that_asks_for_confirmation_runs_its_query_only_once_confirmed(pr
     assert yes.asked[0].requested_schema["properties"]["confirm"]["type"] == "boolean"
     assert out["no"].is_error and out["no"].content[0].text == "Not run: the person did not confirm it."
     assert runs["everything"] == 2  # the direct call above, and the confirmed one
+
+
+@pytest.fixture
+def counted(project, monkeypatch):
+    """`since` (confirm when_rows_over: 3): how often its rows were counted and its query run."""
+    tool, counts = project.registry.get("since"), {"counted": 0, "run": 0}
+    check = tool.confirm_rows
+
+    def over(arguments, threshold, over=check.over):
+        counts["counted"] += 1
+        return over(arguments, threshold)
+
+    def run(arguments, handler=tool.handler):
+        counts["run"] += 1
+        return handler(arguments)
+
+    monkeypatch.setattr(tool, "confirm_rows", dataclasses.replace(check, over=over))
+    monkeypatch.setattr(tool, "handler", run)
+    return counts
+
+
+@pytest.mark.parametrize("mode", WIRES)
+def test_when_rows_over_asks_only_for_a_call_with_more_rows(project, counted, mode):
+    yes, no, out = Person({"confirm": True}), Person({"confirm": False}), {}
+
+    async def check(client):
+        out["few"] = await client.call_tool("since", {"since": 2010})  # three rows: not asked
+        out["many"] = await client.call_tool("since", {"since": 2000})  # five: asked
+        out["bad"] = await client.call_tool("since", {"since": 1800})  # refused by the call, in its sentence
+
+    session(project, check, yes, mode)
+    assert [q.message for q in yes.asked] == ["This reads more than three rows. Run it?"]
+    for key, since in (("few", 2010), ("many", 2000)):
+        assert out[key].structured_content == direct(project, "since", {"since": since}).structured_content
+    assert out["many"].content[0].text == "5 rows since 2000."
+    assert out["bad"].content[0].text == direct(project, "since", {"since": 1800}).content[0].text
+    assert out["bad"].content[0].text.startswith("Invalid argument 'since'")
+    # three calls and three direct ones ran; direct calls are not counted (nobody to ask), nor is the retry
+    # that carries the answer
+    assert counted == {"counted": 3, "run": 6}
+
+    async def check_no(client):
+        out["no"] = await client.call_tool("since", {"since": 2000})
+
+    session(project, check_no, no, mode)
+    assert out["no"].is_error and out["no"].content[0].text == "Not run: the person did not confirm it."
+    assert counted == {"counted": 4, "run": 6}  # counted, asked, refused: the query never ran
+
+
+@pytest.mark.parametrize("mode", WIRES)
+def test_when_rows_over_counts_nothing_for_a_client_that_cannot_ask(project, counted, mode):
+    out = {}
+
+    async def check(client):
+        out["many"] = await client.call_tool("since", {"since": 2000})
+
+    session(project, check, None, mode)
+    assert out["many"].content[0].text == "5 rows since 2000." and counted == {"counted": 0, "run": 1}
 
 
 @pytest.mark.parametrize("mode", WIRES)
