@@ -127,39 +127,53 @@ class Cursors:
         message = "\x1f".join((self.project, tool, binding, body)).encode()
         return hmac.new(self._key, message, hashlib.sha256).digest()[:16]
 
-    def issue(self, tool: str, binding: str, position: Position) -> str:
-        body = f"{position.offset}.{math.ceil(time.time() + self.ttl)}"  # rounded up: valid for at least `ttl`
-        key = None if position.key is None else json.dumps([_encode(v) for v in position.key], separators=(",", ":"))
-        if key is not None and len(key.encode()) <= MAX_CURSOR_KEY:  # a longer key: the next page by OFFSET
-            body += f".{position.skip}." + key
-        mac = self._mac(tool, binding, body)
-        return _b64(body.encode()) + "." + _b64(mac) + "." + self._kid
+    def seal(self, tool: str, binding: str, body: str) -> str:
+        """`body`, signed for `tool` and `binding`, as URL-safe text (cursors, and download links)."""
+        return _b64(body.encode()) + "." + _b64(self._mac(tool, binding, body)) + "." + self._kid
 
-    def read(self, token: str, tool: str, binding: str) -> Position:
-        """Where a cursor continues from; CursorError in one sentence if it may not be used."""
+    def unseal(self, token: str, tool: str, binding: str) -> str:
+        """The body of a token this key sealed for `tool` and `binding`; SealError saying why not."""
         try:
             body_part, mac_part, kid = token.split(".")
             body = base64.urlsafe_b64decode(body_part + "==").decode("utf-8")
             mac = base64.urlsafe_b64decode(mac_part + "==")
-            fields = body.split(".", 3)
-            if len(fields) not in (2, 4):
-                raise ValueError(body)
-            offset, expires = int(fields[0]), int(fields[1])
         except (ValueError, UnicodeDecodeError, binascii.Error):
-            raise CursorError(
-                f"Invalid argument '{CURSOR}': it is not a cursor this server gave; "
-                f"call again without {CURSOR} for the first page."
-            ) from None
-        if not hmac.compare_digest(mac, self._mac(tool, binding, body)) or offset < 0:
-            why = (
+            raise SealError(None) from None
+        if not hmac.compare_digest(mac, self._mac(tool, binding, body)):
+            raise SealError(
                 "it came from other arguments, another caller, or a spec or mcpgen.yaml since changed"
                 if hmac.compare_digest(kid, self._kid)
                 else self.other_key
             )
+        return body
+
+    def issue(self, tool: str, binding: str, position: Position) -> str:
+        body = f"{position.offset}.{expiry(self.ttl)}"
+        key = None if position.key is None else json.dumps([_encode(v) for v in position.key], separators=(",", ":"))
+        if key is not None and len(key.encode()) <= MAX_CURSOR_KEY:  # a longer key: the next page by OFFSET
+            body += f".{position.skip}." + key
+        return self.seal(tool, binding, body)
+
+    def read(self, token: str, tool: str, binding: str) -> Position:
+        """Where a cursor continues from; CursorError in one sentence if it may not be used."""
+        try:
+            body = self.unseal(token, tool, binding)
+            fields = body.split(".", 3)
+            if len(fields) not in (2, 4):
+                raise ValueError(body)
+            offset, expires = int(fields[0]), int(fields[1])
+            if offset < 0:
+                raise ValueError(body)
+        except (ValueError, SealError) as exc:
+            if isinstance(exc, SealError) and exc.why is not None:
+                raise CursorError(
+                    f"Invalid argument '{CURSOR}': it does not continue this tool's answer to these arguments "
+                    f"({exc.why}); call again without {CURSOR} for the first page."
+                ) from None
             raise CursorError(
-                f"Invalid argument '{CURSOR}': it does not continue this tool's answer to these arguments "
-                f"({why}); call again without {CURSOR} for the first page."
-            )
+                f"Invalid argument '{CURSOR}': it is not a cursor this server gave; "
+                f"call again without {CURSOR} for the first page."
+            ) from None
         if expires < time.time():
             raise CursorError(
                 f"Invalid argument '{CURSOR}': the cursor has expired; call again without {CURSOR} for the first page."
@@ -167,6 +181,20 @@ class Cursors:
         if len(fields) == 2:
             return Position(offset)
         return Position(offset, tuple(_decode(v) for v in json.loads(fields[3])), int(fields[2]))
+
+
+class SealError(Exception):
+    """A token this key did not seal for this tool and binding: `why` says what it came from (None: it is
+    no token at all, or not one of ours)."""
+
+    def __init__(self, why: str | None):
+        super().__init__(why or "not a token this server gave")
+        self.why = why
+
+
+def expiry(ttl: float) -> int:
+    """The expiry time of a token valid for `ttl` seconds from now (rounded up: valid for at least `ttl`)."""
+    return math.ceil(time.time() + ttl)
 
 
 def binding(values_key: str, identity: str | None, version: str) -> str:
