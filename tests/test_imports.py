@@ -61,7 +61,7 @@ LOADING += ["load.prompts", "load.spec_checks", "load.specs"]
 
 SERVE = [*LOADING, "logs", "serve.audit", "serve.listen", "serve.project", "serve.registry", "serve.server"]
 SERVE += ["serve.stdio", "serve.telemetry", "answer", "answer.cache", "answer.charts", "answer.compile"]
-SERVE += ["answer.completions", "answer.cursors"]
+SERVE += ["answer.completions", "answer.cursors", "answer.downloads"]
 SERVE += ["serve.tasks", "serve.asking", "answer.asking"]
 SERVE += ["answer.numbers", "answer.pages", "answer.prompts", "answer.results", "answer.tool"]
 VALIDATE = [*LOADING, "commands", "commands.reports", "commands.validate"]

@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, ResourceLink, TextContent, ToolAnnotations
 
 from ..engines.protocol import Engine, Prepared, QueryResult
 from ..errors import ArgumentError, MCPGenError
@@ -20,13 +20,14 @@ from ..identity import caller_identity
 from ..load.columns import duplicate_columns
 from ..load.specs import LoadedSpec
 from ..spec.config import Defaults
-from ..spec.models import CURSOR, EmptyAnswer
+from ..spec.models import CURSOR, EmptyAnswer, download_settings
 from ..spec.params import Arguments, param_types
 from ..templates.render import Template, cut_text
 from ..text import utf8_size
 from .charts import build_chart
 from .completions import QueryCompleter
 from .cursors import NEXT_CURSOR_META, Cursors, Position, binding
+from .downloads import DownloadError, Downloads, Link, parse
 from .pages import Pager
 from .results import TRUNCATED_META, build_table, json_size_bound
 from .tool import Answer, RowsCheck, Tool, error_result
@@ -73,10 +74,15 @@ class SpecTool:
         self.sources = [loaded.templates[f"sources[{i}]"] for i in range(len(spec.sources))]
         self.input_schema: dict[str, Any] = self.arguments.schema
         self.page_size = spec.page_size
+        self.cursors = cursors or Cursors()
+        # What cursors and download links are bound to besides the caller and the arguments: this spec.
+        self.version = hashlib.sha256((loaded.sql + spec.model_dump_json()).encode()).hexdigest()
+        settings = download_settings(spec.download, defaults.download)
+        self.downloads = Downloads(self.name, settings, self.cursors) if settings else None
+        if self.downloads is not None and self.cache_ttl is not None:  # a kept answer never outlives its links
+            self.cache_ttl = min(self.cache_ttl, self.downloads.settings.ttl)
         if self.page_size:
-            self.cursors = cursors or Cursors()
             self.pager = Pager(loaded, engine, types, self.page_size)  # planned at the first call
-            self.version = hashlib.sha256((loaded.sql + spec.model_dump_json()).encode()).hexdigest()
             self.input_schema = {
                 **self.input_schema,
                 "properties": {**self.input_schema["properties"], CURSOR: CURSOR_SCHEMA},
@@ -112,16 +118,38 @@ class SpecTool:
         try:
             arguments, cursor = self._split(arguments)
             values = self.arguments.validate(arguments)
-            if not self.page_size:
+            if not self.page_size and self.downloads is None:
                 result = self.engine.run(self.query, values, self.max_rows, self.timeout)
                 return Answer(self.answer(values, result), result)
             bound = binding(repr(values), caller_identity(), self.version)
+            links = self.downloads.links(arguments, bound) if self.downloads is not None else []
+            if not self.page_size:
+                result = self.engine.run(self.query, values, self.max_rows, self.timeout)
+                return Answer(self.answer(values, result, links=links), result)
             at = self.cursors.read(cursor, self.name, bound) if cursor else Position(0)
             result, following = self.pager.page(values, at, self.timeout)
             after = self.cursors.issue(self.name, bound, following) if following else None
-            return Answer(self.answer(values, result, Page(at.offset, after)), result)
+            return Answer(self.answer(values, result, Page(at.offset, after), links), result)
         except MCPGenError as exc:
             return Answer(error_result(_sentence(str(exc))), result)
+
+    def download(self, uri: str) -> Any:
+        """resources/read of one of this tool's download links: the query again for this caller, with the
+        download's caps; DownloadError in one sentence if the link may not be read or the file is too big."""
+        assert self.downloads is not None
+        link: Link = parse(uri)
+        try:
+            values = self.arguments.validate(link.arguments)
+        except ArgumentError:  # arguments the link was never made for (altered), or a claim this caller lacks
+            values = link.arguments
+        self.downloads.check(link, binding(repr(values), caller_identity(), self.version))
+        result = self.engine.run(self.query, values, self.downloads.settings.max_rows, self.timeout)
+        if result.truncated:
+            raise self.downloads.too_many_rows()
+        twice = duplicate_columns(result.columns)
+        if twice:
+            raise DownloadError(twice)
+        return self.downloads.contents(link, uri, result.columns, result.rows)
 
     def _split(self, arguments: Any) -> tuple[Any, str | None]:
         """The arguments without `cursor`, and the cursor (paged tools only)."""
@@ -161,8 +189,15 @@ class SpecTool:
             at = self.cursors.read(cursor, self.name, binding(repr(values), caller_identity(), self.version))
         return repr((tuple(values.items()), at))
 
-    def answer(self, values: dict[str, Any], result: QueryResult, page: Page | None = None) -> CallToolResult:
-        """Build prose and structured content from one query result (one page of it for paged tools)."""
+    def answer(
+        self,
+        values: dict[str, Any],
+        result: QueryResult,
+        page: Page | None = None,
+        links: list[ResourceLink] | None = None,
+    ) -> CallToolResult:
+        """Build prose and structured content from one query result (one page of it for paged tools); with
+        rows, the answer carries `links` (the downloads of the whole result) after the prose."""
         columns = result.columns
         twice = duplicate_columns(columns)
         if twice:
@@ -197,6 +232,9 @@ class SpecTool:
         # The prose, with its note and the cursor the page carries twice (in the note and in _meta), fits
         # in what the sources and force leave; the table and charts get the rest.
         cursor = json_bytes(page.next) if page is not None and page.next is not None else 0
+        links = links if rows and links else []
+        if links:  # they take room in the answer too
+            cursor += json_bytes([link.model_dump(mode="json", by_alias=True, exclude_none=True) for link in links])
         prose = within(prose, self.max_bytes - NOTE_ROOM - json_bytes(payload) - json_bytes(note) - cursor)
         kept = self._fit(json_bytes(prose + note) + json_bytes(payload) + cursor, payload, columns, rows) if rows else 0
         if kept < len(rows):
@@ -205,7 +243,7 @@ class SpecTool:
                 f"answer's limit of {self.max_bytes:,} bytes.)"
             )
         prose += note
-        answer = CallToolResult(content=[TextContent(type="text", text=prose)], structured_content=payload)
+        answer = CallToolResult(content=[TextContent(type="text", text=prose), *links], structured_content=payload)
         if page is not None:
             if page.next is not None:
                 answer.meta = {NEXT_CURSOR_META: page.next}
@@ -328,4 +366,5 @@ def compile_spec(
         long_running=spec.long_running,
         confirm=spec.confirm.message if spec.confirm and spec.confirm.when_rows_over is None else None,
         confirm_rows=confirm_rows,
+        download=run.download if run.downloads is not None else None,
     )

@@ -89,6 +89,7 @@ class Tool:
     long_running: bool = False  # offered as a task to clients of the tasks extension (mcpgen.serve.tasks)
     confirm: str | None = None  # the question a client that can ask puts to the person before every call
     confirm_rows: RowsCheck | None = None  # or before a call whose result would have more rows than its threshold
+    download: Callable[[str], Any] | None = None  # resources/read of a download link (mcpgen.answer.downloads)
 
     def to_mcp(self) -> MCPTool:
         return MCPTool(

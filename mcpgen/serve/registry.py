@@ -222,7 +222,7 @@ class Registry:
                 return error_result(exc.sentence(name)), None
             raise
         except QueryError as exc:  # its connection is busy: one sentence, as the engine would say it
-            return error_result(_sentence(str(exc))), None
+            return error_result(as_sentence(str(exc))), None
         except Exception as exc:
             logger.exception("tool %s raised", name)
             message = f"Tool '{name}' failed ({type(exc).__name__}); the details are in the server log."
@@ -230,6 +230,27 @@ class Registry:
         if isinstance(result, Answer):
             return check_result(name, result.result), result.query
         return check_result(name, result), None
+
+    async def download(self, name: str, uri: str) -> Any:
+        """resources/read of a download link of tool `name` (mcpgen.answer.downloads): its query again, on
+        its connection's slot and in a worker thread. Raises the tool's MCPGenError, a DownloadError for a
+        link that may not be read; each read is logged as a call of `name`."""
+        tool = self._tools[name]
+        read = tool.download
+        assert read is not None
+        with logs.call_stats() as stats:
+            self.active += 1
+            try:
+                if tool.admission is not None:
+                    async with tool.admission.admitted():
+                        return await _in_thread(lambda _: read(uri), {}, None)
+                return await _in_thread(lambda _: read(uri), {}, None)
+            except Exception as exc:
+                logs.note_error(type(exc).__name__)
+                raise
+            finally:
+                self.active -= 1
+                logs.log_call(name, stats)
 
     def call_sync(self, name: str, arguments: dict[str, Any] | None = None) -> CallToolResult:
         """`call` for code that is not async (the CLI, tests)."""
@@ -368,7 +389,7 @@ default_registry = Registry()
 """The registry that `from mcpgen import registry` gives to hand-written tools."""
 
 
-def _sentence(message: str) -> str:
+def as_sentence(message: str) -> str:
     """`connection 'pg' is busy: ...` as a sentence: a capital first, a full stop last."""
     message = message[:1].upper() + message[1:]
     return message if message.endswith((".", "?", "!")) else message + "."

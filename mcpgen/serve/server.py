@@ -21,6 +21,7 @@ from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.subscriptions import InMemorySubscriptionBus, PromptsListChanged, ToolsListChanged
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     CallToolRequestParams,
     CallToolResult,
@@ -40,6 +41,7 @@ from mcp.types import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import identity, logs
+from ..answer import downloads
 from ..answer.asking import ANSWERS, prompt_schema, questions_for
 from ..answer.tool import Tool, error_result
 from ..errors import ArgumentError, MCPGenError
@@ -48,7 +50,7 @@ from ..version import __version__
 from . import audit, tasks
 from .asking import Asking, state_boundary
 from .listen import BoundedListen
-from .registry import Registry
+from .registry import Registry, as_sentence
 from .stdio import stdio_streams
 from .tasks import TasksExtension, TaskStore
 
@@ -221,12 +223,28 @@ class ToolServer:
 
     async def _read_resource(self, ctx, params: ReadResourceRequestParams) -> ReadResourceResult:
         registry = self.registry
+        if downloads.is_download(params.uri):
+            return await self._read_download(registry, params.uri)
         app = registry.apps.get(str(params.uri))
         if app is None or not self._app_visible(registry, app):
             code = INVALID_PARAMS if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS else RESOURCE_NOT_FOUND
             message = inert(f"Unknown resource: {params.uri}")  # the data keeps the URI as the caller sent it
             raise MCPError(code=code, message=message, data={"uri": str(params.uri)})
         contents = await anyio.to_thread.run_sync(app.contents)  # built on the first read: file I/O
+        return ReadResourceResult(contents=[contents])
+
+    async def _read_download(self, registry: Registry, uri: str) -> ReadResourceResult:
+        """A download link (mcpgen.answer.downloads): the whole result again, for this caller. A link that
+        may not be read is -32602 with one sentence and error.data.uri; a hidden tool's is not ours."""
+        try:
+            name = downloads.parse(uri).tool
+            if not self._visible(registry, name) or registry.get(name).download is None:
+                raise downloads.DownloadError(downloads.NOT_OURS)
+            contents = await registry.download(name, uri)
+        except ArgumentError as exc:  # the link, or the file's size: the caller's to change
+            raise MCPError(code=INVALID_PARAMS, message=inert(str(exc)), data={"uri": uri}) from None
+        except MCPGenError as exc:  # the query failed (its timeout, a busy connection): as a tool call says it
+            raise MCPError(code=INTERNAL_ERROR, message=inert(as_sentence(str(exc))), data={"uri": uri}) from None
         return ReadResourceResult(contents=[contents])
 
     def _input_schema(self, name: str):

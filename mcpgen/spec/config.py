@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, StrictBool, StrictInt, Tag, field_validator, model_validator
 
-from .models import AppChoice, CacheTTL, Duration, Icon, SQLDialect, Strict
+from .models import AppChoice, CacheTTL, DownloadChoice, Duration, Icon, SQLDialect, Strict
 
 CONFIG_NAME = "mcpgen.yaml"
 DEFAULT_MAX_ROWS = 1000
@@ -153,6 +153,10 @@ class Defaults(Strict):
     )
     max_bytes: StrictInt = Field(
         default=DEFAULT_MAX_BYTES, ge=1000, description="The max_bytes of specs that set none."
+    )
+    download: DownloadChoice | None = Field(
+        default=None,
+        description="The download of specs that set none: true, or {formats, ttl, max_rows, max_bytes}; default: off.",
     )
 
 

@@ -273,6 +273,58 @@ AppChoice = Annotated[
 ]
 
 
+DownloadFormat = Literal["csv", "parquet"]
+
+
+class DownloadSettings(Strict):
+    """The whole result of a call offered as files (`download:` in a spec, or `defaults.download` in mcpgen.yaml):
+    each answer links to them (resource_link), and resources/read of a link runs the query again."""
+
+    formats: list[DownloadFormat] = Field(
+        default=["csv", "parquet"], min_length=1, description="The files offered: csv (text/csv), parquet, or both."
+    )
+    ttl: Duration = Field(default=3600.0, description="How long a link stays valid, e.g. 1h.")
+    max_rows: StrictInt = Field(
+        default=100_000, ge=1, description="A download of more rows than this is refused (narrow the arguments)."
+    )
+    max_bytes: StrictInt = Field(
+        default=20_000_000, ge=1000, description="A download whose file would pass this many bytes is refused."
+    )
+
+    @field_validator("formats")
+    @classmethod
+    def _each_once(cls, value):
+        if len(set(value)) < len(value):
+            raise ValueError("name each format once")
+        return value
+
+    def under(self, base: DownloadSettings) -> DownloadSettings:
+        """These settings, with those not written here taken from `base` (the project's)."""
+        return base.model_copy(update={name: getattr(self, name) for name in self.model_fields_set})
+
+
+# true (the project's settings, else the defaults), false, or settings of its own.
+DownloadChoice = Annotated[
+    Annotated[StrictBool, Tag("<scalar>")] | Annotated[DownloadSettings, Tag("<map>")],
+    _by_shape("true, false or a mapping with formats, ttl, max_rows and max_bytes"),
+]
+
+
+def download_settings(spec: DownloadChoice | None, project: DownloadChoice | None) -> DownloadSettings | None:
+    """What a tool offers for download: its spec's `download:`, else mcpgen.yaml's; None when off.
+
+    >>> download_settings(None, None) is None, download_settings(False, True)
+    (True, None)
+    >>> download_settings(DownloadSettings(formats=["csv"]), DownloadSettings(ttl=60)).model_dump()
+    {'formats': ['csv'], 'ttl': 60.0, 'max_rows': 100000, 'max_bytes': 20000000}
+    """
+    base = project if isinstance(project, DownloadSettings) else DownloadSettings()
+    chosen = project if spec is None else spec
+    if not chosen:
+        return None
+    return chosen.under(base) if isinstance(chosen, DownloadSettings) else base
+
+
 class Chart(Strict):
     type: ChartType = Field(description="bar, line, area, pie, doughnut, scatter, horizontal_bar or stacked_bar.")
     x: str | None = Field(default=None, description="Column whose values label the x axis (or the slices).")
@@ -527,6 +579,11 @@ class Spec(Strict):
         description="Ask the person to confirm each call (or, with when_rows_over, each call whose result would "
         "exceed that many rows) before its query runs, where the client can ask (elicitation); other clients are "
         "answered as always (docs/asking.md).",
+    )
+    download: DownloadChoice | None = Field(
+        default=None,
+        description="Offer the whole result for these arguments as CSV and Parquet files linked from each answer: "
+        "true, false or {formats, ttl, max_rows, max_bytes}; default from mcpgen.yaml, else off (docs/downloads.md).",
     )
     max_bytes: StrictInt | None = Field(
         default=None,
