@@ -22,6 +22,8 @@ Cases (mcpgen tool; the hand-written side always runs `top_cities`):
   1000     top_cities n=1000               target <= 1.10
   1000f    top_cities_floats n=1000        (three float columns: the number formats read every value)
   10000    top_cities_many n=10000         must answer without an error (prose cut, table whole)
+  downloads  top_cities n=10 with `defaults.download: true` (two links per answer) against the same
+           project without it, both mcpgen: the cost of downloads on a call, target <= 1.03
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -46,7 +49,19 @@ CASES = {
     "1000": ("top_cities", 1000, 60, 1.10),
     "1000f": ("top_cities_floats", 1000, 60, None),
     "10000": ("top_cities_many", 10000, 8, None),
+    "downloads": ("top_cities", 10, 300, 1.03),
 }
+DOWNLOADS = "\ndefaults:\n  download: true\n"  # appended to the project's mcpgen.yaml for the downloads case
+
+
+def with_downloads(project: Path) -> Path:
+    """A copy of `project` whose every spec offers downloads (mcpgen.yaml's defaults.download)."""
+    copy = project.parent / "project-downloads"
+    if not copy.exists():
+        shutil.copytree(project, copy)
+        with open(copy / "mcpgen.yaml", "a") as f:
+            f.write(DOWNLOADS)
+    return copy
 
 
 def run_case(name: str, rounds: int, n: int | None, project: Path, baseline: Path | None = None) -> dict:
@@ -69,6 +84,14 @@ def run_case(name: str, rounds: int, n: int | None, project: Path, baseline: Pat
             "hand": hand,
         },
     }
+    if name == "downloads":  # "hand" is mcpgen too here, with downloads on: the ratio is on / off
+        config["variants"] = {
+            "mcpgen": {
+                **config["variants"]["mcpgen"],
+                "cmd": [*config["variants"]["mcpgen"]["cmd"][:-1], str(with_downloads(project) / "specs")],
+            },
+            "hand": config["variants"]["mcpgen"],
+        }
     options = ["--rounds", str(rounds), "--n", str(n or calls), "--warmup", "5" if rows > 100 else "20", "--latencies"]
     with tempfile.TemporaryDirectory() as tmp:
         spec, out = Path(tmp) / "case.json", Path(tmp) / "out.jsonl"
@@ -141,6 +164,14 @@ def cases(opts) -> None:
         for name in opts.cases:
             r = run_case(name, opts.rounds, opts.n, project, baseline)
             verdict = "" if r["target"] is None else (" OK" if r["ratio_of_pairs"] <= r["target"] else " OVER")
+            if name == "downloads":
+                print(
+                    f"downloads: p50 on {r['mcpgen_p50_ms']:8.3f} ms | off {r['hand_p50_ms']:8.3f} ms | ratio on/off"
+                    f" {r['ratio']:.3f} (rounds {r['ratio_per_round']}; median of paired calls {r['ratio_of_pairs']:.3f})"
+                    f" target {r['target']}{verdict} | errors {r['errors']} | bytes {r['mcpgen_bytes']:,} / {r['hand_bytes']:,}",
+                    flush=True,
+                )
+                continue
             print(
                 f"{r['case']:>7}: mcpgen p50 {r['mcpgen_p50_ms']:8.3f} ms | {other} {r['hand_p50_ms']:8.3f} ms"
                 f" | ratio {r['ratio']:.3f} (rounds {r['ratio_per_round']}; median of paired calls"
