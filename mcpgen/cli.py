@@ -323,7 +323,14 @@ def _http_options(loaded, host, port, token_envs, allow_hosts, allow_origins, ma
     "-s", "--specs", "specs_dir", type=SPECS_DIR, default="specs", show_default=True, help="The specs folder."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the raw result as JSON.")
-def call(tool: str, args: tuple[str, ...], specs_dir: Path, as_json: bool) -> None:
+@click.option(
+    "--download",
+    "download_to",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    metavar="FILE",
+    help="Also write the whole result (the tool's download: link) to FILE: .parquet for Parquet, else CSV.",
+)
+def call(tool: str, args: tuple[str, ...], specs_dir: Path, as_json: bool, download_to: Path | None) -> None:
     """Run TOOL once, without a client, and print its answer. Only TOOL's spec is compiled and only
     its connection opened (the other specs are read, and their errors are warnings); a tool that no
     spec defines is looked for in the Python files, which then run."""
@@ -341,8 +348,11 @@ def call(tool: str, args: tuple[str, ...], specs_dir: Path, as_json: bool) -> No
         arguments = _parse_args(args, project.registry.get(tool).input_schema)
         from .identity import local_user
 
+        if download_to is not None and project.registry.get(tool).download is None:
+            raise click.UsageError(f"--download: tool '{tool}' offers no download (its spec sets no download:)")
         with local_user(project.loaded.config.stdio_claims):  # the one local user, as over stdio
             result = project.registry.call_sync(tool, arguments)
+            written = _download(project.registry, tool, result, download_to) if download_to is not None else None
     finally:
         project.close()
     if as_json:
@@ -356,8 +366,40 @@ def call(tool: str, args: tuple[str, ...], specs_dir: Path, as_json: bool) -> No
         from .commands.terminal import print_result
 
         print_result(result)
-    if result.is_error:
+    if written:
+        click.echo(written, err=True)
+    if result.is_error or (written is None and download_to is not None):
         raise click.exceptions.Exit(1)
+
+
+def _download(registry, tool: str, result, path: Path) -> str | None:
+    """Write the download that `result` links to (Parquet for a .parquet FILE, else CSV) to `path`; what
+    happened, in one line on stderr (None: nothing was written, and why was said)."""
+    import base64
+
+    import anyio
+
+    from .errors import MCPGenError
+
+    wanted = "application/vnd.apache.parquet" if path.suffix.lower() in (".parquet", ".pq") else "text/csv"
+    links = {c.mime_type: c.uri for c in result.content if c.type == "resource_link"}
+    if result.is_error or not links:
+        click.echo(
+            f"mcpgen: {path} not written: the answer {'is an error' if result.is_error else 'has no rows'}", err=True
+        )
+        return None
+    uri = links.get(wanted)
+    if uri is None:
+        click.echo(f"mcpgen: {path} not written: tool '{tool}' offers {', '.join(links)}, not {wanted}", err=True)
+        return None
+    try:
+        contents = anyio.run(registry.download, tool, uri)
+    except MCPGenError as exc:
+        click.echo(f"mcpgen: {path} not written: {exc}", err=True)
+        return None
+    data = base64.b64decode(contents.blob) if hasattr(contents, "blob") else contents.text.encode("utf-8")
+    path.write_bytes(data)
+    return f"mcpgen: wrote {path} ({len(data):,} bytes, {wanted})"
 
 
 def _parse_args(pairs: tuple[str, ...], schema: dict) -> dict:

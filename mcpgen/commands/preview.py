@@ -8,6 +8,7 @@ A Starlette app served by uvicorn on 127.0.0.1 only:
     GET  /api/version      {"version": n}; n grows each time the specs are reloaded
     GET  /api/tools        the tools as tools/list gives them, plus errors/warnings with file:line
     POST /api/call/{name}  JSON arguments -> {"result": CallToolResult JSON, "elapsed_ms": ...}
+    POST /api/download/{name}  {"uri": a download link of the answer} -> the file (CSV or Parquet)
     GET  /app/{name}       the tool's MCP App (the HTML resources/read gives), under the CSP a host builds
 
 The page draws each answer with the tool's MCP App in a sandboxed iframe, talking to it as
@@ -24,6 +25,7 @@ the last tool set that loaded, marked as stale.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import logging
@@ -42,6 +44,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from ..answer import downloads
 from ..errors import ArgumentError, MCPGenError, Problem, SpecError
 from ..identity import local_user
 from ..limits import MAX_BODY_BYTES
@@ -283,6 +286,22 @@ def preview_app(
             headers=no_store,
         )
 
+    @_on_named(state, "tool")
+    async def download(project, tool, body) -> Response:
+        """One of the answer's download links, read as resources/read reads it, as a file to save."""
+        uri = body.get("uri")
+        try:
+            if not isinstance(uri, str) or tool.download is None or downloads.parse(uri).tool != tool.name:
+                raise downloads.DownloadError(downloads.NOT_OURS)
+            with local_user(project.loaded.config.stdio_claims):  # the same caller as the call that made it
+                contents = await project.registry.download(tool.name, uri)
+        except MCPGenError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400, headers=no_store)
+        link = downloads.parse(uri)
+        data = base64.b64decode(contents.blob) if hasattr(contents, "blob") else contents.text.encode("utf-8")
+        disposition = f'attachment; filename="{tool.name}.{link.format}"'
+        return Response(data, media_type=contents.mime_type, headers={**no_store, "Content-Disposition": disposition})
+
     prompt = _prompt_endpoint(state, no_store)
     complete = _complete_endpoint(state, no_store)
 
@@ -310,6 +329,7 @@ def preview_app(
         Route("/api/version", version),
         Route("/api/tools", tools),
         Route("/api/call/{name:path}", call, methods=["POST"]),
+        Route("/api/download/{name:path}", download, methods=["POST"]),
         Route("/api/prompt/{name:path}", prompt, methods=["POST"]),
         Route("/api/complete/{name:path}", complete, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),

@@ -446,6 +446,8 @@ function renderResult(box, out) {
     answer.append(h("h3", {}, "The tool answered with an error (isError: true)"), h("p", { class: "error-text" }, prose || "(no message)"));
   } else {
     answer.append(h("section", { class: "prose" }, h("h3", {}, "What the model reads (content)"), h("div", { class: "text" }, prose)));
+    const links = (r.content || []).filter((c) => c.type === "resource_link");
+    if (links.length) answer.append(downloadsSection(out.tool, links));
   }
   const frame = h("iframe", { class: "app-frame", sandbox: "allow-scripts", title: `${tool.name}: the answer as the host shows it`,
     src: "/app/" + encodeURIComponent(tool.name) });
@@ -461,6 +463,43 @@ function renderResult(box, out) {
   answer.append(h("details", { class: "raw" }, h("summary", {}, "Raw result JSON"), h("pre", {}, JSON.stringify(r, null, 2))));
   box.replaceChildren(answer);
   openApp(frame, tool, out.arguments, r);
+}
+
+// The answer's download links (spec `download:`): each fetched through the preview as resources/read
+// reads it, and saved under the link's name.
+function downloadsSection(toolName, links) {
+  const note = h("p", { class: "download-note" });
+  const section = h("section", { class: "downloads" },
+    h("h3", {}, "What the person can download (resource_link: every row, not only those the model reads)"),
+    h("ul", {}, links.map((link) => h("li", {},
+      h("button", { type: "button", class: "download", "data-uri": link.uri, onclick: () => saveDownload(toolName, link, note) },
+        `Download ${link.name}`),
+      " ", h("code", {}, link.mimeType || ""), " ", h("span", { class: "muted" }, link.description || "")))),
+    note);
+  return section;
+}
+
+async function saveDownload(toolName, link, note) {
+  note.textContent = `Reading ${link.name}…`;
+  try {
+    const r = await fetch("/api/download/" + encodeURIComponent(toolName), {
+      method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ uri: link.uri }),
+    });
+    if (!r.ok) {
+      const body = await r.json().catch(() => ({}));
+      note.textContent = body.error || `HTTP ${r.status}`;
+      return;
+    }
+    const blob = await r.blob();
+    const a = h("a", { href: URL.createObjectURL(blob), download: link.name });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+    note.textContent = `Saved ${link.name} (${blob.size.toLocaleString()} bytes).`;
+  } catch (e) {
+    note.textContent = String(e.message || e);
+  }
 }
 
 // ---- the MCP App host: the preview wires the app's iframe as an MCP Apps host does ---------------

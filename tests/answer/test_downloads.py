@@ -398,3 +398,35 @@ def _direct(kind: str, root, sql: str, *params) -> tuple[list[str], list[tuple]]
         cur = con.cursor()
         cur.execute(sql, params)
         return [d[0] for d in cur.description], [tuple(r) for r in cur.fetchall()]
+
+
+# --- mcpgen call TOOL --download FILE ---
+
+
+def test_call_download_writes_the_whole_result(make, tmp_path):
+    from click.testing import CliRunner
+
+    from mcpgen.cli import main
+
+    make()
+    runner = CliRunner()
+    out = runner.invoke(main, ["call", "nums", "-s", "specs", "-a", "below=300", "--download", "all.csv"])
+    assert out.exit_code == 0, out.output
+    assert csv_rows((tmp_path / "all.csv").read_bytes().decode()) == as_csv(*direct(SQL.replace(":below", "300")))
+    out = runner.invoke(main, ["call", "nums", "-s", "specs", "--download", "all.parquet"])
+    assert out.exit_code == 0, out.output
+    table = pq.read_table(tmp_path / "all.parquet")
+    assert (table.column_names, [tuple(r.values()) for r in table.to_pylist()]) == direct(SQL.replace(":below", "1000"))
+    out = runner.invoke(main, ["call", "nums", "-s", "specs", "-a", "below=0", "--download", "none.csv"])
+    assert out.exit_code == 1 and "none.csv not written: the answer has no rows" in out.output
+    assert not (tmp_path / "none.csv").exists()
+
+
+def test_call_download_of_a_tool_without_downloads_is_refused(make):
+    from click.testing import CliRunner
+
+    from mcpgen.cli import main
+
+    make(NUMS.replace("download: true", "download: false"))
+    out = CliRunner().invoke(main, ["call", "nums", "-s", "specs", "--download", "all.csv"])
+    assert out.exit_code == 2 and "tool 'nums' offers no download" in out.output

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from starlette.testclient import TestClient
 
@@ -183,3 +185,28 @@ def test_every_endpoint_on_a_name_refuses_alike(project):
     ]
     assert {(r.status_code, r.json()["error"]) for r in not_json} == {(415, "send the arguments as application/json")}
     assert {(r.status_code, r.json()["error"]) for r in not_an_object} == {(400, "the arguments must be a JSON object")}
+
+
+def test_the_answer_s_downloads_are_offered_and_read_as_resources_read_reads_them(project):
+    import io
+
+    import pyarrow.parquet as pq
+
+    (project / "numbers.yaml").write_text(SPEC.replace("maximum: 10", "maximum: 500") + "max_rows: 3\ndownload: true\n")
+    with client(project) as http:
+        result = http.post("/api/call/numbers", json={"n": 400}).json()["result"]
+        links = {c["mimeType"]: c for c in result["content"] if c["type"] == "resource_link"}
+        assert len(result["structuredContent"]["table"]) == 4  # the model reads three rows; the files hold 400
+        text = http.post("/api/download/numbers", json={"uri": links["text/csv"]["uri"]})
+        assert text.status_code == 200 and text.headers["content-type"].startswith("text/csv")
+        assert text.headers["content-disposition"] == 'attachment; filename="numbers.csv"'
+        assert text.text.splitlines() == ["i,twice", *(f"{i},{2 * i}" for i in range(400))]
+        blob = http.post("/api/download/numbers", json={"uri": links["application/vnd.apache.parquet"]["uri"]})
+        assert pq.read_table(io.BytesIO(blob.content)).to_pydict() == {
+            "i": list(range(400)),
+            "twice": [2 * i for i in range(400)],
+        }
+        bad = http.post("/api/download/numbers", json={"uri": "mcpgen://download/numbers.csv?args=e30&link=a.b.c"})
+        assert bad.status_code == 400 and bad.json()["error"].startswith("This ")
+    page = (Path(__file__).parents[2] / "mcpgen/static/preview.js").read_text()
+    assert 'filter((c) => c.type === "resource_link")' in page and "/api/download/" in page
