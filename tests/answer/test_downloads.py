@@ -430,3 +430,46 @@ def test_call_download_of_a_tool_without_downloads_is_refused(make):
     make(NUMS.replace("download: true", "download: false"))
     out = CliRunner().invoke(main, ["call", "nums", "-s", "specs", "--download", "all.csv"])
     assert out.exit_code == 2 and "tool 'nums' offers no download" in out.output
+
+
+def test_a_download_reads_under_the_reader_s_row_level_security(rls_table, tmp_path, monkeypatch):
+    """PostgreSQL row-level security sees the caller of resources/read: each caller's file holds their rows."""
+    from sqlalchemy.engine import make_url
+
+    table, role = rls_table
+    url = make_url(services.POSTGRES_URL).set(username=role).render_as_string(hide_password=False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mcpgen.yaml").write_text(
+        f"connections:\n  pg:\n    url: {url}\n    claim_settings: {{app.email: email}}\n"
+    )
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "orders.yaml").write_text(
+        textwrap.dedent(f"""\
+            description: My orders.
+            connection: pg
+            sql: SELECT id, amount FROM {table} ORDER BY id
+            sources: [https://example.org/]
+            content: "{{{{ row_count }}}} orders"
+            download: {{formats: [csv]}}
+            """)
+    )
+    project = open_project(tmp_path / "specs")
+
+    async def own_file(client):
+        (uri,) = links(await client.call_tool("orders", {})).values()
+        return (await read(client, uri)).text
+
+    try:
+        files = {}
+        for email in ("alice@example.com", "bob@example.com"):
+            token = as_token([], {"email": email})
+            try:
+                files[email] = csv_rows(session(project.registry, own_file))
+            finally:
+                auth_context_var.reset(token)
+    finally:
+        project.close()
+    assert files == {
+        "alice@example.com": [["id", "amount"], ["1", "10.0"], ["2", "20.0"]],
+        "bob@example.com": [["id", "amount"], ["3", "5.0"]],
+    }
