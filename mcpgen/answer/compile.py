@@ -234,7 +234,7 @@ class SpecTool:
         cursor = json_bytes(page.next) if page is not None and page.next is not None else 0
         links = links if rows and links else []
         if links:  # they take room in the answer too
-            cursor += json_bytes([link.model_dump(mode="json", by_alias=True, exclude_none=True) for link in links])
+            cursor += Downloads.size(links)
         prose = within(prose, self.max_bytes - NOTE_ROOM - json_bytes(payload) - json_bytes(note) - cursor)
         kept = self._fit(json_bytes(prose + note) + json_bytes(payload) + cursor, payload, columns, rows) if rows else 0
         if kept < len(rows):

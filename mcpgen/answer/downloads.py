@@ -45,6 +45,7 @@ __all__ = ["MIME_TYPES", "PREFIX", "DownloadError", "Downloads", "Link", "csv_te
 PREFIX = "mcpgen://download/"
 MIME_TYPES = {"csv": "text/csv", "parquet": "application/vnd.apache.parquet"}
 TITLES = {"csv": "CSV", "parquet": "Parquet"}
+LINK_ENVELOPE = 160  # {"type":"resource_link","name":"","title":"","uri":"","description":"","mimeType":"..."},
 NOT_OURS = "This is not a download link this server gave; call the tool again for a new link."
 
 
@@ -90,27 +91,41 @@ class Downloads:
         self.tool = tool
         self.settings = settings
         self._cursors = cursors
+        about = f"The whole result for these arguments, up to {settings.max_rows:,} rows; the link holds until "
+        self._templates = {
+            fmt: ResourceLink(
+                type="resource_link",
+                uri=f"{PREFIX}{quote(tool)}.{fmt}",
+                name=f"{tool}.{fmt}",
+                title=f"Every row as {TITLES[fmt]}",
+                description=about,
+                mime_type=MIME_TYPES[fmt],
+            )
+            for fmt in settings.formats
+        }
 
     def links(self, arguments: dict[str, Any], binding: str) -> list[ResourceLink]:
         """One resource_link per format, for the whole result of `arguments` (bound as `binding` says)."""
         encoded = _b64(json.dumps(arguments, separators=(",", ":"), ensure_ascii=False, default=str).encode())
         expires = expiry(self.settings.ttl)
-        until = dt.datetime.fromtimestamp(expires, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-        out = []
-        for fmt in self.settings.formats:
-            token = self._cursors.seal(self.tool, binding, f"{fmt}.{expires}")
-            out.append(
-                ResourceLink(
-                    type="resource_link",
-                    uri=f"{PREFIX}{quote(self.tool)}.{fmt}?args={encoded}&link={token}",
-                    name=f"{self.tool}.{fmt}",
-                    title=f"Every row as {TITLES[fmt]}",
-                    description=f"The whole result for these arguments, up to {self.settings.max_rows:,} rows; "
-                    f"the link holds until {until}.",
-                    mime_type=MIME_TYPES[fmt],
-                )
+        until = dt.datetime.fromtimestamp(expires, dt.UTC).isoformat(" ", "minutes")[:16]
+        return [
+            template.model_copy(  # a copy of the tool's own link with this call's URI: nothing validated again
+                update={
+                    "uri": f"{template.uri}?args={encoded}&link={self._cursors.seal(self.tool, binding, f'{fmt}.{expires}')}",
+                    "description": f"{template.description}{until} UTC.",
+                }
             )
-        return out
+            for fmt, template in self._templates.items()
+        ]
+
+    @staticmethod
+    def size(links: list[ResourceLink]) -> int:
+        """A bound on the bytes `links` take in an answer's JSON: their text is ASCII (tool names, base64, our
+        words), and each link's keys and quotes take under LINK_ENVELOPE bytes."""
+        return sum(
+            len(x.uri) + len(x.name) + len(x.title or "") + len(x.description or "") + LINK_ENVELOPE for x in links
+        )
 
     def check(self, link: Link, binding: str) -> None:
         """DownloadError in one sentence unless this key signed `link` for this tool, format and binding,
