@@ -31,8 +31,11 @@ Then 20 concurrent calls from threads through one engine, and 20 concurrent tool
 through one in-memory MCP client; errors must be 0 in both.
 
 Usage:  python bench/bench_sqlalchemy.py [--url URL] [--rounds 15] [--calls 200] [--only psycopg]
-Needs PostgreSQL (default postgresql+psycopg://postgres@127.0.0.1:5432/test). The script
-loads examples/data/cities.csv into a table of its own and drops it at the end.
+Needs PostgreSQL (default postgresql+psycopg://postgres@127.0.0.1:5432/test). With `--url`, a role
+that may create tables and roles, the script loads examples/data/cities.csv into a table of its
+own and makes a login role that may only read it (docs/security.md's statements: mcpgen refuses
+to serve a role that may write or is a superuser); every comparison connects as that role. Both
+are dropped at the end.
 """
 
 from __future__ import annotations
@@ -115,6 +118,32 @@ def drop(url: str, table: str) -> None:
     eng = sa.create_engine(url)
     with eng.begin() as c:
         c.exec_driver_sql(f"DROP TABLE IF EXISTS {table}")
+    eng.dispose()
+
+
+def create_reader(url: str, table: str) -> tuple[str, str]:
+    """A login role that may only read `table`, made as docs/security.md says; returns (role, its URL)."""
+    role, password = f"mcpgen_bench_reader_{secrets.token_hex(4)}", secrets.token_hex(16)
+    database = sa.make_url(url).database
+    eng = sa.create_engine(url)
+    with eng.begin() as c:
+        for statement in (
+            f"CREATE ROLE {role} LOGIN PASSWORD '{password}' NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION",
+            f"ALTER ROLE {role} SET default_transaction_read_only = on",
+            f"GRANT CONNECT ON DATABASE {database} TO {role}",
+            f"GRANT USAGE ON SCHEMA public TO {role}",
+            f"GRANT SELECT ON {table} TO {role}",
+        ):
+            c.exec_driver_sql(statement)
+    eng.dispose()
+    return role, sa.make_url(url).set(username=role, password=password).render_as_string(hide_password=False)
+
+
+def drop_reader(url: str, role: str) -> None:
+    eng = sa.create_engine(url)
+    with eng.begin() as c:
+        c.exec_driver_sql(f"DROP OWNED BY {role}")
+        c.exec_driver_sql(f"DROP ROLE {role}")
     eng.dispose()
 
 
@@ -466,23 +495,28 @@ def concurrent_mcp(url: str, table: str, n: int = 20) -> int:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--url", default="postgresql+psycopg://postgres@127.0.0.1:5432/test")
+    ap.add_argument(
+        "--url",
+        default="postgresql+psycopg://postgres@127.0.0.1:5432/test",
+        help="a role that may create a table and a role; the comparisons connect as a reader made here",
+    )
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--calls", type=int, default=200)
     ap.add_argument("--only", help="run the comparisons whose function name contains this (e.g. psycopg)")
     args = ap.parse_args()
     table = f"mcpgen_bench_cities_{secrets.token_hex(4)}"
     load_cities(args.url, table)
+    role, url = create_reader(args.url, table)
     try:
         for make in COMPARISONS:
             if args.only and args.only not in make.__name__:
                 continue
-            label, ours, baseline, cleanup, *session = make(args.url, table)
+            label, ours, baseline, cleanup, *session = make(url, table)
             try:
                 compare(label, ours, baseline, args.rounds, args.calls, *session)
             finally:
                 cleanup()
-        errors = 0 if args.only else concurrent(args.url, table) + concurrent_mcp(args.url, table)
+        errors = 0 if args.only else concurrent(url, table) + concurrent_mcp(url, table)
         psycopg_figure = FIGURES.get(PSYCOPG_LABEL)
         if psycopg_figure:
             print(
@@ -496,6 +530,7 @@ def main() -> int:
                 f"in-memory client: {call[2]:.2f}x, {'met' if call[2] <= 1.2 else 'NOT met'}"
             )
     finally:
+        drop_reader(args.url, role)
         drop(args.url, table)
     return 1 if errors else 0
 
