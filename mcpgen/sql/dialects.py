@@ -32,9 +32,10 @@ FROM t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from sqlglot import exp
+from sqlglot.errors import SqlglotError
 
 # DuckDB's EXTRACT parts that SQLite's STRFTIME gives as the same integers.
 _STRFTIME = {"YEAR": "%Y", "MONTH": "%m", "DAY": "%d", "HOUR": "%H", "MINUTE": "%M", "DOY": "%j", "DOW": "%w"}
@@ -149,13 +150,29 @@ def _rollup_ordered_by_other(select: exp.Select) -> bool:
     return not all(isinstance(o.this, exp.Column) and o.this.name.lower() in outputs for o in order.expressions)
 
 
-def rewrite(tree: exp.Expr, target: str, dates: frozenset[str] = frozenset()) -> exp.Expr:
+Columns = Mapping[str, Mapping[str, str]]  # table -> column -> its type, as DuckDB names it
+
+
+class ColumnTypeUnknown(Exception):
+    """MariaDB/MySQL: `node` adds days if a column in it is a DATE, and the SQL does not say whether it is
+    (`known`: whether the database's catalogue was asked)."""
+
+    def __init__(self, node: exp.Expr, column: exp.Expr, known: bool):
+        super().__init__(node.sql("duckdb"))
+        self.node, self.column, self.known = node, column, known
+
+
+def rewrite(
+    tree: exp.Expr, target: str, dates: frozenset[str] = frozenset(), columns: Columns | None = None
+) -> exp.Expr:
     """`tree` (parsed as DuckDB SQL) rewritten where sqlglot's `target` generator would not keep its meaning
-    (`dates`: the names of the parameters that are dates)."""
+    (`dates`: the names of the parameters that are dates; `columns`: the types of the database's columns,
+    from its catalogue, which MariaDB/MySQL's date arithmetic needs). Raises ColumnTypeUnknown for
+    arithmetic on MariaDB/MySQL that adds days only if a column whose type is not known is a date."""
     tree = _name_unnamed_columns(tree)  # as DuckDB names them: before anything is rewritten
     if target in ("sqlite", "mysql"):  # the rewrite that needs DuckDB's types
-        _annotate(tree)
-        tree = _date_arithmetic(tree, target, dates)
+        _annotate(tree, columns if target == "mysql" else None)
+        tree = _date_arithmetic(tree, target, dates, columns is not None)
         for node in tree.walk():
             node.meta.pop(_TYPE, None)
     for step in (*_STEPS.get(target, ()), _named_order):
@@ -163,13 +180,29 @@ def rewrite(tree: exp.Expr, target: str, dates: frozenset[str] = frozenset()) ->
     return tree
 
 
-def _annotate(tree: exp.Expr) -> None:
-    """Each node's type in DuckDB, as far as the SQL alone says (UNKNOWN for a column), in `meta`: the
-    generator must not see the types themselves."""
+def _annotate(tree: exp.Expr, columns: Columns | None = None) -> None:
+    """Each node's type in DuckDB, as far as the SQL says (UNKNOWN for a column) or, with `columns`, as the
+    tables' columns say (each column found in the table it comes from: joins, aliases, subqueries and
+    CTEs), in `meta`: the generator must not see the types themselves."""
     from sqlglot.optimizer.annotate_types import annotate_types
 
-    for node, typed in zip(tree.walk(), annotate_types(tree.copy(), dialect="duckdb").walk()):
-        node.meta[_TYPE] = typed.type
+    if columns is None:
+        for node, typed in zip(tree.walk(), annotate_types(tree.copy(), dialect="duckdb").walk()):
+            node.meta[_TYPE] = typed.type
+        return
+    from sqlglot.optimizer.qualify import qualify
+    from sqlglot.schema import MappingSchema
+
+    copy = tree.copy()
+    original = {id(twin): node for node, twin in zip(tree.walk(), copy.walk())}
+    schema = MappingSchema({t: dict(c) for t, c in columns.items()}, dialect="duckdb")
+    try:  # which table each column comes from; a node qualify replaces keeps no type (refused, not guessed)
+        qualify(copy, schema=schema, dialect="duckdb", validate_qualify_columns=False, quote_identifiers=False)
+    except SqlglotError:
+        pass
+    for twin in annotate_types(copy, schema=schema, dialect="duckdb").walk():
+        if id(twin) in original:
+            original[id(twin)].meta[_TYPE] = twin.type
 
 
 # -- date arithmetic (SQLite, MariaDB/MySQL) -----------------------------------------------------------
@@ -188,6 +221,8 @@ def _kind(node: exp.Expr, dates: frozenset[str]) -> str:
         node = node.this
     if isinstance(node, exp.Placeholder):
         return _DATE if node.name in dates else _OTHER
+    if isinstance(node, exp.Sub) and _kind(node.this, dates) == _kind(node.expression, dates) == _DATE:
+        return _OTHER  # a number of days (sqlglot would call it a date)
     kind = node.meta.get(_TYPE)
     if kind is not None and kind.is_type(exp.DataType.Type.DATE, exp.DataType.Type.DATE32):
         return _DATE
@@ -197,19 +232,27 @@ def _kind(node: exp.Expr, dates: frozenset[str]) -> str:
     return _MAYBE if unknown and isinstance(node, exp.Column) else _OTHER
 
 
-def _date_arithmetic(tree: exp.Expr, target: str, dates: frozenset[str]) -> exp.Expr:
+def _date_arithmetic(tree: exp.Expr, target: str, dates: frozenset[str], known: bool = False) -> exp.Expr:
     """`d + n`, `n + d`, `d - n` and `d1 - d2` on dates, as DuckDB computes them: on MariaDB/MySQL where
-    the SQL says it is a date (DATE_ADD, DATEDIFF); on SQLite also where only the table knows (a column),
-    by the value's type there (dates are ISO text in SQLite, numbers are not)."""
+    the SQL or the catalogue (`known`: the columns were annotated from it) says it is a date (DATE_ADD,
+    DATEDIFF), refused where neither does; on SQLite also where only the table knows (a column), by the
+    value's type there (dates are ISO text in SQLite, numbers are not)."""
 
     def change(node: exp.Expr) -> exp.Expr:
         if not isinstance(node, (exp.Add, exp.Sub)) or any(
             isinstance(side, exp.Interval) for side in (node.this, node.expression)
         ):
             return node
-        return _date_sum(node, _kind(node.this, dates), _kind(node.expression, dates), target)
+        out = _date_sum(node, _kind(node.this, dates), _kind(node.expression, dates), target)
+        if out is _UNTOLD:
+            column = next(s for s in (node.this, node.expression) if _kind(s, dates) == _MAYBE)
+            raise ColumnTypeUnknown(node, next(column.find_all(exp.Column)), known)
+        return out
 
     return tree.transform(change)
+
+
+_UNTOLD = exp.Null()  # _date_sum's answer for a sum MariaDB cannot be told the meaning of
 
 
 def _date_sum(node: exp.Add | exp.Sub, left: str, right: str, target: str) -> exp.Expr:
@@ -219,14 +262,16 @@ def _date_sum(node: exp.Add | exp.Sub, left: str, right: str, target: str) -> ex
     if add and left == _OTHER:  # `5 + d` is `d + 5`
         a, b, left, right = b, a, right, left
     sqlite = target == "sqlite"
-    if left == _OTHER or (add and left == right == _DATE) or (not sqlite and _DATE not in (left, right)):
-        return node  # numbers, or what DuckDB refuses (`n - d`, `d + d`), or a column MariaDB cannot tell
+    if left == _OTHER or (add and left == right == _DATE):
+        return node  # numbers, or what DuckDB refuses (`n - d`, `d + d`)
+    if not sqlite and _DATE not in (left, right):
+        return _UNTOLD  # a column whose type MariaDB's arithmetic needs, and the SQL does not say
     if left == _DATE and (right == _OTHER or add):
         return _plus_days(a, b, not add, target)
     if not add and right == _DATE:  # a column less a date is a date less a date
         return _days_between(a, b, target)
     if not sqlite:
-        return node  # a date less a column: a number of days or a date, which MariaDB cannot tell
+        return _UNTOLD  # a date less a column: a number of days or a date, by the column's type
     # SQLite, a column on a side: the value's type there decides (TYPEOF 'text' is a date)
     cases: list[tuple[exp.Expr, exp.Expr]] = []
     if not add and right == _MAYBE:

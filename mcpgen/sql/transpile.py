@@ -31,6 +31,11 @@ class Untranslatable(UnsafeSQL):
     """The SQL uses something the connection's dialect cannot express (line and column in the SQL)."""
 
 
+class NeedsColumnTypes(Untranslatable):
+    """MariaDB/MySQL: the SQL's meaning depends on whether a column is a DATE, which the SQL does not say;
+    given the database's column types (`transpile(..., columns=...)`) it may translate."""
+
+
 def _sqlite_parts(fmt: str, names: tuple[str, ...], wrap: str):
     """SQLite builds dates from text: DATE(PRINTF('%04d-%02d-%02d', y, m, d))."""
 
@@ -116,13 +121,21 @@ def _renamed(source: str, node: exp.Func) -> bool:
     return node.sql(source).split("(")[0].upper() != node.sql_name().upper()
 
 
-def transpile(sql: str, source: str, target: str, dates: frozenset[str] = frozenset()) -> str:
+def transpile(
+    sql: str,
+    source: str,
+    target: str,
+    dates: frozenset[str] = frozenset(),
+    columns: dialects.Columns | None = None,
+) -> str:
     """`sql`, written in the `source` dialect, rewritten for `target` (sqlglot dialect names; `dates`: the
-    parameters that are dates).
+    parameters that are dates; `columns`: the database's column types, table -> column -> type).
 
     Raises Untranslatable, with the line and column in `sql`, for a function sqlglot does not
     know (it would be sent as written) or one that `source` spells its own way and `target` has no
-    spelling for (it would be sent under a name `target` may not have)."""
+    spelling for (it would be sent under a name `target` may not have); NeedsColumnTypes for date
+    arithmetic on MariaDB/MySQL whose meaning depends on a column's type that neither the SQL nor
+    `columns` tells."""
     if source == target:
         return sql
     try:
@@ -145,7 +158,10 @@ def transpile(sql: str, source: str, target: str, dates: frozenset[str] = frozen
             continue
         raise Untranslatable(problem, *_where(sql, node))
     if source == "duckdb":  # after the checks above, which read the functions as written
-        tree = dialects.rewrite(tree, target, dates)
+        try:
+            tree = dialects.rewrite(tree, target, dates, columns)
+        except dialects.ColumnTypeUnknown as unknown:
+            raise NeedsColumnTypes(_untold(unknown, target), *_start(sql, unknown.node)) from None
     try:
         out = writer(dialect=target, unsupported_level=ErrorLevel.RAISE, pretty=True).generate(tree)
     except SqlglotError as exc:
@@ -153,6 +169,20 @@ def transpile(sql: str, source: str, target: str, dates: frozenset[str] = frozen
     if _bound(out, target) != _bound(sql, source):  # a value must never turn into text
         raise Untranslatable(f"the parameters would not stay bound values in {target}")
     return out
+
+
+def _untold(unknown: dialects.ColumnTypeUnknown, target: str) -> str:
+    """The sentence for date arithmetic whose meaning on `target` depends on a column's type."""
+    column, engine = unknown.column.sql("duckdb"), dialects.engine_name(target)
+    if unknown.known:
+        why = f"the database's catalogue (information_schema.columns) has no type for {column} ("
+    else:
+        why = f"the SQL does not say whether {column} is a DATE (validate --live and serve read its type from the database; or "
+    return (
+        f"`{unknown}` cannot be translated for {engine}: on a DATE, DuckDB counts days where {engine} counts on "
+        f"the number YYYYMMDD, and {why}write CAST({column} AS DATE) where it is one, a CAST to its number type "
+        "where it is not)"
+    )
 
 
 def caveats(sql: str, source: str, target: str) -> list[tuple[int | None, int | None, str]]:
@@ -171,6 +201,12 @@ def _bound(sql: str, dialect: str) -> set[tuple[str, bool]]:
     """Each parameter and how it is written. A set: a named value may be bound twice (MySQL's NULL
     ordering repeats an ORDER BY expression), but none may disappear or change its form."""
     return {(p.name, p.after_in) for p in find_placeholders(sql, dialect)}
+
+
+def _start(sql: str, node: exp.Expr) -> tuple[int | None, int | None]:
+    """Line and column where the text of `node` starts (its first token that has them)."""
+    found = [_where(sql, n) for n in node.walk() if n.meta.get("line") is not None]
+    return min(found, key=lambda at: (at[0] or 0, at[1] or 0)) if found else _where(sql, node)
 
 
 def _where(sql: str, node: exp.Expr) -> tuple[int | None, int | None]:

@@ -284,3 +284,76 @@ def test_mariadb_date_arithmetic_the_sql_says_is_on_dates_gives_duckdbs_rows(sql
     params = {"day": dt.date(2000, 2, 27)} if ":day" in sql else {}
     got = _server(mariadb_url, transpile(sql, "duckdb", "mysql", frozenset({"day"})), params)
     assert as_text(got) == as_text(on_duckdb(sql, params, {"day": "date"}))  # cells are ISO text in JSON
+
+
+# A DATE column plus or minus a number on MariaDB: the SQL does not say the column is a date, the
+# database's catalogue does (`SQLAlchemyEngine.column_types`, information_schema.columns).
+MARIADB_COLUMN_SUMS = [
+    "SELECT y, d + 5 AS a, 5 + d AS b, d - 5 AS c FROM {t} ORDER BY y",  # column + n, n + column, column - n
+    "SELECT y, e - d AS a FROM {t} ORDER BY y",  # column - column: days
+    "SELECT y, d + n AS a, d - n AS b FROM {t} ORDER BY y",  # days from a number column
+    "SELECT y FROM {t} WHERE e > d + 30 ORDER BY y",  # in a WHERE (TPC-DS q72's shape)
+    "SELECT {t}.y, {u}.f - 1 AS a FROM {t} JOIN {u} ON {t}.y = {u}.y ORDER BY {t}.y",  # a joined table's column
+    "SELECT x.y, x.d + 1 AS a FROM {t} AS x WHERE x.e - 1 > x.d ORDER BY x.y",  # a table's alias
+    "SELECT q.y, q.dd + 2 AS a FROM (SELECT y, d AS dd FROM {t}) AS q ORDER BY q.y",  # a column's alias
+    "WITH c AS (SELECT y, max(d) AS m FROM {t} GROUP BY y) SELECT y, m - 1 AS a FROM c ORDER BY y",  # a CTE's
+    "SELECT y + 1 AS a, y - n AS b, 1 + n AS c FROM {t} ORDER BY y",  # numbers stay numbers
+]
+JOINED_TABLE = [(2000, "2000-03-01"), (1999, "2000-01-01"), (2004, None)]
+
+
+@pytest.fixture(scope="module")
+def mariadb_dates(mariadb_url):
+    """Tables t (d DATE, e DATE, n INT, y INT) and u (y INT, f DATE) of DATES_TABLE and JOINED_TABLE in
+    MariaDB, under names of their own, and the same in a DuckDB connection under the same names."""
+    import services
+
+    t, u = services.unique_name("dates"), services.unique_name("dates_joined")
+    duck = duckdb.connect()
+    with services.connect("mariadb") as con, con.cursor() as cur:
+        for name, columns, rows in (
+            (t, "d DATE, e DATE, n INT, y INT", DATES_TABLE),
+            (u, "y INT, f DATE", JOINED_TABLE),
+        ):
+            cur.execute(f"CREATE TABLE {name} ({columns})")
+            cur.executemany(f"INSERT INTO {name} VALUES ({', '.join(['%s'] * len(rows[0]))})", rows)
+            duck.execute(f"CREATE TABLE {name} ({columns})")
+            duck.executemany(f"INSERT INTO {name} VALUES ({', '.join(['?'] * len(rows[0]))})", rows)
+    yield t, u, duck
+    with services.connect("mariadb") as con, con.cursor() as cur:
+        cur.execute(f"DROP TABLE IF EXISTS {t}, {u}")
+
+
+@pytest.mark.parametrize("sql", MARIADB_COLUMN_SUMS, ids=[s[7:40] for s in MARIADB_COLUMN_SUMS])
+def test_mariadb_date_arithmetic_on_columns_gives_duckdbs_rows_with_the_catalogues_types(
+    sql, mariadb_url, mariadb_dates
+):
+    """MariaDB adds 5 to a DATE as to 20000130 (20000135); without the column's type the translation is
+    refused at the construct, with the types read from the database's catalogue it is DuckDB's days."""
+    from mcpgen.engines.sqlalchemy.engine import SQLAlchemyEngine
+    from mcpgen.spec.config import URLConnection
+    from mcpgen.sql.transpile import NeedsColumnTypes
+
+    t, u, duck = mariadb_dates
+    sql = sql.format(t=t, u=u)
+    with pytest.raises(NeedsColumnTypes, match=r"cannot be translated for MariaDB/MySQL") as refused:
+        transpile(sql, "duckdb", "mysql")
+    assert refused.value.line == 1 and refused.value.col is not None
+    engine = SQLAlchemyEngine("db", URLConnection(url=mariadb_url))
+    try:
+        columns = engine.column_types(10)
+    finally:
+        engine.close()
+    assert columns[t] == {"d": "DATE", "e": "DATE", "n": "BIGINT", "y": "BIGINT"}
+    got = _server(mariadb_url, transpile(sql, "duckdb", "mysql", columns=columns), {})
+    assert as_text(got) == as_text(duck.execute(sql).fetchall())
+
+
+def test_a_column_the_catalogue_does_not_hold_is_still_refused():
+    from mcpgen.sql.transpile import NeedsColumnTypes
+
+    with pytest.raises(NeedsColumnTypes, match=r"catalogue \(information_schema.columns\) has no type for z"):
+        transpile("SELECT z + 1 AS a FROM elsewhere", "duckdb", "mysql", columns={"t": {"d": "DATE"}})
+    # what the SQL itself says needs no catalogue: a cast, a literal, an INTERVAL
+    for sql in ("SELECT CAST(z AS DATE) + 1 AS a FROM w", "SELECT z + INTERVAL 1 DAY AS a FROM w"):
+        assert "DATE_ADD" in transpile(sql, "duckdb", "mysql") or "INTERVAL" in transpile(sql, "duckdb", "mysql")

@@ -96,6 +96,10 @@ class Backend:
         """The result columns that come straight from a table column declared NOT NULL (none known here)."""
         return frozenset()
 
+    def columns(self, conn) -> dict[str, dict[str, str]]:
+        """Each table's (and view's) columns and their types, as DuckDB names them (none known here)."""
+        return {}
+
     def is_timeout(self, orig: BaseException, deadline: float) -> bool:
         """Whether the driver's error means the call ran out of time."""
         return False
@@ -247,12 +251,35 @@ class MySQL(Backend):
         prefix = _mysql_limits(conn, timeout, 0)
         return [(c, _mysql_type(t)) for c, t in _described(conn, clause(values, prefix), values)]
 
+    def columns(self, conn):
+        """The connection's database, from information_schema: only DATE is told apart from the rest by
+        what reads it (MariaDB's date arithmetic), the other types are named for sqlglot to read."""
+        rows = conn.exec_driver_sql(
+            "SELECT LOWER(table_name), LOWER(column_name), LOWER(data_type) FROM information_schema.columns "
+            "WHERE table_schema = DATABASE()"
+        ).fetchall()
+        tables: dict[str, dict[str, str]] = {}
+        for table, column, kind in rows:
+            tables.setdefault(table, {})[column] = _MYSQL_COLUMN_TYPES.get(kind, "VARCHAR")
+        return tables
+
     def is_timeout(self, orig, deadline):
         return _mysql_code(orig) in _MYSQL_TIMEOUT_CODES
 
     def socket_of(self, dbapi_connection):
         sock = getattr(dbapi_connection, "_sock", None)  # PyMySQL keeps its socket there
         return sock.fileno() if sock is not None else super().socket_of(dbapi_connection)
+
+
+_MYSQL_COLUMN_TYPES = {
+    "date": "DATE",
+    **dict.fromkeys(("datetime", "timestamp"), "TIMESTAMP"),
+    "time": "TIME",
+    **dict.fromkeys(("tinyint", "smallint", "mediumint", "int", "bigint", "year", "bit"), "BIGINT"),
+    "decimal": "DECIMAL",
+    **dict.fromkeys(("float", "double"), "DOUBLE"),
+    **dict.fromkeys(("binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"), "BLOB"),
+}
 
 
 class SQLite(Backend):

@@ -253,6 +253,21 @@ class SQLAlchemyEngine:
         except sa_exc.SQLAlchemyError as exc:
             raise QueryError(f"the query failed: {self._redact(first_line(exc))}") from None
 
+    def column_types(self, timeout: float = 10.0) -> dict[str, dict[str, str]]:
+        """Table -> column -> type (as DuckDB names it) of the connection's database, read from its
+        catalogue once (MariaDB/MySQL: date arithmetic is translated by them; other backends: none)."""
+        if self._columns is None:
+            deadline = time.monotonic() + timeout
+            try:
+                self._columns = self._in_transaction(self.backend.columns, timeout)
+            except sa_exc.DBAPIError as exc:
+                raise self._error(exc, timeout, deadline) from None
+            except sa_exc.SQLAlchemyError as exc:
+                raise QueryError(f"the catalogue could not be read: {self._redact(first_line(exc))}") from None
+        return self._columns
+
+    _columns: dict[str, dict[str, str]] | None = None
+
     # -- the role ----------------------------------------------------------------------------
 
     def check_role(self, timeout: float = 10.0) -> tuple[str, str] | None:
