@@ -204,7 +204,8 @@ def _live(loaded: LoadedProject, report: Report, timeout: float, everywhere: boo
 
     secrets = secrets_of(loaded.config)
     config_path = str(loaded.config_path) if loaded.config_path else str(loaded.specs_dir)
-    failed_names = {p.path for p in loaded.errors}
+    waiting = [s.untyped for s in loaded.specs if s.untyped is not None]  # for their database's column types
+    failed_names = {p.path for p in loaded.errors if p not in waiting}
     if loaded.config_path is not None and str(loaded.config_path) in failed_names:
         return  # connections cannot be trusted until mcpgen.yaml itself is right
     specs = [s for s in loaded.specs if str(s.path) not in failed_names]
@@ -252,11 +253,30 @@ def _live(loaded: LoadedProject, report: Report, timeout: float, everywhere: boo
                 if not message.startswith(f"connection '{name}'"):
                     message = f"connection '{name}' could not be opened: {message}"
                 report.problems.append(Problem(config_path, line, col, redact(message, secrets)))
+        if waiting:
+            _learn_column_types(loaded, engines, timeout, report)
+            failed_names = {p.path for p in loaded.errors}
+            specs = [s for s in specs if str(s.path) not in failed_names]
         _describe_all(loaded, specs, engines, timeout, scope, report)
     finally:
         os.chdir(cwd)
         for engine in engines.values():
             _close(engine)
+
+
+def _learn_column_types(loaded: LoadedProject, engines: dict[str, Engine], timeout: float, report: Report) -> None:
+    """The specs waiting for their database's column types checked again with them (those of the
+    connections opened here), and the report told what that changed."""
+    from ..load.spec_checks import learn_column_types
+
+    def columns_of(name: str):
+        read = getattr(engines.get(name), "column_types", None)
+        return read(timeout) if callable(read) else None
+
+    before = list(loaded.problems)
+    learn_column_types(loaded, columns_of)
+    gone = [p for p in before if p not in loaded.problems]
+    report.problems = [p for p in report.problems if p not in gone] + [p for p in loaded.problems if p not in before]
 
 
 def _describe_all(

@@ -188,7 +188,9 @@ def _check(
         spec, data = recovered
     loaded = LoadedSpec(path, spec, spec.name or path.stem, "", data)
     check_spec(loaded, config, problems, root)
-    return data, loaded if len([p for p in problems[before:] if p.severity == "error"]) == 0 else None
+    errors = [p for p in problems[before:] if p.severity == "error"]
+    # kept when its one error waits for the database's column types (`learn_column_types`)
+    return data, loaded if errors in ([], [loaded.untyped]) else None
 
 
 # Fields whose errors do not stop the other checks: leave them out and check the rest.

@@ -7,6 +7,8 @@ constructs, shared with the engines, are in `mcpgen.checks`.)
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,35 +25,39 @@ from ..checks import (
     source_problem,
     template_hazards,
 )
-from ..errors import ArgumentError, Problem, UnsafeSQL
+from ..errors import ArgumentError, MCPGenError, Problem, UnsafeSQL
 from ..limits import MAX_OUTPUT
 from ..spec.config import CONFIG_NAME, ProjectConfig
 from ..spec.models import CURSOR, NAME_RE, TEMPLATE_VARIABLES, EmptyAnswer
 from ..spec.params import Arguments
 from ..spec.yamlload import Located
+from ..sql.dialects import Columns
 from ..sql.pages import limits_rows, orders_rows, row_bound
 from ..sql.statements import DIALECTS, check_read_only, find_placeholders, is_null_test
-from ..sql.transpile import caveats, transpile
+from ..sql.transpile import NeedsColumnTypes, caveats, transpile
 from ..templates.render import Template
-from ..text import column_of, did_you_mean, line_col
+from ..text import column_of, did_you_mean, first_line, line_col
 from .icons import as_mcp_icons
-from .specs import LoadedSpec
+from .specs import LoadedProject, LoadedSpec
 
 
-def check_spec(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem], root: Path) -> None:
+def check_spec(
+    loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem], root: Path, columns: Columns | None = None
+) -> None:
     """Every static check of one spec (its name, SQL, parameters, templates, charts, answer size);
-    what is wrong is added to `problems`. `loaded.sql` ends up in its connection's dialect."""
+    what is wrong is added to `problems`. `loaded.sql` ends up in its connection's dialect (`columns`:
+    its database's column types, where the translation needs them)."""
     _check_name(loaded, problems)
     sql = _read_sql(loaded, config, problems)
     if sql is not None:
         loaded.sql = sql
-        _check_sql(loaded, config, problems, root)
+        _check_sql(loaded, config, problems, root, columns)
     _check_parameters(loaded, problems)
     _check_templates(loaded, problems)
     _check_charts(loaded, problems)
     _check_answer_size(loaded, config, problems)
     _check_icons(loaded, problems, root)
-    _check_completions(loaded, config, problems)
+    _check_completions(loaded, config, problems, columns)
     if sql is not None:
         _check_count(loaded, problems)
 
@@ -77,7 +83,31 @@ def _check_count(loaded: LoadedSpec, problems: list[Problem]) -> None:
     loaded.count_sql = count
 
 
-def _check_completions(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem]) -> None:
+def learn_column_types(loaded: LoadedProject, columns_of: Callable[[str], Columns | None]) -> None:
+    """Check again, with their database's column types, the specs whose translation waits for them (date
+    arithmetic on MariaDB/MySQL on a column the SQL does not type): `columns_of(connection)` reads them
+    from the database's catalogue (None: that connection is not open here; an MCPGenError: it failed),
+    as serve, call, test and validate --live do; plain validate, which connects nowhere, keeps the error."""
+    for spec in loaded.specs:
+        waiting = spec.untyped
+        if waiting is None:
+            continue
+        try:
+            columns = columns_of(spec.spec.connection)
+        except MCPGenError as exc:
+            reason = f"{waiting.message}; the column types could not be read: {first_line(exc)}"
+            loaded.problems[:] = [replace(p, message=reason) if p == waiting else p for p in loaded.problems]
+            continue
+        if columns is None:
+            continue
+        found: list[Problem] = []
+        check_spec(spec, loaded.config, found, loaded.root, columns)
+        loaded.problems[:] = [p for p in loaded.problems if p != waiting and p not in found] + found
+
+
+def _check_completions(
+    loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem], columns: Columns | None = None
+) -> None:
     """Each parameter's `complete:` query: one read-only statement whose placeholders are :prefix and
     the spec's parameters, in the connection's dialect (kept in `loaded.completions`)."""
     spec = loaded.spec
@@ -99,7 +129,9 @@ def _check_completions(loaded: LoadedSpec, config: ProjectConfig, problems: list
                 known = ", ".join([":prefix", *(f":{p}" for p in spec.parameters)])
                 raise UnsafeSQL(f"uses :{unknown[0]}, which is neither :prefix nor a parameter ({known})")
             sql = (
-                transpile(param.complete, source, target) if target is not None and target != source else param.complete
+                transpile(param.complete, source, target, columns=columns)
+                if target is not None and target != source
+                else param.complete
             )
             check_read_only(sql, target or source)
         except UnsafeSQL as exc:
@@ -167,10 +199,13 @@ def _read_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem]
     return sql_path.read_text(encoding="utf-8")
 
 
-def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem], root: Path) -> None:
+def _check_sql(
+    loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem], root: Path, columns: Columns | None
+) -> None:
     """One read-only statement, placeholders against parameters, no file outside the project,
     no file chosen by the caller."""
     spec = loaded.spec
+    loaded.untyped = None
     key = "sql" if spec.sql is not None else "sql_file"
     target = _dialect(config.connections[spec.connection])
     source = spec.dialect or config.dialect
@@ -180,7 +215,7 @@ def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem
         if target is not None and target != source:
             written = loaded.sql
             dates = frozenset(n for n, p in spec.parameters.items() if p.type == "date")
-            loaded.sql = transpile(written, source, target, dates)  # once, here: a call runs the translation
+            loaded.sql = transpile(written, source, target, dates, columns)  # once, here: a call runs the translation
             for line, col, message in caveats(written, source, target):
                 at = (line, col or 1) if line and key == "sql" else None
                 problems.append(_problem(loaded, key, message, "warning", offset=at))
@@ -191,6 +226,8 @@ def _check_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem
         line, col = (exc.line, exc.col) if exc.line else _locate(loaded.sql, str(exc)) if not inline else (None, None)
         offset = (line, col or 1) if line and key == "sql" else None
         problems.append(_problem(loaded, key, f"{exc}", offset=offset))
+        if isinstance(exc, NeedsColumnTypes) and columns is None:
+            loaded.untyped = problems[-1]
         return
     if target == "duckdb":
         found = outside_paths(loaded.sql) + caller_paths(loaded.sql, spec.parameters, root)

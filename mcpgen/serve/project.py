@@ -30,6 +30,7 @@ from ..load.columns import check_spec_live, checked_by_default
 from ..load.discovery import prompt_paths, spec_paths
 from ..load.project import load_project
 from ..load.prompts import LoadedPrompt, check_prompt_tools
+from ..load.spec_checks import learn_column_types
 from ..load.specs import LoadedProject, LoadedSpec
 from ..spec.models import AppSettings
 from ..templates import parsecache
@@ -74,14 +75,11 @@ def open_project(
     `local_cursors` (`mcpgen call`): paged tools sign cursors with the project's own key, kept for the
     user (`project_key`), so that the next `mcpgen call` continues them; unless cursors.secret_env is set."""
     loaded = loaded or load_project(specs_dir)
-    if needed is not None:
-        _leave_out(loaded, needed)
-    loaded.raise_errors()
+    engines = _checked_with_column_types(loaded, needed)
     os.chdir(loaded.root)  # DuckDB reads relative paths from the working directory
     problems: list[Problem] = []
-    engines: dict[str, Engine] = {}
     used = {s.spec.connection for s in loaded.specs}
-    for name in used:
+    for name in used - engines.keys():
         try:
             engines[name] = create_engine(name, loaded.config.connections[name], loaded.root)
         except MCPGenError as exc:
@@ -145,6 +143,34 @@ def _compile(
     except ValueError as exc:
         return [Problem(str(spec.path), *spec.where("name"), str(exc))]
     return []
+
+
+COLUMN_TYPES_SECONDS = 10.0
+
+
+def _checked_with_column_types(loaded: LoadedProject, needed: Callable[[str], bool] | None) -> dict[str, Engine]:
+    """The specs waiting for their database's column types checked again with them (`learn_column_types`),
+    read through engines opened here and returned for the project to use; then the errors of the specs
+    not `needed` left out, and SpecError (those engines closed) while the project has errors."""
+    engines: dict[str, Engine] = {}
+
+    def columns_of(name: str):
+        if name not in engines:
+            engines[name] = create_engine(name, loaded.config.connections[name], loaded.root)
+        read = getattr(engines[name], "column_types", None)
+        return read(COLUMN_TYPES_SECONDS) if callable(read) else None
+
+    if not any(p.path == str(loaded.config_path) for p in loaded.errors):  # its connections can be trusted
+        learn_column_types(loaded, columns_of)
+    if needed is not None:
+        _leave_out(loaded, needed)
+    try:
+        loaded.raise_errors()
+    except SpecError:
+        for engine in engines.values():
+            engine.close()
+        raise
+    return engines
 
 
 def left_out_warning(problem: Problem) -> Problem:

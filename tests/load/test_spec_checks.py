@@ -153,3 +153,51 @@ def test_confirm_when_rows_over_keeps_the_counted_query_read_only_and_refuses_ba
         "negative.yaml:5:27: confirm.when_rows_over: Input should be greater than or equal to 0",
         "words.yaml:5:27: confirm.when_rows_over: Input should be a valid integer",
     ]
+
+
+def test_date_arithmetic_on_a_mariadb_column_waits_for_the_databases_catalogue(mariadb_url, tmp_path, monkeypatch):
+    """Plain validate (no connection) refuses `d + 5` on MariaDB at the construct, naming the engine:
+    whether it adds days depends on d's type. validate --live, serve and call read the type from the
+    database's catalogue and translate it as DuckDB means it (five days later, not 20000135)."""
+    import textwrap
+
+    import services
+    from click.testing import CliRunner
+
+    from mcpgen.cli import main
+    from mcpgen.serve.project import open_project
+
+    table = services.unique_name("later")
+    with services.connect("mariadb") as con, con.cursor() as cur:
+        cur.execute(f"CREATE TABLE {table} (d DATE, y INT)")
+        cur.execute(f"INSERT INTO {table} VALUES ('2000-01-30', 2000), ('1999-12-31', 1999), (NULL, 2004)")
+    try:
+        (tmp_path / "mcpgen.yaml").write_text(f"connections:\n  default:\n    url: {mariadb_url}\n")
+        (tmp_path / "specs").mkdir()
+        (tmp_path / "specs" / "later.yaml").write_text(
+            BASE
+            + textwrap.dedent(
+                f"""\
+                sql: |
+                  SELECT y,
+                    d + 5 AS a
+                  FROM {table}
+                  ORDER BY y
+                """
+            )
+        )
+        monkeypatch.chdir(tmp_path)
+        plain = CliRunner().invoke(main, ["validate", "specs"])
+        assert plain.exit_code == 1, plain.output
+        assert "later.yaml:6:5: error: `d + 5` cannot be translated for MariaDB/MySQL" in plain.output, plain.output
+        live = CliRunner().invoke(main, ["validate", "--live", "specs"])
+        assert live.exit_code == 0 and "later.yaml" not in live.output, live.output
+        project = open_project(tmp_path / "specs")
+        try:
+            table_of = project.registry.call_sync("later", {}).structured_content["table"]
+        finally:
+            project.close()
+        assert table_of == [["y", "a"], [1999, "2000-01-05"], [2000, "2000-02-04"], [2004, None]]
+    finally:
+        with services.connect("mariadb") as con, con.cursor() as cur:
+            cur.execute(f"DROP TABLE IF EXISTS {table}")
