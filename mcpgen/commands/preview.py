@@ -9,6 +9,8 @@ A Starlette app served by uvicorn on 127.0.0.1 only:
     GET  /api/tools        the tools as tools/list gives them, plus errors/warnings with file:line
     POST /api/call/{name}  JSON arguments -> {"result": CallToolResult JSON, "elapsed_ms": ...}
     POST /api/download/{name}  {"uri": a download link of the answer} -> the file (CSV or Parquet)
+    POST /api/ask/{name}   {"arguments", "answers"} -> NDJSON: the questions to ask the person, or
+                           progress lines while the query runs, then what /api/call answers
     GET  /app/{name}       the tool's MCP App (the HTML resources/read gives), under the CSP a host builds
 
 The page draws each answer with the tool's MCP App in a sandboxed iframe, talking to it as
@@ -40,11 +42,13 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ..answer import downloads
+from ..answer.asking import ANSWERS, NeedsInput, Question, questions_for
+from ..answer.tool import error_result
 from ..errors import ArgumentError, MCPGenError, Problem, SpecError
 from ..identity import local_user
 from ..limits import MAX_BODY_BYTES
@@ -190,6 +194,11 @@ class PreviewState:
                 item = tool.to_mcp().model_dump(mode="json", by_alias=True, exclude_none=True)
                 item.pop("outputSchema", None)  # the same for every tool
                 item["source"] = self.relative(tool.source) if tool.source else None
+                item["long_running"] = tool.long_running  # offers tasks to clients of the tasks extension
+                if tool.confirm is not None or tool.confirm_rows is not None:
+                    rows = tool.confirm_rows
+                    message = rows.message if rows is not None else tool.confirm
+                    item["confirm"] = {"message": message, "when_rows_over": rows.threshold if rows else None}
                 tools.append(item)
         server, prompts = None, []
         if self.project is not None:  # what a client reads at connection: instructions, icons
@@ -304,6 +313,7 @@ def preview_app(
 
     prompt = _prompt_endpoint(state, no_store)
     complete = _complete_endpoint(state, no_store)
+    ask = _ask_endpoint(state, no_store)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):
@@ -330,6 +340,7 @@ def preview_app(
         Route("/api/tools", tools),
         Route("/api/call/{name:path}", call, methods=["POST"]),
         Route("/api/download/{name:path}", download, methods=["POST"]),
+        Route("/api/ask/{name:path}", ask, methods=["POST"]),
         Route("/api/prompt/{name:path}", prompt, methods=["POST"]),
         Route("/api/complete/{name:path}", complete, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
@@ -365,6 +376,83 @@ def _on_named(state: PreviewState, kind: str, posted: bool = True):
         return named
 
     return wrap
+
+
+def _ask_endpoint(state: PreviewState, no_store: dict[str, str]):
+    """POST /api/ask/{name} `{"arguments": {...}, "answers": {key: {field: value}}}`: the call as a client
+    that can ask the person makes it (docs/asking.md), answered in NDJSON lines. First what is still to
+    ask (`{"questions": [{key, message, schema}]}`, the last line: the page shows the forms and posts
+    again with the answers); else `{"progress", "total", "message"}` lines while the query runs, where
+    the engine can say, and last what /api/call answers."""
+
+    async def ask(request: Request) -> Response:
+        body = await _arguments(request)
+        if isinstance(body, Response):
+            return body
+        arguments, answers = body.get("arguments", {}), body.get("answers", {})
+        if not isinstance(arguments, dict) or not isinstance(answers, dict):
+            return JSONResponse({"error": 'post {"arguments": {...}, "answers": {...}}'}, status_code=400)
+        answers = {k: v for k, v in answers.items() if isinstance(v, dict)}
+        name = request.path_params["name"]
+        async with state.using() as project:
+            if project is None or name not in project.registry:
+                return JSONResponse({"error": f"no tool named '{name}'"}, status_code=404)
+        return StreamingResponse(
+            _asked_call(state, name, arguments, answers), media_type="application/x-ndjson", headers=no_store
+        )
+
+    return ask
+
+
+def _questions(questions: list[Question]) -> str:
+    return json.dumps({"questions": [{"key": q.key, "message": q.message, "schema": q.schema()} for q in questions]})
+
+
+async def _asked_call(state: PreviewState, name: str, arguments: dict, answers: dict):
+    """The NDJSON lines of one asked call (see _ask_endpoint)."""
+    async with state.using() as project:
+        if project is None or name not in project.registry:
+            yield json.dumps({"error": f"no tool named '{name}'"}) + "\n"
+            return
+        tool = project.registry.get(name)
+        filled, pending = questions_for(tool.input_schema, tool.name, arguments, answers, tool.confirm)
+        if isinstance(pending, list) and pending:
+            yield _questions(pending) + "\n"
+            return
+        send, receive = anyio.create_memory_object_stream[dict](100)
+        outcome: dict[str, Any] = {}
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            with contextlib.suppress(anyio.WouldBlock):
+                send.send_nowait({"progress": done, "total": total, "message": message})
+
+        async def run() -> None:
+            token = ANSWERS.set(answers)
+            started = time.perf_counter()
+            try:
+                with local_user(project.loaded.config.stdio_claims):
+                    if isinstance(pending, str):  # the person said no
+                        outcome["result"] = error_result(pending)
+                    else:
+                        outcome["result"] = await project.registry.call(tool.name, filled, progress)
+            except NeedsInput as exc:  # asked while it ran: a hand-written tool, or confirm when_rows_over
+                outcome["questions"] = exc.questions
+            finally:
+                ANSWERS.reset(token)
+                outcome["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 1)
+                send.close()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run)
+            async with receive:
+                async for line in receive:
+                    yield json.dumps(line) + "\n"
+        if "questions" in outcome:
+            yield _questions(outcome["questions"]) + "\n"
+            return
+        result = outcome["result"].model_dump(mode="json", by_alias=True, exclude_none=True)
+        answer = {"tool": name, "arguments": filled, "elapsed_ms": outcome["elapsed_ms"], "version": state.version}
+        yield json.dumps({**answer, "result": result}) + "\n"
 
 
 def _prompt_endpoint(state: PreviewState, no_store: dict[str, str]):

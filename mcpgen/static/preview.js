@@ -216,12 +216,16 @@ function selectTool(tool) {
       const v = f.get();
       if (v !== undefined) args[f.name] = v;
     }
-    callTool(tool.name, args);
+    callTool(tool.name, args, {});
   });
   $("#tool").replaceChildren(
     h("h2", {}, icon(tool.icons, "tool-icon"), tool.title || tool.name),
     h("p", { class: "meta" }, h("code", {}, tool.name), tool.source ? ` · ${tool.source}` : ""),
     h("p", { class: "description" }, tool.description || ""),
+    tool.long_running ? h("p", { class: "badge tasks" }, "Long-running: offers tasks (a client of the tasks extension gets a task at once, polls it and fetches the answer later)") : null,
+    tool.confirm ? h("p", { class: "badge confirm" }, tool.confirm.when_rows_over === null
+      ? "Asks the person to confirm each call: " + tool.confirm.message
+      : `Asks the person to confirm a call whose result would have more than ${tool.confirm.when_rows_over} rows: ` + tool.confirm.message) : null,
     form,
     h("div", { id: "result" }));
 }
@@ -410,18 +414,43 @@ function field(name, prop, required) {
 
 // ---- calling and drawing the answer ------------------------------------------------------------
 
-async function callTool(name, args) {
+// A call as a client that can ask the person makes it (/api/ask): NDJSON lines of progress while the
+// query runs, then the answer; or the questions to ask first, each a form, posted again with the answers.
+async function callTool(name, args, answers) {
   const box = $("#result");
   const button = $("#form button[type=submit]");
   button.disabled = true;
   box.classList.add("busy");
-  let out;
+  const bar = h("progress", { max: 100 });
+  const note = h("span", { class: "progress-note" }, "running…");
+  box.replaceChildren(h("div", { class: "running" }, bar, " ", note));
+  let out = null;
   try {
-    const r = await fetch("/api/call/" + encodeURIComponent(name), {
-      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(args),
+    const r = await fetch("/api/ask/" + encodeURIComponent(name), {
+      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ arguments: args, answers }),
     });
-    out = await r.json();
-    if (!r.ok) throw new Error(out.error || `HTTP ${r.status}`);
+    if (!r.ok) throw new Error((await r.json()).error || `HTTP ${r.status}`);
+    const reader = r.body.getReader();
+    const decoder = new TextDecoder();
+    let buffered = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      buffered += decoder.decode(value || new Uint8Array(), { stream: !done });
+      let cut;
+      while ((cut = buffered.indexOf("\n")) >= 0) {
+        const line = JSON.parse(buffered.slice(0, cut));
+        buffered = buffered.slice(cut + 1);
+        if (line.progress !== undefined) {
+          bar.value = line.progress;
+          note.textContent = line.message || `${Math.round(line.progress)}%`;
+        } else {
+          out = line;
+        }
+      }
+      if (done) break;
+    }
+    if (!out) throw new Error("the preview server sent no answer");
+    if (out.error) throw new Error(out.error);
   } catch (e) {
     box.replaceChildren(h("div", { class: "answer error" }, h("h3", {}, "The preview could not call the tool"), h("p", {}, String(e.message || e))));
     return;
@@ -429,7 +458,37 @@ async function callTool(name, args) {
     button.disabled = false;
     box.classList.remove("busy");
   }
-  renderResult(box, out);
+  if (out.questions) askPerson(box, name, args, answers, out.questions);
+  else renderResult(box, out);
+}
+
+// The forms a host shows the person: answering posts the call again; declining runs nothing.
+function askPerson(box, name, args, answers, questions) {
+  const forms = questions.map((q) => {
+    const required = new Set(q.schema.required || []);
+    const fields = Object.entries(q.schema.properties || {}).map(([n, prop]) => field(n, prop, required.has(n)));
+    const form = h("form", { class: "question", "data-key": q.key },
+      h("h3", {}, "The tool asks: " + q.message),
+      fields.map((f) => f.el),
+      h("div", { class: "actions" },
+        h("button", { type: "submit" }, "Answer"),
+        h("button", { type: "button", class: "decline" }, "Decline")));
+    form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      const content = {};
+      for (const f of fields) {
+        const v = f.get();
+        if (v !== undefined) content[f.name] = v;
+      }
+      callTool(name, args, { ...answers, [q.key]: content });
+    });
+    form.querySelector(".decline").addEventListener("click", () => {
+      box.replaceChildren(h("div", { class: "answer error" }, h("h3", {}, "Not run"),
+        h("p", { class: "error-text" }, `Not run: the person declined the question '${q.key}'.`)));
+    });
+    return form;
+  });
+  box.replaceChildren(h("div", { class: "asking" }, forms));
 }
 
 function renderResult(box, out) {

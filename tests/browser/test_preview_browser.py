@@ -460,3 +460,27 @@ def test_a_prompt_is_got_from_its_form(browser, page, tmp_path):
             == "Invalid argument 'year': 1900 is not one of 1952, 1990, 1999, 2007."
         )
         page.goto("about:blank")
+
+
+def test_a_confirm_tool_asks_the_person_before_its_query_runs(browser, page, tmp_path):
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "sure.yaml").write_text(
+        "description: One number, after a question.\nsql: SELECT 42 AS n\nsources: ['https://example.org/']\n"
+        "content: 'The number is {{ rows[0].n }}.'\nconfirm: {message: Read the whole table?}\n"
+    )
+    with preview(tmp_path / "specs", tmp_path, ARTIFACTS / "preview-confirm.log") as url:
+        open_tool(page, url, "sure")
+        assert page.inner_text("#tool .badge.confirm") == "Asks the person to confirm each call: Read the whole table?"
+        page.click("#form button[type=submit]")
+        page.wait_for_selector("#result form.question[data-key=confirm]")
+        assert page.inner_text("#result form.question h3") == "The tool asks: Read the whole table?"
+        page.click("#result form.question .decline")  # declined: nothing runs
+        page.wait_for_selector("#result .answer.error")
+        assert "declined" in page.inner_text("#result .answer.error")
+        page.click("#form button[type=submit]")
+        page.wait_for_selector("#result form.question[data-key=confirm]")
+        page.check("#result form.question input[type=checkbox]")
+        page.click("#result form.question button[type=submit]")
+        page.wait_for_selector("#result .answer:not(.error)")
+        assert "The number is 42." in page.inner_text("#result .answer")
+        page.goto("about:blank")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -210,3 +211,80 @@ def test_the_answer_s_downloads_are_offered_and_read_as_resources_read_reads_the
         assert bad.status_code == 400 and bad.json()["error"].startswith("This ")
     page = (Path(__file__).parents[2] / "mcpgen/static/preview.js").read_text()
     assert 'filter((c) => c.type === "resource_link")' in page and "/api/download/" in page
+
+
+CONFIRMED = """\
+description: Every number up to n, after the person confirms.
+parameters:
+  n: {type: integer, description: How many, default: 3, minimum: 1, maximum: 10}
+sql: SELECT range AS i FROM range(:n)
+sources: [https://example.org/numbers]
+content: "{{ row_count }} numbers"
+confirm: {message: Count them all?, when_rows_over: 4}
+long_running: true
+"""
+
+
+def lines(response) -> list[dict]:
+    assert response.headers["content-type"].startswith("application/x-ndjson")
+    return [json.loads(line) for line in response.text.splitlines()]
+
+
+def test_the_preview_asks_before_a_confirm_call_and_shows_that_a_tool_offers_tasks(project):
+    (project / "confirmed.yaml").write_text(CONFIRMED)
+    with client(project) as http:
+        listed = {t["name"]: t for t in http.get("/api/tools").json()["tools"]}
+        assert listed["confirmed"]["long_running"] is True and listed["numbers"]["long_running"] is False
+        assert listed["confirmed"]["confirm"] == {"message": "Count them all?", "when_rows_over": 4}
+        assert "confirm" not in listed["numbers"]
+        few = lines(http.post("/api/ask/confirmed", json={"arguments": {"n": 3}, "answers": {}}))
+        assert few[-1]["result"]["content"][0]["text"] == "3 numbers"  # three rows: not asked
+        asked = lines(http.post("/api/ask/confirmed", json={"arguments": {"n": 8}, "answers": {}}))
+        assert asked == [
+            {
+                "questions": [
+                    {"key": "confirm", "message": "Count them all?", "schema": asked[0]["questions"][0]["schema"]}
+                ]
+            }
+        ]
+        assert asked[0]["questions"][0]["schema"]["required"] == ["confirm"]
+        yes = {"confirm": {"confirm": True}}
+        done = lines(http.post("/api/ask/confirmed", json={"arguments": {"n": 8}, "answers": yes}))
+        assert done[-1]["result"]["content"][0]["text"] == "8 numbers"
+        assert done[-1]["result"] == http.post("/api/call/confirmed", json={"n": 8}).json()["result"]
+        no = lines(
+            http.post("/api/ask/confirmed", json={"arguments": {"n": 8}, "answers": {"confirm": {"confirm": False}}})
+        )
+        assert no[-1]["result"]["isError"] is True
+        assert no[-1]["result"]["content"][0]["text"] == "Not run: the person did not confirm it."
+        assert http.post("/api/ask/nope", json={}).status_code == 404
+        assert http.post("/api/ask/confirmed", json={"arguments": [1]}).status_code == 400
+
+
+WORKS = '''
+import threading
+import time
+
+from mcp.types import CallToolResult, TextContent
+
+from mcpgen import DataToolOutput, registry
+from mcpgen.engines.control import attached
+
+
+@registry.tool(app=False, long_running=True)
+def works() -> DataToolOutput:
+    """Works for a second, reporting how far it is."""
+    stop, start = threading.Event(), time.monotonic()
+    with attached(stop.set, lambda: min(100.0, 100.0 * (time.monotonic() - start))):
+        stop.wait(1.2)
+    return CallToolResult(content=[TextContent(type="text", text="done")], structured_content={"sources": ["https://example.org/"]})
+'''
+
+
+def test_the_preview_streams_a_running_calls_progress_before_its_answer(project):
+    (project / "works.py").write_text(WORKS)
+    with client(project) as http:
+        got = lines(http.post("/api/ask/works", json={"arguments": {}, "answers": {}}))
+    progress = [line["progress"] for line in got[:-1]]
+    assert progress and progress == sorted(progress) and all(0 < p <= 100 for p in progress), got
+    assert got[-1]["result"]["content"][0]["text"] == "done" and got[-1]["elapsed_ms"] >= 1000
