@@ -211,12 +211,7 @@ function selectTool(tool) {
   form.addEventListener("reset", () => setTimeout(() => fields.forEach((f) => f.sync && f.sync()), 0));
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
-    const args = {};
-    for (const f of fields) {
-      const v = f.get();
-      if (v !== undefined) args[f.name] = v;
-    }
-    callTool(tool.name, args, {});
+    callTool(tool.name, filled(fields), {});
   });
   $("#tool").replaceChildren(
     h("h2", {}, icon(tool.icons, "tool-icon"), tool.title || tool.name),
@@ -297,6 +292,16 @@ function parseItem(text, items) {
   if (items.enum && !items.enum.map(String).includes(text)) return [text, `"${text}" is not one of ${items.enum.join(", ")}`];
   if (items.format === "date" && !/^\d{4}-\d{2}-\d{2}$/.test(text)) return [text, `"${text}" is not a date (YYYY-MM-DD)`];
   return [text, stringCheck(items)(text)];
+}
+
+// What a form's fields hold, by name: a field left empty is left out (the tool's default applies).
+function filled(fields) {
+  const values = {};
+  for (const f of fields) {
+    const v = f.get();
+    if (v !== undefined) values[f.name] = v;
+  }
+  return values;
 }
 
 function field(name, prop, required) {
@@ -475,12 +480,7 @@ function askPerson(box, name, args, answers, questions) {
         h("button", { type: "button", class: "decline" }, "Decline")));
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
-      const content = {};
-      for (const f of fields) {
-        const v = f.get();
-        if (v !== undefined) content[f.name] = v;
-      }
-      callTool(name, args, { ...answers, [q.key]: content });
+      callTool(name, args, { ...answers, [q.key]: filled(fields) });
     });
     form.querySelector(".decline").addEventListener("click", () => {
       box.replaceChildren(h("div", { class: "answer error" }, h("h3", {}, "Not run"),
