@@ -51,7 +51,9 @@ def shipped_project():
 
 def mcpgen(tree: Path, *args: str) -> tuple[list[str], dict]:
     # -P: `python -m` would otherwise put the working folder first on sys.path, before PYTHONPATH
-    return [sys.executable, "-P", "-m", "mcpgen.cli", *args], {**os.environ, "PYTHONPATH": str(tree)}
+    # .pyc files are written and read, as in an install, even where PYTHONDONTWRITEBYTECODE is set
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return [sys.executable, "-P", "-m", "mcpgen.cli", *args], {**env, "PYTHONPATH": str(tree)}
 
 
 def time_serve(tree: Path, project: Path) -> float:

@@ -45,22 +45,27 @@ def _load(specs_dir: Path):
         return None
 
 
-def _defines(loaded, tool: str):
-    """Whether a spec file defines TOOL: by its name, or, for a file too broken to name one, by its stem.
-    `call` needs only that spec: the problems of the others are warnings there."""
-    named = {str(s.path) for s in loaded.specs if s.name == tool}
-    return lambda path: (
-        path in named or (Path(path).stem == tool and not any(str(s.path) == path for s in loaded.specs))
-    )
+def _load_for_call(specs_dir: Path, tool: str):
+    """The project as `call TOOL` needs it, or None when it cannot be read at all (`_open` then says
+    why). When exactly one spec defines TOOL, only that spec is kept, and no Python file: no other
+    spec is compiled or described and no other connection is opened. The record of which file
+    defines which tool (`load.tools`) finds that spec without reading the others; without a current
+    record the whole project is read (and recorded), as `serve` reads it."""
+    from .errors import SpecError
+    from .load import tools
 
-
-def _only(loaded, tool: str) -> None:
-    """Keep only the spec that defines TOOL, and no Python file, when exactly one spec defines it:
-    then no other spec is compiled or described and no other connection is opened."""
+    try:
+        loaded = tools.load_defining(specs_dir, tool)
+        if loaded is not None:
+            return loaded
+        loaded = tools.load_whole(specs_dir)
+    except SpecError:
+        return None
     mine = [s for s in loaded.specs if s.name == tool]
     if len(mine) == 1:
         loaded.specs = mine
         loaded.python_files = []
+    return loaded
 
 
 def _open(specs_dir: Path, loaded=None, needed=None, local_cursors: bool = False):
@@ -332,13 +337,16 @@ def _http_options(loaded, host, port, token_envs, allow_hosts, allow_origins, ma
 )
 def call(tool: str, args: tuple[str, ...], specs_dir: Path, as_json: bool, download_to: Path | None) -> None:
     """Run TOOL once, without a client, and print its answer. Only TOOL's spec is compiled and only
-    its connection opened (the other specs are read, and their errors are warnings); a tool that no
-    spec defines is looked for in the Python files, which then run."""
+    its connection opened (the other specs are read, or, while unchanged since the last call,
+    remembered, and their errors are warnings); a tool that no spec defines is looked for in the
+    Python files, which then run."""
+    from .load.tools import defines
+
     _setup_logging()
-    loaded = _load(specs_dir)
-    if loaded is not None:
-        _only(loaded, tool)
-    needed = _defines(loaded, tool) if loaded is not None else None
+    loaded = _load_for_call(specs_dir, tool)
+    # A spec file defines TOOL by its name, or, for a file too broken to name one, by its stem: the
+    # errors of the others are warnings here.
+    needed = defines({str(s.path): s.name for s in loaded.specs}, tool) if loaded is not None else None
     project = _open(specs_dir, loaded, needed=needed, local_cursors=True)  # the next call continues a cursor
     try:
         if tool not in project.registry:

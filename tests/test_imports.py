@@ -67,7 +67,7 @@ SERVE += ["answer.numbers", "answer.pages", "answer.prompts", "answer.results", 
 VALIDATE = [*LOADING, "commands", "commands.reports", "commands.validate"]
 CALL = [
     m
-    for m in [*SERVE, "commands", "commands.terminal"]
+    for m in [*SERVE, "commands", "commands.terminal", "load.tools"]
     if m not in ("serve.server", "serve.stdio", "serve.listen", "serve.tasks", "serve.asking")
 ]
 PROTOCOL = {"mcp_types", "anyio", "sniffio", "rich", "markdown_it", "mdurl", "pygments"}

@@ -75,6 +75,16 @@ def cache_dir() -> Path | None:
     return Path(base) / "mcpgen"
 
 
+def cache_file(prefix: str, suffix: str, *scope: object) -> Path | None:
+    """The cache file named `prefix-HASH.suffix` of `scope` (None: the cache is off). One file per
+    version of mcpgen's code too: two checkouts on one project keep their own."""
+    folder = cache_dir()
+    if folder is None:
+        return None
+    name = hashlib.sha256("\0".join(map(str, (_header(), *scope))).encode()).hexdigest()[:32]
+    return folder / f"{prefix}-{name}{suffix}"
+
+
 class _Store:
     """The trees of one project: those read from its file, and those parsed in this run."""
 
@@ -105,13 +115,11 @@ _active: contextvars.ContextVar[_Store | None] = contextvars.ContextVar("mcpgen_
 @contextlib.contextmanager
 def session(root: Path, *scope: object) -> Iterator[None]:
     """Use the cache of the project at `root` while loading it; `scope` tells apart partial loads."""
-    folder = cache_dir()
-    if folder is None:
+    path = cache_file("load", ".pickle", root, *scope)
+    if path is None:
         yield
         return
-    # One file per version of mcpgen's code too: two checkouts on one project keep their own.
-    name = hashlib.sha256("\0".join(map(str, (_header(), root, *scope))).encode()).hexdigest()[:32]
-    store = _Store(folder / f"load-{name}.pickle")
+    store = _Store(path)
     token = _active.set(store)
     try:
         yield
