@@ -139,3 +139,26 @@ def test_call_loads_the_protocol_types_without_the_sdk(tmp_path):
     assert ours == mcpgen(CALL), sorted(ours ^ mcpgen(CALL))
     assert "mcp" not in others and "mcp_types" in others
     assert others <= CORE | PROTOCOL, others - (CORE | PROTOCOL)
+
+
+NOT_FOR_CALL = {"mcp", "sqlalchemy", "pyspark", "psycopg", "psycopg2", "pymysql", "jsonschema", "starlette"}
+NOT_FOR_CALL |= {"sse_starlette", "uvicorn", "httpx", "httpx2", "watchfiles", "opentelemetry", "cryptography", "jwt"}
+NOT_OURS_FOR_CALL = ("mcpgen.http", "mcpgen.engines.sqlalchemy", "mcpgen.engines.spark", "mcpgen.spec.schema")
+NOT_OURS_FOR_CALL += tuple(f"mcpgen.serve.{m}" for m in ("server", "stdio", "listen", "tasks", "asking", "reload"))
+NOT_OURS_FOR_CALL += tuple(f"mcpgen.commands.{m}" for m in ("validate", "spectest", "preview", "draft", "bundle"))
+NOT_OURS_FOR_CALL += ("mcpgen.commands.clients", "mcpgen.commands.profile", "mcpgen.commands.starter")
+SQLGLOT_PER_DIALECT = ("sqlglot.dialects.", "sqlglot.generators.", "sqlglot.parsers.", "sqlglot.typing.")
+
+
+def test_a_cached_call_of_a_duckdb_spec_loads_neither_servers_nor_other_dialects(tmp_path):
+    """The second `mcpgen call` of a DuckDB spec (its project recorded, its spec checked and kept):
+    no server stack (the SDK, HTTP, stdio), no other engine's driver, no command it does not run,
+    and of sqlglot's per-dialect modules (each costs tens of milliseconds) DuckDB's alone."""
+    command = ("call", "top_cities", "-a", "top_n=2", "-s", "specs")
+    modules(tmp_path, *command)  # records the project and keeps its spec checked
+    names = modules(tmp_path, *command)
+    assert "mcpgen.load.tools" in names  # the call did run
+    assert not {n.split(".")[0] for n in names} & NOT_FOR_CALL
+    assert [n for n in names if n.startswith(NOT_OURS_FOR_CALL)] == []
+    dialects = {n.split(".")[2] for n in names if n.startswith(SQLGLOT_PER_DIALECT)}
+    assert dialects <= {"duckdb", "dialect", "base"}, dialects
