@@ -34,6 +34,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--baseline", metavar="REV", help="also time this git revision, warm")
     ap.add_argument("--sdk", action="store_true", help="also time the SDK's server with N hand-written tools")
+    ap.add_argument(
+        "--write-docs", action="store_true", help="record this run in bench/results/ and docs/benchmarks.md"
+    )
     opts = ap.parse_args()
     commands = {"serve": time_serve, "validate": time_validate}
     with contextlib.ExitStack() as stack:
@@ -47,6 +50,47 @@ def main() -> None:
             modes["sdk"] = ("on", hand_written(project, opts.n))
         times = measure(commands, modes, project, opts.rounds)
     report(times, commands, opts)
+    if opts.write_docs:
+        from results import publish
+
+        figures = {"n": opts.n, "baseline": opts.baseline, "seconds": {}}
+        for (command, mode), values in times.items():
+            if values:
+                figures["seconds"].setdefault(command, {})[mode] = values
+        publish(__file__, figures, opts.rounds, name="sdk" if opts.sdk else None)
+
+
+SDK_TARGET = 1.0  # serve, warm, against the SDK with the same tools written by hand
+
+
+def render(figures: dict) -> str:
+    """The table of one run (bench/results.py puts it into docs/benchmarks.md)."""
+    from results import ratios, spread, table, verdict
+
+    n = figures["n"]
+    rows = []
+    for command, modes in figures["seconds"].items():
+        off, warm = modes["off"], modes["warm"]
+        rows.append([f"`{command}`, cache off", spread(off), "", ""])
+        rows.append(
+            [f"`{command}`, cache warm", spread(warm), f"warm / off {spread(ratios(warm, off), bold=True)}", ""]
+        )
+        if "sdk" in modes:
+            per_round = ratios(warm, modes["sdk"])
+            target = verdict(statistics.median(per_round), SDK_TARGET)
+            rows.append([f"the SDK with {n:,} hand-written tools", spread(modes["sdk"]), "", ""])
+            rows.append(["", "", f"mcpgen warm / SDK {spread(per_round, bold=True)}", target])
+        if "baseline warm" in modes:
+            base = modes["baseline warm"]
+            rows.append(
+                [
+                    f"`{command}`, {figures['baseline']}, warm",
+                    spread(base),
+                    f"warm / baseline {spread(ratios(warm, base))}",
+                    "",
+                ]
+            )
+    return f"{n:,} generated specs\n\n" + table(["run", "seconds", "ratio per round", "target"], rows)
 
 
 def measure(commands: dict, modes: dict, project: Path, rounds: int) -> dict[tuple[str, str], list[float]]:

@@ -77,6 +77,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--baseline", metavar="REV", required=True, help="the git revision to compare with")
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument(
+        "--write-docs", action="store_true", help="record this run in bench/results/ and docs/benchmarks.md"
+    )
     opts = ap.parse_args()
     load_before = os.getloadavg()
     with exported(opts.baseline) as base, shipped_project() as project:
@@ -115,6 +118,43 @@ def main() -> None:
         f"target: one `mcpgen call` under {TARGET:.1f} s wall: {wall:.2f} s "
         f"({'met' if wall < TARGET else 'NOT met'}; the interpreter alone starts in {floor:.2f} s here)"
     )
+    if opts.write_docs:
+        from results import publish
+
+        runs = [{"command": command, "tree": label, "seconds": values} for (command, label), values in times.items()]
+        publish(__file__, {"baseline": opts.baseline, "runs": runs, "imports": imports}, opts.rounds)
+
+
+def render(figures: dict) -> str:
+    """The table of one run (bench/results.py puts it into docs/benchmarks.md)."""
+    from results import ratios, spread, table, verdict
+
+    base = {(r["command"], r["tree"]): r["seconds"] for r in figures["runs"]}
+    rows = []
+    for r in figures["runs"]:
+        wall, cpu = [w for w, _ in r["seconds"]], [c for _, c in r["seconds"]]
+        tree = {"baseline": f"mcpgen at {figures['baseline']}", "": ""}.get(r["tree"], r["tree"])
+        note = (
+            verdict(statistics.median(wall), TARGET)
+            if (r["command"], r["tree"]) == ("call top_cities", "this tree")
+            else ""
+        )
+        if r["tree"] == "this tree" and (r["command"], "baseline") in base:
+            paired = ratios(wall, [w for w, _ in base[r["command"], "baseline"]])
+            note = "; ".join(x for x in (note, f"this tree / baseline {spread(paired)}") if x)
+        rows.append([f"`{r['command']}`", tree, spread(wall, 3, bold=bool(note)), spread(cpu, 3), note])
+    imports = figures["imports"]
+    paired = ratios(imports["this tree"], imports["baseline"])
+    rows.append(
+        [
+            "imports of `call top_cities` (`-X importtime`)",
+            "this tree",
+            spread(imports["this tree"], 3),
+            "",
+            f"this tree / baseline {spread(paired)}",
+        ]
+    )
+    return table(["command", "tree", "wall, s", "CPU, s", "target; paired ratio"], rows)
 
 
 if __name__ == "__main__":

@@ -121,6 +121,10 @@ def run(project: Path) -> None:
     ap.add_argument("--args", default='{"n": 10}', help="top_cities arguments, JSON")
     ap.add_argument("--json", action="store_true", help="one JSON line per client count")
     ap.add_argument("--baseline", metavar="REV", help="the other side is mcpgen as of this git revision")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds; each runs every client count")
+    ap.add_argument(
+        "--write-docs", action="store_true", help="record this run in bench/results/ and docs/benchmarks.md"
+    )
     opts = ap.parse_args()
     args = json.loads(opts.args)
     ports = {"mcpgen": free_port(), "handwritten": free_port()}
@@ -140,35 +144,66 @@ def run(project: Path) -> None:
 def measure(commands: dict[str, list[str]], ports: dict[str, int], opts, args: dict) -> None:
     procs = {name: start(cmd, ports[name]) for name, cmd in commands.items()}
     urls = {name: f"http://127.0.0.1:{port}/mcp" for name, port in ports.items()}
+    rows: dict[int, list[dict]] = {clients: [] for clients in opts.clients}
     try:
-        for clients in opts.clients:
-            cpu_before = {name: cpu_seconds(proc) for name, proc in procs.items()}
-            lat, pairs = anyio.run(paired_clients, urls, "top_cities", args, clients, opts.calls, 5)
-            row = {
-                "clients": clients,
-                "calls": len(lat["mcpgen"]),
-                "ratio_of_pairs": round(statistics.median(pairs), 3),
-            }
-            for name, proc in procs.items():  # server CPU per call: steadier than latency on a busy machine
-                row[f"{name}_cpu_us_per_call"] = round((cpu_seconds(proc) - cpu_before[name]) / len(lat[name]) * 1e6)
-            for name, values in lat.items():
-                row[f"{name}_p50_ms"] = round(statistics.median(values), 2)
-                row[f"{name}_p95_ms"] = round(pct(values, 95), 2)
-            row["ratio_p50"] = round(row["mcpgen_p50_ms"] / row["handwritten_p50_ms"], 3)
-            if opts.json:
-                print(json.dumps(row), flush=True)
-            else:
-                print(
-                    f"{clients:3d} clients: mcpgen p50 {row['mcpgen_p50_ms']:7.2f} ms p95 {row['mcpgen_p95_ms']:7.2f}"
-                    f" | hand-written p50 {row['handwritten_p50_ms']:7.2f} ms p95 {row['handwritten_p95_ms']:7.2f}"
-                    f" | p50 ratio {row['ratio_p50']:.3f}"
-                    + f" (median of paired calls {row['ratio_of_pairs']:.3f})"
-                    + f" | server CPU/call {row['mcpgen_cpu_us_per_call']} / {row['handwritten_cpu_us_per_call']} us",
-                    flush=True,
-                )
+        for _ in range(opts.rounds):
+            for clients in opts.clients:
+                rows[clients].append(one_count(procs, urls, clients, opts, args))
     finally:
         for proc in procs.values():
             stop(proc)
+    if opts.write_docs:
+        from results import publish
+
+        figures = {"baseline": opts.baseline, "calls": opts.calls, "args": args, "clients": rows}
+        publish(__file__, figures, opts.rounds, name=f"vs {opts.baseline}" if opts.baseline else None)
+
+
+def one_count(procs: dict, urls: dict, clients: int, opts, args: dict) -> dict:
+    """One round at one client count: the figures of both servers, printed and returned."""
+    cpu_before = {name: cpu_seconds(proc) for name, proc in procs.items()}
+    lat, pairs = anyio.run(paired_clients, urls, "top_cities", args, clients, opts.calls, 5)
+    row = {"clients": clients, "calls": len(lat["mcpgen"]), "ratio_of_pairs": round(statistics.median(pairs), 3)}
+    for name, proc in procs.items():  # server CPU per call: steadier than latency on a busy machine
+        row[f"{name}_cpu_us_per_call"] = round((cpu_seconds(proc) - cpu_before[name]) / len(lat[name]) * 1e6)
+    for name, values in lat.items():
+        row[f"{name}_p50_ms"] = round(statistics.median(values), 2)
+        row[f"{name}_p95_ms"] = round(pct(values, 95), 2)
+    row["ratio_p50"] = round(row["mcpgen_p50_ms"] / row["handwritten_p50_ms"], 3)
+    if opts.json:
+        print(json.dumps(row), flush=True)
+    else:
+        print(
+            f"{clients:3d} clients: mcpgen p50 {row['mcpgen_p50_ms']:7.2f} ms p95 {row['mcpgen_p95_ms']:7.2f}"
+            f" | hand-written p50 {row['handwritten_p50_ms']:7.2f} ms p95 {row['handwritten_p95_ms']:7.2f}"
+            f" | p50 ratio {row['ratio_p50']:.3f}"
+            + f" (median of paired calls {row['ratio_of_pairs']:.3f})"
+            + f" | server CPU/call {row['mcpgen_cpu_us_per_call']} / {row['handwritten_cpu_us_per_call']} us",
+            flush=True,
+        )
+    return row
+
+
+TARGETS = {1: 1.10, 10: 1.10}  # paired ratio, by client count
+
+
+def render(figures: dict) -> str:
+    """The table of one run (bench/results.py puts it into docs/benchmarks.md)."""
+    from results import spread, table, verdict
+
+    other = f"mcpgen {figures['baseline']}" if figures.get("baseline") else "hand-written"
+    header = ["clients", "mcpgen p50, ms", f"{other} p50, ms", "**paired ratio**", "server CPU per call, us", "target"]
+    rows = []
+    for clients, runs in figures["clients"].items():
+        paired = [r["ratio_of_pairs"] for r in runs]
+        target = "" if figures.get("baseline") else verdict(statistics.median(paired), TARGETS.get(int(clients)))
+        cpu = f"{spread((r['mcpgen_cpu_us_per_call'] for r in runs), 0)} / {spread((r['handwritten_cpu_us_per_call'] for r in runs), 0)}"
+        cells = [spread(r["mcpgen_p50_ms"] for r in runs), spread(r["handwritten_p50_ms"] for r in runs)]
+        rows.append([str(clients), *cells, spread(paired, 3, bold=True), cpu, target])
+    return table(header, rows) + (
+        f"\n{figures['calls']:,} calls per server per client count and round; paired ratio: the median of mcpgen's"
+        " latency over the call made next to it by the same client, median [range] of the rounds.\n"
+    )
 
 
 if __name__ == "__main__":

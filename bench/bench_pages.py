@@ -15,7 +15,7 @@ Printed per tree: the median of the per-round ratios walk/direct (goal <= 3), en
 and page 300/page 1 (goal ~1), with their range; with `--baseline`, the same for that revision.
 
     python bench/bench_pages.py [--rounds 3] [--order ties|total] [--table] [--postgres URL] [--baseline REV]
-        [--write-docs]  (the table goes into docs/benchmarks.md, "Pages", replacing this configuration's last one)
+        [--write-docs]  (this run becomes bench/results/bench_pages-CONFIGURATION.json and its block of docs/benchmarks.md)
 """
 
 from __future__ import annotations
@@ -81,7 +81,8 @@ def project_folder(order: str, table: bool, postgres: str | None) -> tuple[Path,
         "connections:\n  default:\n    duckdb: ':memory:'\n"
         f"    init: [\"CREATE {kind} flights AS SELECT * FROM read_parquet('flights.parquet')\"]\n"
         if postgres is None
-        else f"connections:\n  default:\n    url: {postgres}\n"
+        # the bench's own loopback database, as the role that made the table: paging is measured, not roles
+        else f"connections:\n  default:\n    url: {postgres}\n    privileged_role: warn\n"
     )
     (root / "specs").mkdir()
     sql = f"SELECT {COLUMNS} FROM {'flights' if postgres is None else PG_TABLE} ORDER BY {ORDERS[order]}"
@@ -241,18 +242,20 @@ def main() -> None:
     ap.add_argument("--late", type=int, default=300, help="the late page compared with page 1")
     ap.add_argument("--baseline", metavar="REV", help="also measure mcpgen as of this git revision")
     ap.add_argument("--postgres", metavar="URL", help="page a PostgreSQL copy of the table (indexed on the order)")
-    ap.add_argument("--write-docs", action="store_true", help="put the table into docs/benchmarks.md")
+    ap.add_argument(
+        "--write-docs", action="store_true", help="record this run in bench/results/ and docs/benchmarks.md"
+    )
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     opts = ap.parse_args()
     if opts.worker:
         worker(opts.order, opts.table, opts.postgres)
         return
+    sys.path.insert(0, str(HERE))  # bench_core and results (the workers run with -P)
     if opts.postgres:
         load_postgres(opts.postgres, opts.order)
     with contextlib.ExitStack() as stack:
         trees = {"this tree": REPO}
         if opts.baseline:
-            sys.path.insert(0, str(HERE))
             from bench_core import exported
 
             trees[opts.baseline] = stack.enter_context(exported(opts.baseline))
@@ -265,40 +268,23 @@ def main() -> None:
             if opts.postgres:
                 drop_postgres(opts.postgres)
     where = "PostgreSQL, indexed" if opts.postgres else "DuckDB table" if opts.table else "DuckDB, Parquet view"
-    text = report(results, f"`ORDER BY {ORDERS[opts.order]}` ({where}), {opts.rounds} rounds, load average {load()}")
-    print("\n" + text)
+    figures = {"where": where, "order_by": ORDERS[opts.order], "late": opts.late, "trees": results}
+    print("\n" + render(figures))
     if opts.write_docs:
-        write_docs(f"{where}, {opts.order} order", text)
+        from results import publish
+
+        publish(__file__, figures, opts.rounds, name=f"{where}, {opts.order} order")
 
 
-def report(results: dict[str, dict], title: str) -> str:
-    lines = [title, ""]
-    lines.append(
-        "| tree | walk 337 pages / one direct query (goal <= 3) | the same, engine only | page 300 / page 1 (goal ~1) |"
-    )
-    lines.append("|---|---|---|---|")
-    for name, figures in results.items():
-        cells = [f"**{statistics.median(v):.2f}** [{min(v):.2f}-{max(v):.2f}]" if v else "-" for v in figures.values()]
-        lines.append(f"| {name} | {' | '.join(cells)} |")
-    return "\n".join(lines)
+def render(figures: dict) -> str:
+    """The table of one run (bench/results.py puts it into docs/benchmarks.md)."""
+    from results import spread, table  # here: the worker runs with -P, without this folder on sys.path
 
-
-def load() -> str:
-    return f"{os.getloadavg()[0]:.1f}"
-
-
-def write_docs(name: str, text: str) -> None:
-    """This run's table into docs/benchmarks.md, between its own markers (added under "## Pages" once)."""
-    path = REPO / "docs" / "benchmarks.md"
-    doc = path.read_text()
-    begin, end = f"<!-- bench_pages.py: {name} -->", f"<!-- end bench_pages.py: {name} -->"
-    block = f"{begin}\n{text}\n{end}"
-    if begin in doc:
-        doc = doc[: doc.index(begin)] + block + doc[doc.index(end) + len(end) :]
-    else:
-        anchor = "<!-- bench_pages.py tables -->"
-        doc = doc.replace(anchor, f"{block}\n\n{anchor}") if anchor in doc else doc + f"\n{block}\n"
-    path.write_text(doc)
+    late = figures["late"]
+    header = ["tree", "walk every page / one direct query (goal <= 3)", "the same, engine only"]
+    header.append(f"page {late} / page 1 (goal ~1)")
+    rows = [[name, *(spread(v, bold=True) for v in trees.values())] for name, trees in figures["trees"].items()]
+    return f"`ORDER BY {figures['order_by']}` ({figures['where']})\n\n" + table(header, rows)
 
 
 if __name__ == "__main__":

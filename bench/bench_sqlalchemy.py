@@ -338,8 +338,7 @@ def handwritten_server_comparison(url: str, table: str):
         """The largest cities of one country."""
         return _hand_answer(*plain_rows(plain_engine, plain_sql, {"country": country, "n": n}))
 
-    label = "mcpgen tools/call vs the same tool hand-written on MCPServer (both via in-memory client)"
-    return _through_clients(url, table, hand, label, plain_engine.dispose)
+    return _through_clients(url, table, hand, HANDWRITTEN_LABEL, plain_engine.dispose)
 
 
 def psycopg_server_comparison(url: str, table: str):
@@ -366,6 +365,8 @@ def psycopg_server_comparison(url: str, table: str):
 
 
 PSYCOPG_LABEL = "mcpgen tools/call (spec as shipped, DuckDB dialect) vs the tool hand-written on psycopg"
+HANDWRITTEN_LABEL = "mcpgen tools/call vs the same tool hand-written on MCPServer (both via in-memory client)"
+TARGETS = {PSYCOPG_LABEL: 1.05, HANDWRITTEN_LABEL: 1.2}
 
 COMPARISONS = [
     psycopg_server_comparison,
@@ -404,6 +405,9 @@ def compare(label, ours, baseline, rounds: int, calls: int, session=None) -> flo
     o, b = statistics.median(ours_t), statistics.median(base_t)
     pairs = sorted(x / y for x, y in zip(ours_t, base_t))
     FIGURES[label] = (o, b, o / b, pairs[0], pairs[-1])
+    RECORD["comparisons"].append(
+        {"label": label, "ours_us": ours_t, "baseline_us": base_t, "target": TARGETS.get(label)}
+    )
     print(
         f"{label}: ours {o:.0f} us/call, baseline {b:.0f} us/call, ratio {o / b:.2f}x "
         f"(median of {rounds} interleaved rounds of {calls} calls; per-round ratios "
@@ -430,6 +434,25 @@ async def _rounds(ours, baseline, rounds: int, calls: int) -> tuple[list[float],
 
 
 FIGURES: dict = {}
+RECORD: dict = {"comparisons": [], "concurrent": []}  # this run's raw figures, for --write-docs
+
+
+def render(figures: dict) -> str:
+    """The tables of one run (bench/results.py puts them into docs/benchmarks.md)."""
+    from results import ratios, spread, table, verdict
+
+    rows = []
+    for c in figures["comparisons"]:
+        per_round = ratios(c["ours_us"], c["baseline_us"])
+        target = verdict(statistics.median(per_round), c["target"])
+        cells = [spread(c["ours_us"], 0), spread(c["baseline_us"], 0), spread(per_round, bold=bool(target))]
+        rows.append([c["label"], *cells, target])
+    header = ["comparison", "mcpgen, us a call", "baseline, us a call", "ratio per round", "target"]
+    text = table(header, rows)
+    if figures["concurrent"]:
+        concurrent = [[c["label"], f"{c['wall_ms']:.0f}", str(c["errors"])] for c in figures["concurrent"]]
+        text += "\n" + table(["concurrency", "wall, ms", "errors"], concurrent)
+    return text
 
 
 def concurrent(url: str, table: str, n: int = 20) -> int:
@@ -452,6 +475,13 @@ def concurrent(url: str, table: str, n: int = 20) -> int:
         list(pool.map(call, range(n)))
     wall = (time.perf_counter() - start) * 1e3
     engine.close()
+    RECORD["concurrent"].append(
+        {
+            "label": f"{n} concurrent `SQLAlchemyEngine.run` from threads, one engine",
+            "wall_ms": wall,
+            "errors": len(errors),
+        }
+    )
     print(
         f"{n} concurrent calls: {wall:.1f} ms wall, errors {len(errors)}" + (f" (first: {errors[0]})" if errors else "")
     )
@@ -490,6 +520,8 @@ def concurrent_mcp(url: str, table: str, n: int = 20) -> int:
         + (f" (first: {errors[0]})" if errors else "")
     )
     FIGURES["concurrent_mcp"] = (n, wall, len(errors))
+    label = f"{n} concurrent tools/call through one in-memory MCP client (pool 5 + 5 overflow)"
+    RECORD["concurrent"].append({"label": label, "wall_ms": wall, "errors": len(errors)})
     return len(errors)
 
 
@@ -503,6 +535,9 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--calls", type=int, default=200)
     ap.add_argument("--only", help="run the comparisons whose function name contains this (e.g. psycopg)")
+    ap.add_argument(
+        "--write-docs", action="store_true", help="record this run in bench/results/ and docs/benchmarks.md"
+    )
     args = ap.parse_args()
     table = f"mcpgen_bench_cities_{secrets.token_hex(4)}"
     load_cities(args.url, table)
@@ -523,7 +558,7 @@ def main() -> int:
                 f"target: the spec as shipped <= 1.05x the tool hand-written on psycopg: "
                 f"{psycopg_figure[2]:.2f}x, {'met' if psycopg_figure[2] <= 1.05 else 'NOT met'}"
             )
-        call = FIGURES.get("mcpgen tools/call vs the same tool hand-written on MCPServer (both via in-memory client)")
+        call = FIGURES.get(HANDWRITTEN_LABEL)
         if call:
             print(
                 f"target: an mcpgen tools/call <= 1.2x the same tool written by hand, both through the "
@@ -532,6 +567,11 @@ def main() -> int:
     finally:
         drop_reader(args.url, role)
         drop(args.url, table)
+    if args.write_docs:
+        sys.path.insert(0, str(ROOT / "bench"))
+        from results import publish
+
+        publish(__file__, RECORD, args.rounds, name=f"only {args.only}" if args.only else None)
     return 1 if errors else 0
 
 

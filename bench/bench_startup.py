@@ -99,6 +99,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--baseline", metavar="REV", required=True, help="the git revision to compare with")
     ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument(
+        "--write-docs", action="store_true", help="record this run in bench/results/ and docs/benchmarks.md"
+    )
     opts = ap.parse_args()
     commands = {"serve": time_serve, "validate": time_validate}
     with exported(opts.baseline) as base, shipped_project() as project:
@@ -122,6 +125,34 @@ def main() -> None:
             f"{name:8} baseline {base_ms:7.1f} ms  this tree {tree_ms:7.1f} ms  "
             f"median paired ratio {ratio:.3f} (of {len(ratios)} rounds)  {verdict}"
         )
+    if opts.write_docs:
+        from results import publish
+
+        base = subprocess.run(["git", "rev-parse", "--short", opts.baseline], cwd=REPO, capture_output=True, text=True)
+        seconds = {name: {tree: times[name, tree] for tree in ("baseline", "this tree")} for name in commands}
+        publish(
+            __file__,
+            {"baseline": opts.baseline, "baseline_commit": base.stdout.strip(), "seconds": seconds},
+            opts.rounds,
+        )
+
+
+TARGET = 1.03  # this tree / baseline: start-up must not grow past the machine's noise
+
+
+def render(figures: dict) -> str:
+    """The table of one run (bench/results.py puts it into docs/benchmarks.md)."""
+    from results import ratios, spread, table, verdict
+
+    names = {"serve": "`mcpgen serve specs/` (to its answer to `initialize`)", "validate": "`mcpgen validate specs/`"}
+    rows = []
+    for name, trees in figures["seconds"].items():
+        per_round = ratios(trees["this tree"], trees["baseline"])
+        target = verdict(statistics.median(per_round), TARGET)
+        cells = [spread(trees["baseline"], 3), spread(trees["this tree"], 3), spread(per_round, 3, bold=True)]
+        rows.append([names[name], *cells, target])
+    base = f"{figures['baseline']} ({figures['baseline_commit']})"
+    return table(["command", f"baseline {base}, s", "this tree, s", "this tree / baseline", "target"], rows)
 
 
 if __name__ == "__main__":

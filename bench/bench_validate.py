@@ -4,8 +4,8 @@ every query on its DuckDB connection, and with --static), and `mcpgen --help`.
     python bench/bench_validate.py            # prints the figures and the ratios to the targets
     python bench/bench_validate.py --keep DIR # also leave the generated project in DIR
 
-Both are measured as subprocess runs of the installed `mcpgen` command (interpreter
-start-up and imports included), several repetitions, median reported.
+Both are measured as subprocess runs of `python -P -m mcpgen.cli` importing mcpgen from this tree
+(interpreter start-up and imports included), several repetitions, median [range] reported.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+REPO = Path(__file__).resolve().parents[1]
 VALIDATE_TARGET = 1.0
 HELP_TARGET = 0.3
 
@@ -112,16 +113,20 @@ def timed(cmd: list[str], repeat: int) -> tuple[list[float], list[float]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=1000, help="how many specs (default 1000)")
-    parser.add_argument("-r", "--repeat", type=int, default=5, help="repetitions (default 5)")
+    parser.add_argument("-r", "--repeat", "--rounds", type=int, default=5, help="repetitions (default 5)")
     parser.add_argument("--keep", type=Path, help="generate the project here and keep it")
+    parser.add_argument(
+        "--write-docs", action="store_true", help="record this run in bench/results/ and docs/benchmarks.md"
+    )
     args = parser.parse_args()
-    mcpgen = shutil.which("mcpgen") or sys.exit("the mcpgen command is not installed")
+    os.environ["PYTHONPATH"] = str(REPO)  # -P: not the working folder either, this tree's mcpgen
+    mcpgen = [sys.executable, "-P", "-m", "mcpgen.cli"]
     folder = args.keep or Path(tempfile.mkdtemp(prefix="mcpgen-bench-"))
     try:
         specs = generate(folder, args.n)
-        validate, validate_cpu = timed([mcpgen, "validate", str(specs)], args.repeat)
-        static, static_cpu = timed([mcpgen, "validate", "--static", str(specs)], args.repeat)
-        helps, _ = timed([mcpgen, "--help"], args.repeat)
+        validate, validate_cpu = timed([*mcpgen, "validate", str(specs)], args.repeat)
+        static, static_cpu = timed([*mcpgen, "validate", "--static", str(specs)], args.repeat)
+        helps, _ = timed([*mcpgen, "--help"], args.repeat)
     finally:
         if args.keep is None:
             shutil.rmtree(folder, ignore_errors=True)
@@ -143,6 +148,29 @@ def main() -> None:
         f"mcpgen --help: median {h:.3f} s over {args.repeat} runs "
         f"(min {min(helps):.3f}, max {max(helps):.3f}); target {HELP_TARGET:g} s, ratio {h / HELP_TARGET:.2f}"
     )
+    if args.write_docs:
+        sys.path.insert(0, str(REPO / "bench"))
+        from results import publish
+
+        runs = {"validate": [validate, validate_cpu], "static": [static, static_cpu], "help": [helps, []]}
+        publish(__file__, {"n": args.n, "runs": runs}, args.repeat)
+
+
+def render(figures: dict) -> str:
+    """The table of one run (bench/results.py puts it into docs/benchmarks.md)."""
+    from results import spread, table, verdict
+
+    n = figures["n"]
+    names = {
+        "validate": (f"`mcpgen validate`, {n:,} specs (columns described on DuckDB, the default)", VALIDATE_TARGET),
+        "static": (f"`mcpgen validate --static`, {n:,} specs", VALIDATE_TARGET),
+        "help": ("`mcpgen --help`", HELP_TARGET),
+    }
+    rows = []
+    for key, (wall, cpu) in figures["runs"].items():
+        label, target = names[key]
+        rows.append([label, spread(wall, 3, bold=True), spread(cpu, 3), verdict(statistics.median(wall), target)])
+    return table(["command", "wall, s", "CPU (user + sys, with workers), s", "target (wall, s)"], rows)
 
 
 if __name__ == "__main__":

@@ -114,14 +114,24 @@ def run_case(name: str, rounds: int, n: int | None, project: Path, baseline: Pat
         for g, h in zip(side["mcpgen"], side["hand"])
         for a, b in zip(g["seq_latencies_ms"], h["seq_latencies_ms"])
     ]
+    # The same per round: its range shows how far load that comes and goes moved the figure.
+    paired_per_round = [
+        statistics.median(a / b for a, b in zip(g["seq_latencies_ms"], h["seq_latencies_ms"]))
+        for g, h in zip(side["mcpgen"], side["hand"])
+    ]
     return {
         "case": name,
+        "tool": tool,
         "rows": rows,
+        "calls_per_round": n or calls,
         "mcpgen_p50_ms": round(p50["mcpgen"], 3),
         "hand_p50_ms": round(p50["hand"], 3),
+        "mcpgen_p50_per_round_ms": [r["seq_p50_ms"] for r in side["mcpgen"]],
+        "hand_p50_per_round_ms": [r["seq_p50_ms"] for r in side["hand"]],
         "ratio": round(p50["mcpgen"] / p50["hand"], 3),
         "ratio_per_round": [round(r, 3) for r in ratios],
         "ratio_of_pairs": round(statistics.median(pairs), 3),
+        "ratio_of_pairs_per_round": [round(r, 3) for r in paired_per_round],
         "target": target,
         "errors": {
             v: [r["isError"] for r in rs].count(True) + sum(r["seq_errors"] for r in rs) for v, rs in side.items()
@@ -129,6 +139,37 @@ def run_case(name: str, rounds: int, n: int | None, project: Path, baseline: Pat
         "mcpgen_bytes": side["mcpgen"][0]["result_json_bytes"],
         "hand_bytes": side["hand"][0]["result_json_bytes"],
     }
+
+
+LABELS = {
+    "10": "10 rows",
+    "cached": "10 rows, `cache: 60s`, the same arguments",
+    "1000": "1,000 rows",
+    "1000f": "1,000 rows, three float columns",
+    "10000": "10,000 rows (`top_cities_many`, answers without an error)",
+    "downloads": "10 rows, `download: true` against the same project without it (both mcpgen)",
+}
+
+
+def render(figures: dict) -> str:
+    """The table of one run (bench/results.py puts it into docs/benchmarks.md)."""
+    from results import spread, table, verdict
+
+    other = f"mcpgen {figures['baseline']}" if figures.get("baseline") else "hand-written"
+    header = ["case", "mcpgen p50, ms", f"{other} p50, ms", "p50 ratio per round", "**paired ratio**", "target"]
+    rows = []
+    for r in figures["cases"]:
+        target = verdict(r["ratio_of_pairs"], r["target"])
+        if r["case"] == "10000":
+            failed = sum(r["errors"].values())
+            target = f"answers, no error: {'met' if not failed else 'missed'} ({r['mcpgen_bytes']:,} bytes against {r['hand_bytes']:,})"
+        cells = [spread(r["mcpgen_p50_per_round_ms"]), spread(r["hand_p50_per_round_ms"])]
+        cells += [spread(r["ratio_per_round"]), spread(r["ratio_of_pairs_per_round"], bold=True)]
+        rows.append([LABELS[r["case"]], *cells, target])
+    return table(header, rows) + (
+        "\nPaired ratio: the median over each round's calls of mcpgen's latency over the call made next to it;"
+        " median [range] of the rounds.\n"
+    )
 
 
 def main() -> None:
@@ -139,6 +180,9 @@ def main() -> None:
     ap.add_argument("--busy", type=int, default=0, help="processes spinning on the CPU meanwhile (contention)")
     ap.add_argument(
         "--baseline", metavar="REV", help="pair with mcpgen as of this git revision, not the hand-written tool"
+    )
+    ap.add_argument(
+        "--write-docs", action="store_true", help="record this run in bench/results/ and docs/benchmarks.md"
     )
     opts = ap.parse_args()
     spinning = [
@@ -159,10 +203,12 @@ def cases(opts) -> None:
     if opts.busy:
         print(f"with {opts.busy} processes spinning on the CPU meanwhile", flush=True)
     other = f"mcpgen {opts.baseline}" if opts.baseline else "hand-written"
+    done = []
     with bench_project() as project, contextlib.ExitStack() as stack:
         baseline = stack.enter_context(exported(opts.baseline)) if opts.baseline else None
         for name in opts.cases:
             r = run_case(name, opts.rounds, opts.n, project, baseline)
+            done.append(r)
             verdict = "" if r["target"] is None else (" OK" if r["ratio_of_pairs"] <= r["target"] else " OVER")
             if name == "downloads":
                 print(
@@ -179,6 +225,11 @@ def cases(opts) -> None:
                 f" | errors {r['errors']} | bytes {r['mcpgen_bytes']:,} / {r['hand_bytes']:,}",
                 flush=True,
             )
+    if opts.write_docs:
+        from results import publish
+
+        name = f"vs {opts.baseline}" if opts.baseline else "busy" if opts.busy else None
+        publish(__file__, {"cases": done, "baseline": opts.baseline, "busy": opts.busy}, opts.rounds, name=name)
 
 
 if __name__ == "__main__":
