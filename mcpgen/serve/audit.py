@@ -43,6 +43,7 @@ from ..text import utf8_size
 
 AUDIT = logging.getLogger("mcpgen.audit")
 AUDIT.propagate = False  # its own sink, whatever the root logger does
+AUDIT.setLevel(logging.WARNING)  # off until setup() names a sink: a root logger at INFO does not switch it on
 # Names that say password, secret, token or key (license_key, privateKey, api-key, KEY, passwd, pwd, ...).
 _SECRET_NAME = re.compile(r"pass|pwd|secret|token|key|credential", re.IGNORECASE)
 _key: bytes | None = None

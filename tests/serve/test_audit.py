@@ -115,3 +115,18 @@ def test_an_audit_line_stays_within_its_cap_whatever_the_arguments(tmp_path, arg
     assert isinstance(shown, str) or all(len(json.dumps(v).encode()) <= MAX_LOGGED_VALUE + 100 for v in shown.values())
     kept = json.loads(second)["arguments"]
     assert kept["country"] == "JP" and kept["q"] == f"{audit.digest('x' * 2000, None)} (2,002 bytes)"
+
+
+def test_a_root_logger_at_info_leaves_the_audit_off_until_setup():
+    """Another library of the process (the MCP SDK's MCPServer, say) may set the root logger to INFO:
+    the audit stays off (no line is built for nowhere) until setup() names a sink."""
+    import subprocess
+    import sys
+
+    code = (
+        "import logging; logging.getLogger().setLevel(logging.INFO); from mcpgen.serve import audit; "
+        "from mcpgen.spec.config import AuditConfig; print(audit.enabled()); "
+        "audit.setup(AuditConfig(sink='stderr')); print(audit.enabled())"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.split() == ["False", "True"]
