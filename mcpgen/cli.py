@@ -348,6 +348,11 @@ def call(tool: str, args: tuple[str, ...], specs_dir: Path, as_json: bool, downl
     # errors of the others are warnings here.
     needed = defines({str(s.path): s.name for s in loaded.specs}, tool) if loaded is not None else None
     project = _open(specs_dir, loaded, needed=needed, local_cursors=True)  # the next call continues a cursor
+    if project.loaded.python_files and project.loaded.specs:  # the whole project: its Python tools are known
+        from .load.tools import record_python_tools
+
+        spec_tools = {s.name for s in project.loaded.specs}
+        record_python_tools(specs_dir, [name for name in project.registry.names() if name not in spec_tools])
     try:
         if tool not in project.registry:
             raise click.UsageError(

@@ -11,7 +11,7 @@ Everything here is deterministic and reads only files inside this repository.
 import csv
 from pathlib import Path
 
-from mcp.types import CallToolResult, TextContent
+from mcp_types import CallToolResult, TextContent
 
 from mcpgen import DataToolOutput, registry
 

@@ -162,3 +162,14 @@ def test_a_cached_call_of_a_duckdb_spec_loads_neither_servers_nor_other_dialects
     assert [n for n in names if n.startswith(NOT_OURS_FOR_CALL)] == []
     dialects = {n.split(".")[2] for n in names if n.startswith(SQLGLOT_PER_DIALECT)}
     assert dialects <= {"duckdb", "dialect", "base"}, dialects
+
+
+def test_a_cached_call_of_the_shipped_python_tool_loads_no_sdk_and_no_spec_checks(tmp_path):
+    """The shipped Python tool imports the protocol types alone (`mcp_types`), and a call of it
+    whose project is recorded imports the Python files without reading a spec: no DuckDB either."""
+    command = ("call", "airline_lookup", "-a", "query=UA", "-s", "specs")
+    modules(tmp_path, *command)  # records the project and the Python files' tools
+    names = modules(tmp_path, *command)
+    tops = {n.split(".")[0] for n in names}
+    assert "mcpgen.load.tools" in names and "mcp_types" in tops
+    assert not tops & (NOT_FOR_CALL | {"duckdb"}), tops & (NOT_FOR_CALL | {"duckdb"})

@@ -47,16 +47,28 @@ def load_whole(specs_dir: Path) -> LoadedProject:
 
 
 def load_defining(specs_dir: Path, tool: str) -> LoadedProject | None:
-    """The project with only the spec that defines TOOL read, and no Python file (`defining`), its
-    other files' errors in `left_out`; None when the record cannot tell: read the whole project."""
+    """The project with only the spec that defines TOOL read, and no Python file, or, for a tool
+    that the folder's Python files define, no spec at all and those files (`defining`); the other
+    files' errors in `left_out`. None when the record cannot tell: read the whole project."""
     found = defining(specs_dir, tool)
     if found is None:
         return None
     path, left_out = found
-    loaded = project.load_project(specs_dir, [path], unique_names=False)
-    loaded.python_files = []
+    loaded = project.load_project(specs_dir, [path] if path is not None else [], unique_names=False)
+    if path is not None:
+        loaded.python_files = []
     loaded.left_out = left_out
     return loaded
+
+
+def record_python_tools(specs_dir: Path, names: list[str]) -> None:
+    """Add the tools that the folder's Python files registered when they ran to its record, while
+    it is current: the next call of one of them imports those files and reads no spec."""
+    entry, where = _read(specs_dir), _index_file(specs_dir)
+    if entry is None or where is None:
+        return
+    entry["python_tools"] = sorted(names)
+    _write(entry, where)
 
 
 def record(loaded: LoadedProject, states: dict[str, list[int] | None] | None = None) -> None:
@@ -69,6 +81,10 @@ def record(loaded: LoadedProject, states: dict[str, list[int] | None] | None = N
     names.update({str(s.path): s.name for s in loaded.specs})
     problems = [[p.path, p.line, p.col, p.message, p.severity] for p in loaded.problems]
     entry = {"format": _FORMAT, "files": states or _states(loaded.specs_dir), "names": names, "problems": problems}
+    _write(entry, where)
+
+
+def _write(entry: dict, where: Path) -> None:
     try:
         where.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=where.parent, prefix=".tmp-", suffix=".json")
@@ -79,18 +95,21 @@ def record(loaded: LoadedProject, states: dict[str, list[int] | None] | None = N
         return
 
 
-def defining(specs_dir: Path, tool: str) -> tuple[Path, list[Problem]] | None:
+def defining(specs_dir: Path, tool: str) -> tuple[Path | None, list[Problem]] | None:
     """(the one spec file that defines TOOL, the errors of the other files that `call` leaves out)
     when the record is current and says that exactly one file defines TOOL and that nothing else
-    stops a call of it; None: read the whole project."""
+    stops a call of it; the file is None when no spec defines TOOL and the folder's Python files
+    did when they last ran. None: read the whole project."""
     entry = _read(specs_dir)
     if entry is None:
         return None
     names: dict[str, str | None] = entry["names"]
     mine = [path for path, name in names.items() if name == tool]
-    if len(mine) != 1:
+    python = not mine and tool in entry.get("python_tools", [])
+    if len(mine) != 1 and not python:
         return None
-    needed = defines({mine[0]: tool}, tool)  # as `call` of the whole project: TOOL's file, or a stem
+    # as `call` of the whole project: TOOL's file, or a file too broken to name a tool, by its stem
+    needed = defines({mine[0]: tool} if mine else {}, tool)
     files = set(names) | {str(p) for p in prompt_paths(specs_dir)}
     left_out = []
     for path, line, col, message, severity in entry["problems"]:
@@ -99,7 +118,7 @@ def defining(specs_dir: Path, tool: str) -> tuple[Path, list[Problem]] | None:
         if path not in files or needed(path):  # mcpgen.yaml's, the folder's or TOOL's own: read it all
             return None
         left_out.append(Problem(path, line, col, message, severity))
-    return Path(mine[0]), left_out
+    return (Path(mine[0]) if mine else None), left_out
 
 
 def _index_file(specs_dir: Path) -> Path | None:
@@ -116,6 +135,8 @@ def _read(specs_dir: Path) -> dict | None:
         if entry.get("format") != _FORMAT or entry.get("files") != _states(specs_dir):
             return None
         if not isinstance(entry["names"], dict) or not isinstance(entry["problems"], list):
+            return None
+        if not isinstance(entry.get("python_tools", []), list):
             return None
     except (OSError, ValueError, KeyError, AttributeError):  # missing, corrupt or foreign
         return None

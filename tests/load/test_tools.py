@@ -115,3 +115,34 @@ def test_a_second_call_reads_only_its_spec_and_says_the_same(specs, read, monkey
     assert "broken.yaml" in second.stderr and "this tool is left out here" in second.stderr
     unknown = runner.invoke(main, ["call", "renamd", "-s", str(specs)])
     assert unknown.exit_code == 2 and "(tools: numbers, renamed)" in unknown.output
+
+
+PYTHON_TOOL = """\
+from mcp_types import CallToolResult, TextContent
+
+from mcpgen import DataToolOutput, registry
+
+
+@registry.tool()
+def hello() -> DataToolOutput:
+    '''Say hello.'''
+    return CallToolResult(content=[TextContent(type="text", text="hi")],
+                          structured_content={"sources": ["https://example.org/"]})
+"""
+
+
+def test_a_python_tool_called_again_runs_the_python_files_and_reads_no_spec(specs, read, monkeypatch):
+    monkeypatch.chdir(specs.parent)
+    (specs / "tools.py").write_text(PYTHON_TOOL)
+    runner = CliRunner()
+    first = runner.invoke(main, ["call", "hello", "-s", str(specs)])
+    assert first.exit_code == 0, first.output
+    assert sorted(read) == ["broken.yaml", "numbers.yaml", "renamed_file.yaml"]
+    read.clear()
+    second = runner.invoke(main, ["call", "hello", "-s", str(specs)])
+    assert read == []
+    assert (second.exit_code, second.stdout, second.stderr) == (first.exit_code, first.stdout, first.stderr)
+    assert "broken.yaml" in second.stderr and "imported Python tools from tools.py" in second.stderr
+    assert tools.defining(specs, "hello") == (None, tools.defining(specs, "renamed")[1])
+    unknown = runner.invoke(main, ["call", "helo", "-s", str(specs)])  # every tool named, as before
+    assert unknown.exit_code == 2 and "(tools: numbers, renamed, hello)" in unknown.output
