@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Peers, paired over streamable HTTP: mcpgen against MCP Toolbox, the same query on the same data.
+"""Peers, paired over streamable HTTP: mcpgen against MCP Toolbox and MXCP, the same query on the same data.
 
 The same query on the same data: examples/data/cities.csv is loaded into a PostgreSQL table of
 this run's own (127.0.0.1:5432, database `test`, dropped at the end), a Toolbox `tools.yaml` and a
@@ -18,6 +18,12 @@ run installs it with `npm ci` into bench/.peers/ (ignored), or do it yourself be
     (cd bench/.peers/toolbox && npm ci --no-audit --no-fund)
     python bench/bench_peers.py                  # 5 rounds of 200 call pairs, 10 rows
     python bench/bench_peers.py --rounds 3 --calls 500 --n 100
+
+MXCP (pinned below) serves DuckDB, so it is paired with mcpgen on DuckDB: the same CSV loaded into
+a table (a DuckDB file for MXCP, `bench/project` for mcpgen), the same query. It is installed on
+first use with pip into a virtual environment of its own, bench/.peers/mxcp-venv; when it cannot
+be installed or run, the run says why in one sentence and goes on without it. Its analytics are
+turned off (MXCP_DISABLE_ANALYTICS): they would try to reach the network on every start.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from pathlib import Path
 
 import anyio
 import psutil
+from bench_core import bench_project  # bench/project with its data copied in
 from bench_http import client, cpu_seconds, start, stop  # the HTTP benchmark beside this file
 from bench_http_load import free_port
 
@@ -45,6 +52,30 @@ REPO = HERE.parent
 PEERS = HERE / ".peers"  # ignored: installed peers live here
 TOOLBOX_PIN = HERE / "peers"  # package.json + package-lock.json
 TOOLBOX_BIN = PEERS / "toolbox/node_modules/@toolbox-sdk/server-linux-x64/bin/toolbox"
+# dbt-core 1.11 and later need a wheel downloaded while building: 1.10 installs from the registry.
+MXCP_PINS = ["mxcp==0.12.3", "dbt-core==1.10.23"]
+MXCP_VENV = PEERS / "mxcp-venv"
+MXCP_TOOL = """\
+mxcp: 1
+tool:
+  name: top_cities
+  description: {description}
+  parameters:
+    - name: n
+      type: integer
+      description: How many cities
+      default: 10
+  return:
+    type: array
+    items:
+      type: object
+      properties:
+        city: {{type: string}}
+        country_code: {{type: string}}
+        population: {{type: integer}}
+  source:
+    code: {sql}
+"""
 PG = {"host": "127.0.0.1", "port": 5432, "dbname": "test", "user": "postgres"}
 QUERY = "SELECT name AS city, country_code, population FROM {table} ORDER BY population DESC LIMIT {n}"
 DESCRIPTION = "The n most populated cities in the world."
@@ -143,6 +174,42 @@ def cities_table() -> Iterator[str]:
             con.execute(f"DROP TABLE IF EXISTS {table}")
 
 
+def mxcp_problem() -> str | None:
+    """None when the pinned MXCP runs from its virtual environment, else why not, in one sentence."""
+    exe = MXCP_VENV / "bin/mxcp"
+    if not exe.exists():
+        if not (MXCP_VENV / "bin/pip").exists():
+            subprocess.run([sys.executable, "-m", "venv", str(MXCP_VENV)], check=True, timeout=120)
+        print(f"installing {' '.join(MXCP_PINS)} (pip) into bench/.peers/mxcp-venv", flush=True)
+        done = subprocess.run(
+            [str(MXCP_VENV / "bin/pip"), "install", "-q", *MXCP_PINS], capture_output=True, text=True, timeout=900
+        )
+        if done.returncode != 0:
+            lines = [line.strip() for line in done.stderr.splitlines() if "Error" in line or "error:" in line]
+            return f"pip install {' '.join(MXCP_PINS)} failed: {lines[-1] if lines else done.returncode}"
+    try:
+        done = subprocess.run([str(exe), "--help"], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"mxcp --help did not run: {exc}"
+    if done.returncode != 0:
+        return f"mxcp --help exited with status {done.returncode}: {done.stderr.strip()[-200:]}"
+    return None
+
+
+def mxcp_project(folder: Path) -> Path:
+    """An MXCP project whose DuckDB file holds the cities table, with the same query as bench/project."""
+    project = folder / "mxcp"
+    (project / "tools").mkdir(parents=True)
+    (project / "data").mkdir()
+    (project / "mxcp-site.yml").write_text("mxcp: 1\nproject: bench\nprofile: default\n")
+    sql = QUERY.format(table="cities", n="$n")
+    (project / "tools/top_cities.yml").write_text(MXCP_TOOL.format(description=DESCRIPTION, sql=sql))
+    load = f"CREATE TABLE cities AS SELECT * FROM read_csv('{REPO / 'examples/data/cities.csv'}')"
+    script = f"import duckdb; c = duckdb.connect('data/db-default.duckdb'); c.execute({load!r}); c.close()"
+    subprocess.run([str(MXCP_VENV / "bin/python"), "-c", script], cwd=project, check=True, timeout=120)
+    return project
+
+
 def write_configs(folder: Path, table: str) -> tuple[Path, Path]:
     """A mcpgen project and a Toolbox tools.yaml with the same query on `table`."""
     project = folder / "mcpgen"
@@ -156,12 +223,16 @@ def write_configs(folder: Path, table: str) -> tuple[Path, Path]:
 
 
 def rows_of(name: str, result) -> list[tuple]:
-    """The rows of an answer, as tuples: mcpgen's table, or Toolbox's one JSON object per row."""
+    """The rows of an answer, as tuples: mcpgen's table, Toolbox's one JSON object per text item,
+    or MXCP's one JSON array of objects."""
     if result.is_error:
         raise SystemExit(f"{name}'s call failed: {result.content[0].text if result.content else result}")
     if name == "mcpgen":
         return [tuple(row) for row in result.structured_content["table"][1:]]
-    return [tuple(json.loads(item.text).values()) for item in result.content]
+    items = [json.loads(item.text) for item in result.content]
+    if len(items) == 1 and isinstance(items[0], list):
+        items = items[0]
+    return [tuple(item.values()) for item in items]
 
 
 async def paired(urls: dict[str, str], args: dict, calls: int, warmup: int, procs: dict) -> dict:
@@ -238,13 +309,41 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=200, help="call pairs per round")
     ap.add_argument("--warmup", type=int, default=20, help="call pairs before each round's figures")
     ap.add_argument("--n", type=int, default=10, help="how many cities each call asks for")
+    ap.add_argument("--only", choices=["toolbox", "mxcp"], help="run one peer only")
     opts = ap.parse_args()
     if opts.rounds < 3:
         ap.error("--rounds must be 3 or more: the figure is a median over rounds")
     if psutil.cpu_count() and os.getloadavg()[0] > 2 * psutil.cpu_count():
         print(f"note: load average {os.getloadavg()[0]:.1f}: absolute times are inflated, ratios less so", flush=True)
-    toolbox = toolbox_binary()
     mcpgen = [sys.executable, "-c", "from mcpgen.cli import main; main()", "serve"]
+    if opts.only != "mxcp":
+        run_toolbox(opts, mcpgen)
+    if opts.only != "toolbox":
+        problem = mxcp_problem()
+        if problem:
+            print(f"MXCP skipped: {problem}", flush=True)
+        else:
+            run_mxcp(opts, mcpgen)
+
+
+def run_mxcp(opts, mcpgen: list[str]) -> None:
+    os.environ["MXCP_DISABLE_ANALYTICS"] = "1"
+    with bench_project() as project, tempfile.TemporaryDirectory(prefix="mcpgen-bench-peers-") as tmp:
+        peer = mxcp_project(Path(tmp))
+        ports = {"mcpgen": free_port(), "peer": free_port()}
+        commands = {
+            "mcpgen": [*mcpgen, str(project / "specs"), "--http", "--port", str(ports["mcpgen"])],
+            # env -C: MXCP serves the project of the folder it starts in
+            "peer": [
+                *("env", "-C", str(peer), str(MXCP_VENV / "bin/mxcp"), "serve", "--transport"),
+                *("streamable-http", "--port", str(ports["peer"])),
+            ],
+        }
+        compare("MXCP 0.12.3", commands, ports, opts)
+
+
+def run_toolbox(opts, mcpgen: list[str]) -> None:
+    toolbox = toolbox_binary()
     with cities_table() as table, tempfile.TemporaryDirectory(prefix="mcpgen-bench-peers-") as tmp:
         project, tools = write_configs(Path(tmp), table)
         ports = {"mcpgen": free_port(), "peer": free_port()}
