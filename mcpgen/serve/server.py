@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio.to_thread
 from mcp.server import Server
+from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.subscriptions import InMemorySubscriptionBus, PromptsListChanged, ToolsListChanged
@@ -47,7 +48,7 @@ from ..answer.tool import Tool, error_result
 from ..errors import ArgumentError, MCPGenError
 from ..text import inert
 from ..version import __version__
-from . import audit, tasks
+from . import audit, tasks, telemetry
 from .asking import Asking, state_boundary
 from .listen import BoundedListen
 from .registry import Registry, as_sentence
@@ -111,6 +112,8 @@ class ToolServer:
         TasksExtension(self.tasks).install(self.server)
         self.server.middleware.append(DeclareExtensions(self.server.extensions))
         self.server.middleware.append(state_boundary(name))  # requestState: sealed going out, checked coming in
+        if not telemetry.traced():  # the SDK's span per message would be a no-op that costs a few % of a call
+            self.server.middleware = [m for m in self.server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
 
     @property
     def registry(self) -> Registry:

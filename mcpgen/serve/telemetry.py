@@ -89,6 +89,19 @@ def shutdown() -> None:
     _on = None
 
 
+def traced() -> bool:
+    """Whether any span can be recorded in this process: mcpgen's telemetry is on, or the program that
+    embeds mcpgen set a global tracer provider. When neither, the SDK's span per message (its
+    OpenTelemetryMiddleware) records nothing, and the server leaves it out.
+
+    >>> setup(None); traced()
+    False
+    """
+    from opentelemetry import trace  # the SDK's own dependency: always installed
+
+    return _on is not None or not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+
+
 def span(tool: str):
     """The span of one call: a context manager, a no-op when telemetry is off."""
     if _on is None:
