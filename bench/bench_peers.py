@@ -268,7 +268,7 @@ async def paired(urls: dict[str, str], args: dict, calls: int, warmup: int, proc
     }
 
 
-def compare(label: str, commands: dict[str, list[str]], ports: dict[str, int], opts) -> None:
+def compare(label: str, commands: dict[str, list[str]], ports: dict[str, int], opts) -> list[dict]:
     procs = {}
     try:
         for name, cmd in commands.items():
@@ -298,6 +298,11 @@ def compare(label: str, commands: dict[str, list[str]], ports: dict[str, int], o
             f" | server CPU/call {med('cpu_us', 'mcpgen'):,.0f} / {med('cpu_us', 'peer'):,.0f} us",
             flush=True,
         )
+        return [
+            {"rows": r["rows"], "ratio": round(r["ratio"], 3)}
+            | {f"{k}_{name}": round(r[k][name], 2 if k == "p50" else 0) for k in ("p50", "cpu_us") for name in r[k]}
+            for r in rounds
+        ]
     finally:
         for proc in procs.values():
             stop(proc)
@@ -310,23 +315,58 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=20, help="call pairs before each round's figures")
     ap.add_argument("--n", type=int, default=10, help="how many cities each call asks for")
     ap.add_argument("--only", choices=["toolbox", "mxcp"], help="run one peer only")
+    ap.add_argument(
+        "--write-docs", action="store_true", help="record this run in bench/results/ and docs/benchmarks.md"
+    )
     opts = ap.parse_args()
     if opts.rounds < 3:
         ap.error("--rounds must be 3 or more: the figure is a median over rounds")
     if psutil.cpu_count() and os.getloadavg()[0] > 2 * psutil.cpu_count():
         print(f"note: load average {os.getloadavg()[0]:.1f}: absolute times are inflated, ratios less so", flush=True)
     mcpgen = [sys.executable, "-c", "from mcpgen.cli import main; main()", "serve"]
+    peers: dict[str, list[dict]] = {}
+    skipped: dict[str, str] = {}
     if opts.only != "mxcp":
-        run_toolbox(opts, mcpgen)
+        peers["Toolbox 1.12.0"] = run_toolbox(opts, mcpgen)
     if opts.only != "toolbox":
         problem = mxcp_problem()
         if problem:
             print(f"MXCP skipped: {problem}", flush=True)
+            skipped["MXCP 0.12.3"] = problem
         else:
-            run_mxcp(opts, mcpgen)
+            peers["MXCP 0.12.3"] = run_mxcp(opts, mcpgen)
+    if opts.write_docs:
+        from results import publish
+
+        figures = {"n": opts.n, "calls": opts.calls, "peers": peers, "skipped": skipped}
+        publish(__file__, figures, opts.rounds)
 
 
-def run_mxcp(opts, mcpgen: list[str]) -> None:
+TARGETS = {"Toolbox 1.12.0": 1.50}  # paired ratio, mcpgen over the peer
+
+
+def render(figures: dict) -> str:
+    """The table of one run (bench/results.py puts it into docs/benchmarks.md)."""
+    from results import spread, table, verdict
+
+    header = ["peer", "data", "mcpgen p50, ms", "peer p50, ms", "**paired ratio**", "server CPU per call, us", "target"]
+    rows = []
+    for label, runs in figures["peers"].items():
+        paired = [r["ratio"] for r in runs]
+        cpu = f"{spread((r['cpu_us_mcpgen'] for r in runs), 0)} / {spread((r['cpu_us_peer'] for r in runs), 0)}"
+        data = "PostgreSQL table" if label.startswith("Toolbox") else "DuckDB table"
+        cells = [spread(r["p50_mcpgen"] for r in runs), spread(r["p50_peer"] for r in runs)]
+        target = verdict(statistics.median(paired), TARGETS.get(label))
+        rows.append([label, data, *cells, spread(paired, 3, bold=True), cpu, target])
+    rows += [[label, "-", "-", "-", "-", f"skipped: {why}", ""] for label, why in figures.get("skipped", {}).items()]
+    return table(header, rows) + (
+        f"\n{figures['calls']:,} call pairs per round, {figures['n']} rows per answer, one client; paired ratio: the"
+        " median of mcpgen's latency over the peer's call made next to it, median [range] of the rounds;"
+        " server CPU: each server process's own (PostgreSQL's is on neither side).\n"
+    )
+
+
+def run_mxcp(opts, mcpgen: list[str]) -> list[dict]:
     os.environ["MXCP_DISABLE_ANALYTICS"] = "1"
     with bench_project() as project, tempfile.TemporaryDirectory(prefix="mcpgen-bench-peers-") as tmp:
         peer = mxcp_project(Path(tmp))
@@ -339,10 +379,10 @@ def run_mxcp(opts, mcpgen: list[str]) -> None:
                 *("streamable-http", "--port", str(ports["peer"])),
             ],
         }
-        compare("MXCP 0.12.3", commands, ports, opts)
+        return compare("MXCP 0.12.3", commands, ports, opts)
 
 
-def run_toolbox(opts, mcpgen: list[str]) -> None:
+def run_toolbox(opts, mcpgen: list[str]) -> list[dict]:
     toolbox = toolbox_binary()
     with cities_table() as table, tempfile.TemporaryDirectory(prefix="mcpgen-bench-peers-") as tmp:
         project, tools = write_configs(Path(tmp), table)
@@ -351,7 +391,7 @@ def run_toolbox(opts, mcpgen: list[str]) -> None:
             "mcpgen": [*mcpgen, str(project / "specs"), "--http", "--port", str(ports["mcpgen"])],
             "peer": [str(toolbox), "--config", str(tools), "--port", str(ports["peer"]), "--disable-version-check"],
         }
-        compare("Toolbox 1.12.0", commands, ports, opts)
+        return compare("Toolbox 1.12.0", commands, ports, opts)
 
 
 if __name__ == "__main__":
