@@ -172,3 +172,32 @@ def test_a_saturated_connection_leaves_calls_to_another_connection_fast(tmp_path
     assert slow_texts.count("slept") == 2 + 64
     assert "64 more are waiting, the most it queues" in busy[0]
     assert max(fast_seconds) < 0.5, fast_seconds
+
+
+class _CountedRepr(CallToolResult):
+    """A result that counts how often its repr is made (a 1,000-row table's costs milliseconds)."""
+
+    def __repr__(self) -> str:
+        REPRS.append(1)
+        return "counted"
+
+
+REPRS: list[int] = []
+
+
+def test_call_sync_never_makes_the_results_repr():
+    """asyncio's runner swaps the main thread's SIGINT handler around a run, and Python reads the old
+    handler through a failing Enum lookup whose message reprs the finished task, its result included."""
+    registry = Registry()
+
+    @registry.tool()
+    def rows() -> DataToolOutput:
+        """Rows."""
+        return _CountedRepr(
+            content=[TextContent(type="text", text="x")], structuredContent={"sources": ["https://e.org/"]}
+        )
+
+    REPRS.clear()
+    result = registry.call_sync("rows")
+    assert isinstance(result, _CountedRepr) and not result.is_error
+    assert REPRS == []
