@@ -68,12 +68,14 @@ def _load_for_call(specs_dir: Path, tool: str):
     return loaded
 
 
-def _open(specs_dir: Path, loaded=None, needed=None, local_cursors: bool = False):
+def _open(specs_dir: Path, loaded=None, needed=None, local_cursors: bool = False, positions: bool = True):
     from .errors import SpecError
     from .serve.project import left_out_warning, open_project
 
     try:
-        project = open_project(specs_dir, loaded=loaded, needed=needed, local_cursors=local_cursors)
+        project = open_project(
+            specs_dir, loaded=loaded, needed=needed, local_cursors=local_cursors, positions=positions
+        )
     except SpecError as exc:
         for problem in exc.problems:
             click.echo(str(problem), err=True)
@@ -204,7 +206,7 @@ def serve(
         options = _http_options(
             loaded, host, port, token_envs, allow_hosts, allow_origins, max_body_bytes, insecure_no_auth, limits
         )
-    project = _open(specs_dir, loaded)
+    project = _open(specs_dir, loaded, positions=False)  # a server holds no YAML positions past its start
     gc.freeze()
     gc.enable()
     server = ToolServer(project.registry, tags=_start_serving(project, tags, toolset))

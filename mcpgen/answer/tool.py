@@ -92,7 +92,7 @@ class Tool:
     download: Callable[[str], Any] | None = None  # resources/read of a download link (mcpgen.answer.downloads)
 
     def to_mcp(self) -> MCPTool:
-        return MCPTool(
+        tool = MCPTool(
             name=self.name,
             title=self.title,
             description=self.description,
@@ -103,6 +103,10 @@ class Tool:
             icons=[Icon.model_validate(icon) for icon in self.icons] if self.icons else None,
             execution=ToolExecution(task_support="optional") if self.long_running else None,
         )
+        # Validating copies every dict: the listing shares this tool's input schema and the one published
+        # output schema instead of holding a copy of each per tool (nothing changes either once built).
+        tool.input_schema, tool.output_schema = self.input_schema, PUBLISHED_SCHEMA
+        return tool
 
 
 def check_result(name: str, result: Any) -> CallToolResult:

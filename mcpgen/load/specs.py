@@ -40,6 +40,15 @@ class LoadedSpec:
     def where(self, key: str) -> tuple[int | None, int | None]:
         return self.data.where(key)
 
+    def forget_positions(self) -> None:
+        """Let go of the raw mapping the spec was read from (`data`: about half of what a loaded spec holds,
+        kept only to say where in the file a key is). What asks later gets no line and column."""
+        self.data = NO_POSITIONS
+
+
+NO_POSITIONS = Located()  # a spec's `data` once its positions are forgotten: `where` answers (None, None)
+NO_POSITIONS.lines = {}
+
 
 @dataclass
 class LoadedProject(Findings):

@@ -59,6 +59,7 @@ def open_project(
     loaded: LoadedProject | None = None,
     needed: Callable[[str], bool] | None = None,
     local_cursors: bool = False,
+    positions: bool = True,
 ) -> Project:
     """Load, check and compile every tool under `specs_dir`; raise SpecError if anything is wrong.
 
@@ -73,7 +74,11 @@ def open_project(
     it needs, of mcpgen.yaml and of the connections still stop the project.
 
     `local_cursors` (`mcpgen call`): paged tools sign cursors with the project's own key, kept for the
-    user (`project_key`), so that the next `mcpgen call` continues them; unless cursors.secret_env is set."""
+    user (`project_key`), so that the next `mcpgen call` continues them; unless cursors.secret_env is set.
+
+    `positions=False` (`serve`): a spec's YAML positions are let go once it is compiled, unless it is paged
+    (its pages are planned, and their errors placed, at its first call): a server of many specs holds
+    about half as much per spec, and start-up errors are all found by then."""
     loaded = loaded or load_project(specs_dir)
     engines = _checked_with_column_types(loaded, needed)
     os.chdir(loaded.root)  # DuckDB reads relative paths from the working directory
@@ -98,6 +103,8 @@ def open_project(
             if engine is None:
                 continue
             found = _compile(spec, engine, loaded, registry, cursors, columns, state)
+            if not positions and not found and not spec.spec.page_size:
+                spec.forget_positions()  # freed while compiling, so the next specs' tools reuse the memory
             if found and needed is not None and not needed(str(spec.path)):
                 loaded.left_out += found
             else:

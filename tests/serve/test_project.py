@@ -213,3 +213,48 @@ def test_a_start_that_failed_keeps_nothing(towns):
         with pytest.raises(SpecError, match="'peolpe'"):
             open_project(root / "specs")
         assert seen["described"] == ["towns"]
+
+
+PAGED = """\
+description: Pages.
+sql: SELECT range AS n FROM range(5) ORDER BY n
+sources: ["https://example.org/"]
+content: "{{ row_count }}"
+page_size: 2
+"""
+
+
+def test_a_server_lets_go_of_the_yaml_positions_of_the_specs_it_compiled(specs):
+    """`serve` opens with positions=False: a spec keeps no raw YAML past its start, except a paged one
+    (its pages are planned at its first call, and say where in the file what they refuse is)."""
+    (specs / "one.yaml").write_text(SPEC)
+    (specs / "pages.yaml").write_text(PAGED)
+    kept = open_project(specs)
+    try:
+        assert all(s.where("sql")[0] is not None for s in kept.loaded.specs)
+    finally:
+        kept.close()
+    project = open_project(specs, positions=False)
+    try:
+        where = {s.name: s.where("sql") for s in project.loaded.specs}
+        assert where["one"] == (None, None) and where["pages"][0] is not None
+        assert project.registry.call_sync("one", {}).content[0].text == "1"
+        first = project.registry.call_sync("pages", {})
+        assert first.content[0].text.startswith("2\n") and "cursor=" in first.content[0].text, "it still pages"
+    finally:
+        project.close()
+
+
+def test_the_tools_listing_shares_each_tools_schemas(specs):
+    from mcpgen.answer.results import PUBLISHED_SCHEMA
+
+    (specs / "one.yaml").write_text(SPEC)
+    project = open_project(specs)
+    try:
+        tool = project.registry.get("one")
+        listed = tool.to_mcp()
+        assert listed.input_schema is tool.input_schema and listed.output_schema is PUBLISHED_SCHEMA
+        wire = listed.model_dump(mode="json", by_alias=True, exclude_none=True)
+        assert wire["inputSchema"] == tool.input_schema and wire["outputSchema"] == PUBLISHED_SCHEMA
+    finally:
+        project.close()
