@@ -26,6 +26,7 @@ from pathlib import Path
 from bench_core import exported
 from bench_startup import REPO, time_initialize, time_serve, time_validate
 from bench_validate import generate
+from results import add_write_docs
 
 
 def main() -> None:
@@ -34,9 +35,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--baseline", metavar="REV", help="also time this git revision, warm")
     ap.add_argument("--sdk", action="store_true", help="also time the SDK's server with N hand-written tools")
-    ap.add_argument(
-        "--write-docs", action="store_true", help="record this run in bench/results/ and docs/benchmarks.md"
-    )
+    add_write_docs(ap)
     opts = ap.parse_args()
     commands = {"serve": time_serve, "validate": time_validate}
     with contextlib.ExitStack() as stack:

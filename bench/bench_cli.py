@@ -27,6 +27,7 @@ from pathlib import Path
 
 from bench_core import exported
 from bench_startup import mcpgen, shipped_project
+from results import add_write_docs
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -77,9 +78,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--baseline", metavar="REV", required=True, help="the git revision to compare with")
     ap.add_argument("--rounds", type=int, default=7)
-    ap.add_argument(
-        "--write-docs", action="store_true", help="record this run in bench/results/ and docs/benchmarks.md"
-    )
+    add_write_docs(ap)
     opts = ap.parse_args()
     load_before = os.getloadavg()
     with exported(opts.baseline) as base, shipped_project() as project:

@@ -36,6 +36,7 @@ from bench_core import bench_project, exported, serve_from  # bench/project with
 from bench_http_load import free_port, pct  # the same helpers as the load benchmark beside this file
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from results import add_write_docs
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -122,9 +123,7 @@ def run(project: Path) -> None:
     ap.add_argument("--json", action="store_true", help="one JSON line per client count")
     ap.add_argument("--baseline", metavar="REV", help="the other side is mcpgen as of this git revision")
     ap.add_argument("--rounds", type=int, default=3, help="rounds; each runs every client count")
-    ap.add_argument(
-        "--write-docs", action="store_true", help="record this run in bench/results/ and docs/benchmarks.md"
-    )
+    add_write_docs(ap)
     opts = ap.parse_args()
     args = json.loads(opts.args)
     ports = {"mcpgen": free_port(), "handwritten": free_port()}

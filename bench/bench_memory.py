@@ -30,6 +30,7 @@ from pathlib import Path
 from bench_cache import hand_written
 from bench_core import bench_project
 from bench_validate import generate
+from results import add_write_docs
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -110,9 +111,7 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=10000, help="tools/call to each server before the second reading")
     ap.add_argument("--tools", type=int, default=10000, help="specs and hand-written tools in part 2")
     ap.add_argument("--only", choices=["calls", "tools"], help="run one part")
-    ap.add_argument(
-        "--write-docs", action="store_true", help="record this run in bench/results/ and docs/benchmarks.md"
-    )
+    add_write_docs(ap)
     opts = ap.parse_args()
     cases = {"calls": lambda: calls_case(opts.rounds, opts.calls), "tools": lambda: tools_case(opts.rounds, opts.tools)}
     for part, case in cases.items():  # one record per part: `--only` runs one again, the other stays

@@ -33,6 +33,8 @@ import textwrap
 import time
 from pathlib import Path
 
+from results import add_write_docs
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 COLUMNS = "year, month, day, sched_dep_time, carrier, flight, origin, dep_delay, time_hour"
@@ -242,9 +244,7 @@ def main() -> None:
     ap.add_argument("--late", type=int, default=300, help="the late page compared with page 1")
     ap.add_argument("--baseline", metavar="REV", help="also measure mcpgen as of this git revision")
     ap.add_argument("--postgres", metavar="URL", help="page a PostgreSQL copy of the table (indexed on the order)")
-    ap.add_argument(
-        "--write-docs", action="store_true", help="record this run in bench/results/ and docs/benchmarks.md"
-    )
+    add_write_docs(ap)
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     opts = ap.parse_args()
     if opts.worker:

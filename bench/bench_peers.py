@@ -46,6 +46,7 @@ import psutil
 from bench_core import bench_project  # bench/project with its data copied in
 from bench_http import client, cpu_seconds, start, stop  # the HTTP benchmark beside this file
 from bench_http_load import free_port
+from results import add_write_docs
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -315,9 +316,7 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=20, help="call pairs before each round's figures")
     ap.add_argument("--n", type=int, default=10, help="how many cities each call asks for")
     ap.add_argument("--only", choices=["toolbox", "mxcp"], help="run one peer only")
-    ap.add_argument(
-        "--write-docs", action="store_true", help="record this run in bench/results/ and docs/benchmarks.md"
-    )
+    add_write_docs(ap)
     opts = ap.parse_args()
     if opts.rounds < 3:
         ap.error("--rounds must be 3 or more: the figure is a median over rounds")

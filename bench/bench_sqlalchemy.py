@@ -67,6 +67,7 @@ from mcp import Client  # noqa: E402
 from mcp.server.mcpserver import MCPServer  # noqa: E402
 from mcp.types import CallToolResult, TextContent  # noqa: E402
 from pydantic import BaseModel, ConfigDict  # noqa: E402
+from results import add_write_docs  # noqa: E402
 
 from mcpgen.engines.sqlalchemy.engine import SQLAlchemyEngine  # noqa: E402
 from mcpgen.serve.project import open_project  # noqa: E402
@@ -535,9 +536,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--calls", type=int, default=200)
     ap.add_argument("--only", help="run the comparisons whose function name contains this (e.g. psycopg)")
-    ap.add_argument(
-        "--write-docs", action="store_true", help="record this run in bench/results/ and docs/benchmarks.md"
-    )
+    add_write_docs(ap)
     args = ap.parse_args()
     table = f"mcpgen_bench_cities_{secrets.token_hex(4)}"
     load_cities(args.url, table)

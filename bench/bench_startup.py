@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from bench_core import exported
+from results import add_write_docs
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -99,9 +100,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--baseline", metavar="REV", required=True, help="the git revision to compare with")
     ap.add_argument("--rounds", type=int, default=15)
-    ap.add_argument(
-        "--write-docs", action="store_true", help="record this run in bench/results/ and docs/benchmarks.md"
-    )
+    add_write_docs(ap)
     opts = ap.parse_args()
     commands = {"serve": time_serve, "validate": time_validate}
     with exported(opts.baseline) as base, shipped_project() as project:

@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from results import add_write_docs
+
 REPO = Path(__file__).resolve().parents[1]
 VALIDATE_TARGET = 1.0
 HELP_TARGET = 0.3
@@ -115,9 +117,7 @@ def main() -> None:
     parser.add_argument("-n", type=int, default=1000, help="how many specs (default 1000)")
     parser.add_argument("-r", "--repeat", "--rounds", type=int, default=5, help="repetitions (default 5)")
     parser.add_argument("--keep", type=Path, help="generate the project here and keep it")
-    parser.add_argument(
-        "--write-docs", action="store_true", help="record this run in bench/results/ and docs/benchmarks.md"
-    )
+    add_write_docs(parser)
     args = parser.parse_args()
     os.environ["PYTHONPATH"] = str(REPO)  # -P: not the working folder either, this tree's mcpgen
     mcpgen = [sys.executable, "-P", "-m", "mcpgen.cli"]

@@ -40,6 +40,7 @@ import tempfile
 from pathlib import Path
 
 from bench_core import bench_project, exported, serve_from  # bench/project with its data copied in
+from results import add_write_docs
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -181,9 +182,7 @@ def main() -> None:
     ap.add_argument(
         "--baseline", metavar="REV", help="pair with mcpgen as of this git revision, not the hand-written tool"
     )
-    ap.add_argument(
-        "--write-docs", action="store_true", help="record this run in bench/results/ and docs/benchmarks.md"
-    )
+    add_write_docs(ap)
     opts = ap.parse_args()
     spinning = [
         subprocess.Popen(

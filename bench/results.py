@@ -34,6 +34,13 @@ BLOCK = re.compile(
 )
 
 
+def add_write_docs(parser: argparse.ArgumentParser) -> None:
+    """The `--write-docs` option every benchmark script offers (it then calls `publish()`)."""
+    parser.add_argument(
+        "--write-docs", action="store_true", help="record this run in bench/results/ and docs/benchmarks.md"
+    )
+
+
 def key(script: str, name: str | None = None) -> str:
     """The record's file name without `.json`: the script's stem, then the configuration's name if any."""
     stem = Path(script).stem
