@@ -117,8 +117,8 @@ class DuckDBEngine:
             reach = readable_set(root)
         except FileReachError as exc:  # a root too broad, or a folder link
             raise FileReachError(f"connection '{name}': {exc}") from None
-        self._auto_threads = threads == "auto"  # 1 for now; chosen from the data once `init` has run
-        config: dict[str, Any] = {} if threads is None else {"threads": 1 if self._auto_threads else threads}
+        # `auto` and None: DuckDB's default, every core (see mcpgen.spec.config.DuckDBConnection.threads).
+        config: dict[str, Any] = {} if threads in (None, "auto") else {"threads": threads}
         # Spilled data goes to a private folder of ours, not to .tmp in the project or a shared /tmp.
         self._temp = tempfile.mkdtemp(prefix="mcpgen-duckdb-")
         config["temp_directory"] = self._temp
@@ -150,15 +150,10 @@ class DuckDBEngine:
                 self._con.execute(statement)
             except duckdb.Error as exc:
                 raise QueryError(f"connection '{name}': init statement {number} failed: {first_line(exc)}") from None
-        if self._auto_threads:
-            self.threads = auto_threads(self._con, reach)
-            self._con.execute(f"SET threads = {self.threads}")
         # Calls run on cursors made here, before the lock: a cursor's progress settings are its own, and
         # only an unlocked one can turn them on (query_progress() then says how far a query is).
         self._cursors = [self._progress_cursor() for _ in range(self.max_concurrent)]
         self._con.execute("SET lock_configuration = true")
-
-    threads: int | None = None  # what `threads: auto` chose (None: not auto)
 
     def _progress_cursor(self) -> duckdb.DuckDBPyConnection:
         cursor = self._con.cursor()
@@ -337,45 +332,3 @@ def _position(text: str, prefix: int, sql: str = "") -> tuple[int, int] | None:
         if start >= 0:
             col += start - 3
     return line, max(col, 1)
-
-
-AUTO_ROWS = 10_000_000  # a table past this many rows (DuckDB's estimate) gets every core per query
-AUTO_BYTES = 64 * 1024 * 1024  # and so does a database or data file past this size
-_DATA_SUFFIXES = (".parquet", ".csv", ".tsv", ".json", ".ndjson", ".jsonl", ".gz", ".zst", ".duckdb", ".db")
-
-
-def auto_threads(con: duckdb.DuckDBPyConnection, reach: Readable) -> int:
-    """`threads: auto`: 1 (queries run in parallel with each other, which suits many small calls)
-    unless the data is big enough for one query to gain from every core: a table of more than
-    AUTO_ROWS rows, or a database or data file DuckDB may read larger than AUTO_BYTES.
-    bench/bench_duckdb_threads.py measures both sides of the line."""
-    cores = os.cpu_count() or 1
-    if cores == 1:
-        return 1
-    largest = con.execute("SELECT coalesce(max(estimated_size), 0) FROM duckdb_tables()").fetchone()
-    if largest and largest[0] > AUTO_ROWS:
-        return cores
-    database = con.execute("SELECT coalesce(max(path), '') FROM duckdb_databases() WHERE NOT internal").fetchone()
-    files = [database[0]] if database and database[0] else []
-    files += [p for p in reach.paths if p.endswith(_DATA_SUFFIXES)]
-    for folder in reach.directories:
-        files += _data_files(Path(folder))
-    return cores if any(_size(f) > AUTO_BYTES for f in files) else 1
-
-
-def _data_files(folder: Path, limit: int = 10_000) -> list[str]:
-    """Data files under `folder` (hidden ones left out), at most `limit` of them."""
-    out: list[str] = []
-    for base, dirs, names in os.walk(folder):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        out += [os.path.join(base, n) for n in names if n.endswith(_DATA_SUFFIXES) and not n.startswith(".")]
-        if len(out) >= limit:
-            break
-    return out
-
-
-def _size(path: str) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0

@@ -56,13 +56,13 @@ class DuckDBConnection(Strict):
     init: list[str] = Field(
         default=[], description="Statements run once at start-up, before lock-down (e.g. CREATE VIEW over files)."
     )
-    # "auto": one thread per query while the data is small (a tool server runs many small queries at
-    # once, in parallel with each other: bench/bench_duckdb.py), every core once a table or data file
-    # is big enough for one query to gain from them (bench/bench_duckdb_threads.py).
+    # "auto" is DuckDB's default, every core: served over stdio, even a 10-row query on a small table
+    # answers sooner on every core than on one once other processes want the CPU, alone or 8 at once
+    # (bench/bench_vs_handwritten.py --busy 2), and a big scan gains them (bench/bench_duckdb_threads.py).
     threads: Annotated[StrictInt, Field(ge=1)] | Literal["auto"] | None = Field(
         default="auto",
-        description="DuckDB threads per query: auto (default: 1, or every core when a table holds more than "
-        "10 million rows or a data file passes 64 MiB), a number, or null for DuckDB's default, every core.",
+        description="DuckDB threads per query: auto (the default) or null for DuckDB's default, every core; "
+        "or a number.",
     )
     max_concurrent: StrictInt = Field(
         default=8, ge=1, description="Queries at once on this connection; more wait up to queue_timeout."

@@ -195,52 +195,24 @@ def test_describe_points_into_the_spec_past_cast_placeholders(engine):
     assert caught.value.position == (2, 8)
 
 
-# -- threads: auto ----------------------------------------------------------------------------
+# -- threads ----------------------------------------------------------------------------------
 
 
 def _threads(engine) -> int:
     return engine._con.execute("SELECT current_setting('threads')").fetchone()[0]
 
 
-def test_auto_threads_is_one_for_small_data(tmp_path, monkeypatch):
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: every core is one thread")
+def test_auto_threads_is_every_core_however_small_the_data(tmp_path, monkeypatch):
+    """`auto` (the default) and null leave DuckDB's own default, every core; a number fixes it."""
     monkeypatch.chdir(tmp_path)  # DuckDB reads relative paths from the working directory
     (tmp_path / "small.csv").write_text("a\n1\n2\n")
-    engine = DuckDBEngine("t", ":memory:", ["CREATE TABLE s AS SELECT * FROM read_csv('small.csv')"], tmp_path, "auto")
+    init = ["CREATE TABLE s AS SELECT * FROM read_csv('small.csv')"]
+    engines = [DuckDBEngine("t", ":memory:", init, tmp_path, threads) for threads in ("auto", None, 1, 2)]
     try:
-        assert engine.threads == 1 and _threads(engine) == 1
+        assert [_threads(e) for e in engines] == [os.cpu_count(), os.cpu_count(), 1, 2]
     finally:
-        engine.close()
-
-
-@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: auto is always 1")
-def test_auto_threads_is_every_core_for_a_big_table_or_file(tmp_path, monkeypatch):
-    """Past AUTO_ROWS rows in a table, or AUTO_BYTES in a data file DuckDB may read (hidden files
-    do not count), every core; the limits are lowered here so the data stays small."""
-    from mcpgen.engines import duckdb as module
-
-    monkeypatch.setattr(module, "AUTO_ROWS", 1000)
-    big = DuckDBEngine("t", ":memory:", ["CREATE TABLE b AS SELECT range AS i FROM range(5000)"], tmp_path, "auto")
-    small = DuckDBEngine("t", ":memory:", ["CREATE TABLE b AS SELECT range AS i FROM range(500)"], tmp_path, "auto")
-    try:
-        assert big.threads == os.cpu_count() == _threads(big)
-        assert small.threads == 1
-    finally:
-        big.close()
-        small.close()
-    monkeypatch.setattr(module, "AUTO_BYTES", 10_000)
-    (tmp_path / ".hidden").mkdir()
-    (tmp_path / ".hidden" / "big.csv").write_text("a\n" + "1\n" * 10_000)
-    hidden = DuckDBEngine("t", ":memory:", [], tmp_path, "auto")
-    (tmp_path / "data").mkdir()
-    (tmp_path / "data" / "big.parquet").write_bytes(b"x" * 20_000)
-    on_disk = DuckDBEngine("t", ":memory:", [], tmp_path, "auto")
-    fixed = DuckDBEngine("t", ":memory:", [], tmp_path, 1)
-    try:
-        assert hidden.threads == 1
-        assert on_disk.threads == os.cpu_count()
-        assert fixed.threads is None and _threads(fixed) == 1
-    finally:
-        for engine in (hidden, on_disk, fixed):
+        for engine in engines:
             engine.close()
 
 
