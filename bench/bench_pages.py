@@ -33,8 +33,6 @@ import textwrap
 import time
 from pathlib import Path
 
-from results import add_write_docs
-
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 COLUMNS = "year, month, day, sched_dep_time, carrier, flight, origin, dep_delay, time_hour"
@@ -237,6 +235,9 @@ def measure(workers: dict[str, Worker], rounds: int, late: int) -> dict[str, dic
 
 
 def main() -> None:
+    sys.path.insert(0, str(HERE))  # bench_core and results (the workers run with -P)
+    from results import add_write_docs
+
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--order", choices=sorted(ORDERS), default="total")
@@ -250,7 +251,6 @@ def main() -> None:
     if opts.worker:
         worker(opts.order, opts.table, opts.postgres)
         return
-    sys.path.insert(0, str(HERE))  # bench_core and results (the workers run with -P)
     if opts.postgres:
         load_postgres(opts.postgres, opts.order)
     with contextlib.ExitStack() as stack:
