@@ -127,7 +127,7 @@ class SpecTool:
                 result = self.engine.run(self.query, values, self.max_rows, self.timeout)
                 return Answer(self.answer(values, result, links=links), result)
             at = self.cursors.read(cursor, self.name, bound) if cursor else Position(0)
-            result, following = self.pager.page(values, at, self.timeout)
+            result, following = self.pager.page(values, at, self.timeout, bound)
             after = self.cursors.issue(self.name, bound, following) if following else None
             return Answer(self.answer(values, result, Page(at.offset, after), links), result)
         except MCPGenError as exc:

@@ -3,16 +3,17 @@
 A paged tool takes an optional `cursor` argument. Each page is the query's next rows in its
 order made total (`sql.pages`); when more remain, the answer carries a cursor for the next
 page. A cursor is opaque to the caller: where the page starts (the count of rows before it and,
-for keyset pages, the last row's sort key and how many rows at its end share that key) and an
-expiry time, signed (HMAC-SHA256) together with the tool, the arguments, the caller and the
-spec's version, so it only continues the answer it came from, and no one can make one up. A sort key
-longer than MAX_CURSOR_KEY bytes as JSON is not carried: that cursor continues by OFFSET, so no cursor is
+for keyset pages, the last row's sort key and how many rows at its end share that key; and the
+read-ahead that holds the page, if one does: `answer.readahead`) and an expiry time, signed
+(HMAC-SHA256) together with the tool, the arguments, the caller and the spec's version, so it
+only continues the answer it came from, and no one can make one up. A sort key longer than
+MAX_CURSOR_KEY bytes as JSON is not carried: that cursor continues by OFFSET, so no cursor is
 longer than about a kilobyte whatever the rows hold.
 
 >>> cursors = Cursors(b"k" * 32, ttl=60)
 >>> token = cursors.issue("t", "args-digest", Position(500, ("Tokyo", 3), 1))
 >>> cursors.read(token, "t", "args-digest")
-Position(offset=500, key=('Tokyo', 3), skip=1)
+Position(offset=500, key=('Tokyo', 3), skip=1, batch='')
 >>> cursors.read(token, "t", "other-args")
 Traceback (most recent call last):
 ...
@@ -103,11 +104,13 @@ class CursorError(ArgumentError):
 @dataclass(frozen=True)
 class Position:
     """Where a page starts: `offset` rows come before it; for keyset pages, `key` is the sort key of
-    the last of them and `skip` how many rows at their end have that key (None: pages use OFFSET)."""
+    the last of them and `skip` how many rows at their end have that key (None: pages use OFFSET);
+    `batch`, the read-ahead that holds the page (`answer.readahead`; "": none)."""
 
     offset: int
     key: tuple | None = None
     skip: int = 0
+    batch: str = ""
 
 
 class Cursors:
@@ -148,7 +151,7 @@ class Cursors:
         return body
 
     def issue(self, tool: str, binding: str, position: Position) -> str:
-        body = f"{position.offset}.{expiry(self.ttl)}"
+        body = f"{position.offset}.{expiry(self.ttl)}" + (f".b{position.batch}" if position.batch else "")
         key = None if position.key is None else json.dumps([_encode(v) for v in position.key], separators=(",", ":"))
         if key is not None and len(key.encode()) <= MAX_CURSOR_KEY:  # a longer key: the next page by OFFSET
             body += f".{position.skip}." + key
@@ -158,7 +161,12 @@ class Cursors:
         """Where a cursor continues from; CursorError in one sentence if it may not be used."""
         try:
             body = self.unseal(token, tool, binding)
-            fields = body.split(".", 3)
+            fields = body.split(".", 2)
+            batch = ""
+            if len(fields) == 3 and fields[2].startswith("b"):  # the read-ahead's name comes before the key
+                batch, _, rest = fields[2][1:].partition(".")
+                fields[2:] = [rest] if rest else []
+            fields[2:] = fields[2].split(".", 1) if len(fields) == 3 else []
             if len(fields) not in (2, 4):
                 raise ValueError(body)
             offset, expires = int(fields[0]), int(fields[1])
@@ -179,8 +187,8 @@ class Cursors:
                 f"Invalid argument '{CURSOR}': the cursor has expired; call again without {CURSOR} for the first page."
             )
         if len(fields) == 2:
-            return Position(offset)
-        return Position(offset, tuple(_decode(v) for v in json.loads(fields[3])), int(fields[2]))
+            return Position(offset, batch=batch)
+        return Position(offset, tuple(_decode(v) for v in json.loads(fields[3])), int(fields[2]), batch)
 
 
 class SealError(Exception):

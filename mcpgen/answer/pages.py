@@ -1,5 +1,6 @@
 """One page of a paged spec (`page_size:`): planned on its engine at the first call (`load.columns.page_plan`),
-then the first page, a keyset page from the cursor's sort key, or an OFFSET page, and where the next one starts.
+then the first page, a keyset page from the cursor's sort key, or an OFFSET page, and where the next one starts;
+later pages read several at once and hold them (`answer.readahead`).
 
 Whole paged tools are tested in tests/answer/test_paging.py.
 """
@@ -8,14 +9,17 @@ from __future__ import annotations
 
 import math
 import threading
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from ..engines.protocol import QueryResult
 from ..load.columns import page_plan
 from ..sql.pages import AFTER, LIMIT, OFFSET, PagePlan
 from .cursors import Position
+from .readahead import BATCH_SHARE, READ_AHEAD, Batch, rows_size
 
 if TYPE_CHECKING:
-    from ..engines.protocol import Engine, Prepared, QueryResult
+    from ..engines.protocol import Engine, Prepared
     from ..load.specs import LoadedSpec
 
 
@@ -27,6 +31,8 @@ class Pager:
         self._lock = threading.Lock()
         self._plan: PagePlan | None = None
         self._prepared: dict[Any, Prepared] = {}
+        self._read_ahead = READ_AHEAD  # the process's, shared by every paged tool
+        self._row_bytes, self._row_seconds = 0, 0.0  # per row, as the last read measured them
 
     def plan(self, timeout: float) -> PagePlan:
         """The page SQL, made once: it needs the result's columns, so the engine describes the query."""
@@ -50,10 +56,47 @@ class Pager:
                 prepared = self._prepared[which] = self._engine.prepare(sql, types)
         return prepared
 
-    def page(self, values: dict[str, Any], at: Position, timeout: float) -> tuple[QueryResult, Position | None]:
-        """The page that starts at `at`, and where the next one starts (None: this is the last)."""
+    def page(
+        self, values: dict[str, Any], at: Position, timeout: float, bound: str = ""
+    ) -> tuple[QueryResult, Position | None]:
+        """The page that starts at `at`, and where the next one starts (None: this is the last).
+        `bound`: what the caller's cursors are bound to (`cursors.binding`), which a read-ahead is held for."""
         plan = self.plan(timeout)
-        params: dict[str, Any] = {**values, LIMIT: self.page_size + 1}
+        batch = self._read_ahead.get(at.batch, bound, at.offset) if at.batch else None
+        if batch is None or not batch.holds(at.offset, self.page_size):
+            batch = self._read(plan, values, at, self._ahead(at, timeout), timeout)
+            if len(batch.rows) > self.page_size:  # more than this page: held for the next ones
+                batch = self._read_ahead.keep(bound, batch)
+            seconds = batch.seconds
+        else:
+            seconds = 0.0
+        rows, more = batch.page(at.offset, self.page_size)
+        result = QueryResult(batch.columns, rows, more, seconds)
+        after = None
+        if more:
+            after = Position(at.offset + len(rows))
+            if plan.keyset:
+                after = _next_key(plan, rows, at, after.offset)
+            if batch.name and batch.holds(after.offset, self.page_size):
+                after = replace(after, batch=batch.name)
+        if len(result.columns) > plan.width:
+            result.columns = result.columns[: plan.width]
+            result.rows = [row[: plan.width] for row in rows]
+        return result, after
+
+    def _ahead(self, at: Position, timeout: float) -> int:
+        """How many pages to read from `at`: as many as were read before it, within a share of the
+        read-ahead's bytes and a quarter of the timeout (as the last read measured them per row)."""
+        pages = at.offset // self.page_size if self._row_seconds else 1  # nothing measured yet: one page
+        if pages > 1:
+            pages = min(pages, self._read_ahead.budget // BATCH_SHARE // (self._row_bytes * self.page_size + 1))
+            pages = min(pages, int(timeout / 4 / (self._row_seconds * self.page_size + 1e-9)))
+        return max(1, pages)
+
+    def _read(self, plan: PagePlan, values: dict[str, Any], at: Position, pages: int, timeout: float) -> Batch:
+        """`pages` pages from `at` in one query."""
+        count = pages * self.page_size
+        params: dict[str, Any] = {**values, LIMIT: count + 1}
         keyed = plan.keyset and at.key is not None and len(at.key) == len(plan.keys)
         if keyed:
             assert at.key is not None
@@ -67,17 +110,11 @@ class Pager:
             params[OFFSET] = at.offset
         else:
             query = self._statement("first", plan)
-        result = self._engine.run(query, params, self.page_size, timeout)
-        rows = result.rows
-        after = None
-        if result.truncated:
-            after = Position(at.offset + len(rows))
-            if plan.keyset:
-                after = _next_key(plan, rows, at, after.offset)
-        if len(result.columns) > plan.width:
-            result.columns = result.columns[: plan.width]
-            result.rows = [row[: plan.width] for row in rows]
-        return result, after
+        result = self._engine.run(query, params, count, timeout)
+        if result.rows:
+            self._row_seconds = result.seconds / len(result.rows)
+            self._row_bytes = rows_size(result.rows[:1000]) // min(len(result.rows), 1000)
+        return Batch(at.offset, result.columns, result.rows, result.truncated, seconds=result.seconds)
 
 
 def _next_key(plan: PagePlan, rows: list[tuple], at: Position, offset: int) -> Position:

@@ -83,6 +83,12 @@ def test_a_keyset_cursor_gives_back_the_sort_key_exactly(cursors, key):
     assert math.copysign(1, -0.0) == math.copysign(1, back.key[1]) if key == KEYS[1] else True
 
 
+@pytest.mark.parametrize("key", [None, ("a.b", 1.5)])
+def test_a_cursor_names_its_read_ahead_beside_its_key(cursors, key):
+    position = Position(1000, key, 0 if key is None else 2, "Xy-_z09")
+    assert cursors.read(cursors.issue("t", "b", position), "t", "b") == position
+
+
 def test_nan_survives_and_the_key_is_signed(cursors):
     back = cursors.read(cursors.issue("t", "b", Position(1, (float("nan"),), 1)), "t", "b")
     assert back.key is not None and math.isnan(back.key[0])
