@@ -62,9 +62,9 @@ class Pager:
         """The page that starts at `at`, and where the next one starts (None: this is the last).
         `bound`: what the caller's cursors are bound to (`cursors.binding`), which a read-ahead is held for."""
         plan = self.plan(timeout)
-        batch = self._read_ahead.get(at.batch, bound, at.offset) if at.batch else None
-        if batch is None or not batch.holds(at.offset, self.page_size):
-            batch = self._read(plan, values, at, self._ahead(at, timeout), timeout)
+        batch = self._read_ahead.find(bound, at, self.page_size)
+        if batch is None:  # a cursor whose batch is gone reads its page alone: it may be an old one, called again
+            batch = self._read(plan, values, at, 1 if at.batch else self._ahead(at, timeout), timeout)
             if len(batch.rows) > self.page_size:  # more than this page: held for the next ones
                 batch = self._read_ahead.keep(bound, batch)
             seconds = batch.seconds
@@ -114,7 +114,7 @@ class Pager:
         if result.rows:
             self._row_seconds = result.seconds / len(result.rows)
             self._row_bytes = rows_size(result.rows[:1000]) // min(len(result.rows), 1000)
-        return Batch(at.offset, result.columns, result.rows, result.truncated, seconds=result.seconds)
+        return Batch(replace(at, batch=""), result.columns, result.rows, result.truncated, seconds=result.seconds)
 
 
 def _next_key(plan: PagePlan, rows: list[tuple], at: Position, offset: int) -> Position:

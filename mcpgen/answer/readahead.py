@@ -15,11 +15,11 @@ READ_AHEAD_BYTES (their rows' Python objects, estimated from a random sample of 
 recently used evicted first.
 
 >>> held = ReadAhead(budget=10**6, age=60)
->>> batch = held.keep("bound", Batch(1000, ["x"], [(i,) for i in range(2000)], more=True))
->>> rows, more = held.get(batch.name, "bound", 2000).page(2000, 1000)
+>>> batch = held.keep("bound", Batch(Position(1000), ["x"], [(i,) for i in range(2000)], more=True))
+>>> rows, more = held.find("bound", Position(2000, batch=batch.name), 1000).page(2000, 1000)
 >>> rows[0], len(rows), more
 ((1000,), 1000, True)
->>> held.get(batch.name, "other caller", 2000) is None
+>>> held.find("other caller", Position(2000, batch=batch.name), 1000) is None
 True
 """
 
@@ -33,6 +33,8 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from .cursors import Position
+
 READ_AHEAD_BYTES = 64 * 1024 * 1024  # every held batch of the process together
 READ_AHEAD_AGE = 60.0  # seconds a batch is held after it was read
 BATCH_SHARE = 4  # one batch takes at most this fraction of the budget
@@ -41,9 +43,9 @@ SAMPLE = 64  # rows measured to estimate a batch's bytes
 
 @dataclass
 class Batch:
-    """Rows of a paged query from row `start` on (`more`: the query has rows after them)."""
+    """Rows of a paged query read from position `at` on (`more`: the query has rows after them)."""
 
-    start: int
+    at: Position
     columns: list[str]
     rows: list[tuple]
     more: bool
@@ -52,6 +54,10 @@ class Batch:
     seconds: float = 0.0  # the read's, in the engine
     size: int = 0
     read_at: float = field(default_factory=time.monotonic)
+
+    @property
+    def start(self) -> int:
+        return self.at.offset
 
     def holds(self, offset: int, page_size: int) -> bool:
         """Whether the page at `offset` lies in this batch, with what follows it known."""
@@ -71,6 +77,7 @@ class ReadAhead:
         self.budget, self.age = budget, age
         self._lock = threading.Lock()
         self._held: OrderedDict[str, Batch] = OrderedDict()
+        self._starts: dict[tuple[str, Position], str] = {}  # (binding, position read from): its batch
         self._used = 0
 
     def keep(self, bound: str, batch: Batch) -> Batch:
@@ -80,23 +87,22 @@ class ReadAhead:
             return batch
         batch.name, batch.bound = secrets.token_urlsafe(12), bound
         with self._lock:
-            now = time.monotonic()
-            for old in [n for n, b in self._held.items() if now - b.read_at > self.age]:
-                self._drop_one(old)
+            self._expire()
             while self._used + batch.size > self.budget:
                 self._drop_one(next(iter(self._held)))
             self._held[batch.name] = batch
+            self._starts[bound, batch.at] = batch.name
             self._used += batch.size
         return batch
 
-    def get(self, name: str, bound: str, offset: int) -> Batch | None:
-        """The batch `name`, if held for this binding, young enough, and holding the page at `offset`."""
+    def find(self, bound: str, at: Position, page_size: int) -> Batch | None:
+        """The batch that holds the page at `at` for this binding, young enough: the one its cursor
+        names, or one read from that very position (the same cursor followed again)."""
         with self._lock:
+            self._expire()
+            name = at.batch or self._starts.get((bound, at), "")
             batch = self._held.get(name)
-            if batch is None or batch.bound != bound:
-                return None
-            if time.monotonic() - batch.read_at > self.age:
-                self._drop_one(name)
+            if batch is None or batch.bound != bound or not batch.holds(at.offset, page_size):
                 return None
             self._held.move_to_end(name)
         return batch
@@ -105,8 +111,16 @@ class ReadAhead:
     def used(self) -> int:
         return self._used
 
+    def _expire(self) -> None:
+        now = time.monotonic()
+        for name in [n for n, b in self._held.items() if now - b.read_at > self.age]:
+            self._drop_one(name)
+
     def _drop_one(self, name: str) -> None:
-        self._used -= self._held.pop(name).size
+        batch = self._held.pop(name)
+        if self._starts.get((batch.bound, batch.at)) == name:
+            del self._starts[batch.bound, batch.at]
+        self._used -= batch.size
 
 
 READ_AHEAD = ReadAhead()  # the process's: every paged tool shares its budget

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from mcpgen.answer import pages
-from mcpgen.answer.cursors import NEXT_CURSOR_META
+from mcpgen.answer.cursors import NEXT_CURSOR_META, Position
 from mcpgen.answer.readahead import BATCH_SHARE, READ_AHEAD_AGE, Batch, ReadAhead, rows_size
 from mcpgen.serve.project import open_project
 from mcpgen.spec.models import CURSOR
@@ -160,11 +160,34 @@ def test_the_least_recently_used_batch_is_evicted_first():
     held = ReadAhead(budget=BATCH_SHARE * rows_size(rows))  # room for BATCH_SHARE batches of these rows
 
     def keep():
-        return held.keep("caller", Batch(0, ["n", "label"], list(rows), more=True)).name
+        return held.keep("caller", Batch(Position(0), ["n", "label"], list(rows), more=True)).name
 
     names = [keep() for _ in range(BATCH_SHARE)]
-    assert held.get(names[0], "caller", 0) is not None  # used last: the second is now the oldest
+    assert held.find("caller", Position(0, batch=names[0]), 1000) is not None  # used last: the second is now the oldest
     names.append(keep())
-    assert [held.get(name, "caller", 0) is not None for name in names] == [True, False] + [True] * (BATCH_SHARE - 1)
+    assert [held.find("caller", Position(0, batch=name), 1000) is not None for name in names] == [True, False] + [
+        True
+    ] * (BATCH_SHARE - 1)
     assert held.used <= held.budget
-    assert held.get(names[0], "another caller", 0) is None
+    assert held.find("another caller", Position(0, batch=names[0]), 1000) is None
+
+
+def test_a_cursor_followed_again_reuses_what_it_read_and_one_whose_batch_is_gone_reads_its_page_alone(
+    project, held, monkeypatch
+):
+    registry, engine = project()
+    cursors = [None]
+    for _ in range(4):
+        cursors.append(_page(registry, cursors[-1])[1])
+    assert engine.queries == 3  # pages 1, 2, then 3-4 in one read
+    again, _ = _page(registry, cursors[2])  # page 3's cursor once more: the read it made is held
+    assert again == EVERY_ROW[200:300] and engine.queries == 3
+    fifth, _ = _page(registry, cursors[4])  # reads pages 5-8
+    assert fifth == EVERY_ROW[400:500] and engine.queries == 4
+    sixth_cursor = _page(registry, cursors[4])[1]  # names the batch of pages 5-8
+    real = time.monotonic
+    monkeypatch.setattr(time, "monotonic", lambda: real() + READ_AHEAD_AGE + 1)
+    for _ in range(2):  # held no longer: one page, read alone each time, nothing held for it
+        sixth, _ = _page(registry, sixth_cursor)
+        assert sixth == EVERY_ROW[500:600]
+    assert engine.queries == 6 and held.used == 0
