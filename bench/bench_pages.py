@@ -42,7 +42,8 @@ ORDERS = {
 }
 
 
-PG_TABLE = "pages_bench_flights"
+# One name per run, which its workers inherit: runs side by side on one server do not drop each other's table.
+PG_TABLE = os.environ.setdefault("MCPGEN_PAGES_BENCH_TABLE", f"pages_bench_flights_{os.getpid()}")
 PG_TYPES = {"year": "int NOT NULL", "month": "int NOT NULL", "day": "int NOT NULL", "sched_dep_time": "int NOT NULL"}
 PG_TYPES.update({"carrier": "text NOT NULL", "flight": "int NOT NULL", "origin": "text NOT NULL"})
 PG_TYPES.update({"dep_delay": "int", "time_hour": "timestamptz"})
