@@ -7,4 +7,5 @@
 - `numbers`: one number format per table column (`_meta["mcpgen/formats"]`), for the app and `mcpgen call`
 - `cache`: the result cache (`cache: 60s`)
 - `cursors`: the signed cursors that continue a paged answer
+- `pages`: one page of a paged spec; `readahead`: a walk's later pages read several at once and held
 """
