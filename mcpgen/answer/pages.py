@@ -111,10 +111,11 @@ class Pager:
         else:
             query = self._statement("first", plan)
         result = self._engine.run(query, params, count, timeout)
-        if result.rows:
-            self._row_seconds = result.seconds / len(result.rows)
-            self._row_bytes = rows_size(result.rows[:1000]) // min(len(result.rows), 1000)
-        return Batch(replace(at, batch=""), result.columns, result.rows, result.truncated, seconds=result.seconds)
+        batch = Batch(replace(at, batch=""), result.columns, result.rows, result.truncated, seconds=result.seconds)
+        if result.rows:  # what the next read is sized by: a read too big to hold makes the next one smaller
+            batch.size = rows_size(result.rows)
+            self._row_seconds, self._row_bytes = result.seconds / len(result.rows), batch.size // len(result.rows)
+        return batch
 
 
 def _next_key(plan: PagePlan, rows: list[tuple], at: Position, offset: int) -> Position:

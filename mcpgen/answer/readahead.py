@@ -52,7 +52,7 @@ class Batch:
     name: str = ""
     bound: str = ""
     seconds: float = 0.0  # the read's, in the engine
-    size: int = 0
+    size: int = 0  # its rows' bytes, estimated (`rows_size`)
     read_at: float = field(default_factory=time.monotonic)
 
     @property
@@ -82,7 +82,7 @@ class ReadAhead:
 
     def keep(self, bound: str, batch: Batch) -> Batch:
         """Hold `batch` for callers with this binding, if it fits in its share: then it gets its name."""
-        batch.size = rows_size(batch.rows)
+        batch.size = batch.size or rows_size(batch.rows)
         if batch.size > self.budget // BATCH_SHARE:
             return batch
         batch.name, batch.bound = secrets.token_urlsafe(12), bound
