@@ -62,6 +62,7 @@ class Pager:
         """The page that starts at `at`, and where the next one starts (None: this is the last).
         `bound`: what the caller's cursors are bound to (`cursors.binding`), which a read-ahead is held for."""
         plan = self.plan(timeout)
+        bound = f"{self._loaded.name}\x1f{bound}"  # a twin spec under another name holds its own
         batch = self._read_ahead.find(bound, at, self.page_size)
         if batch is None:  # a cursor whose batch is gone reads its page alone: it may be an old one, called again
             batch = self._read(plan, values, at, 1 if at.batch else self._ahead(at, timeout), timeout)
