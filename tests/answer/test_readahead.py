@@ -191,3 +191,15 @@ def test_a_cursor_followed_again_reuses_what_it_read_and_one_whose_batch_is_gone
         sixth, _ = _page(registry, sixth_cursor)
         assert sixth == EVERY_ROW[500:600]
     assert engine.queries == 6 and held.used == 0
+
+
+def test_a_twin_spec_under_another_name_reads_its_own(project, tmp_path):
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "twin.yaml").write_text(textwrap.dedent(SPEC))  # the same spec, another tool
+    registry, engine = project()
+    for tool in ("nums", "twin"):
+        cursor = None
+        for _ in range(3):
+            page = registry.call_sync(tool, {CURSOR: cursor} if cursor else {})
+            cursor = page.meta[NEXT_CURSOR_META]
+    assert page.structured_content["table"][1] == [200, "row 200"] and engine.queries == 6
