@@ -63,7 +63,7 @@ SERVE = [*LOADING, "logs", "serve.audit", "serve.listen", "serve.project", "serv
 SERVE += ["serve.stdio", "serve.telemetry", "answer", "answer.cache", "answer.charts", "answer.compile"]
 SERVE += ["answer.completions", "answer.cursors", "answer.downloads"]
 SERVE += ["serve.tasks", "serve.asking", "answer.asking"]
-SERVE += ["answer.numbers", "answer.pages", "answer.prompts", "answer.results", "answer.tool"]
+SERVE += ["answer.numbers", "answer.pages", "answer.prompts", "answer.readahead", "answer.results", "answer.tool"]
 VALIDATE = [*LOADING, "commands", "commands.reports", "commands.validate"]
 CALL = [
     m
