@@ -655,6 +655,33 @@ def test_postgres_terminated_connections_cost_nothing(postgres_url):
         engine.close()
 
 
+def test_postgres_connection_dead_at_the_opening_is_replaced_once(postgres_url):
+    """The server ends a pooled connection after the pool's look at it (the race a restart or a
+    killed session leaves): the call's opening goes out with its query and gets no answer, so
+    nothing ran, and the call answers through a new connection."""
+    import sqlalchemy as sa
+
+    app = services.unique_name("mcpgen_test")
+    engine = SQLAlchemyEngine(
+        "pg", URLConnection(url=postgres_url, pool_size=1, max_overflow=0, connect_args={"application_name": app})
+    )
+    killed = []
+
+    def kill_once(dbapi_connection, record, proxy):
+        if not killed:
+            killed.append(dbapi_connection.info.backend_pid)
+            with services.connect("postgresql") as con:  # waits until the backend has gone
+                assert con.execute("SELECT pg_terminate_backend(%s, 5000)", [killed[0]]).fetchone() == (True,)
+
+    try:
+        pid = run(engine, "SELECT pg_backend_pid()").rows[0][0]
+        sa.event.listen(engine._engine, "checkout", kill_once)  # after mcpgen's own look at the socket
+        assert run(engine, "SELECT pg_backend_pid()").rows[0][0] not in (pid, None)
+        assert killed == [pid]
+    finally:
+        engine.close()
+
+
 def test_sqlite_down_at_start_then_back(tmp_path):
     path = tmp_path / "later.db"
     engine = SQLAlchemyEngine("lite", URLConnection(url=f"sqlite:///{path}"))
