@@ -6,11 +6,10 @@ Every call runs in a transaction of its own: `begin` opens it (read-only, with t
 time limit), `end` rolls it back and resets the session, so that nothing one call does to the
 session (a setting, a lock, a variable) reaches the next call on the same pooled connection.
 
-* PostgreSQL: `BEGIN READ ONLY`, `SET LOCAL statement_timeout = ...` (and the caller's claims,
-  see `rls`) and the statement `SELECT * FROM (<sql>) LIMIT max_rows + 1` (bound server-side,
-  prepared by the driver when repeated) in one pipeline, answered in one round trip (see
-  `PostgreSQL.begin`); then `ROLLBACK` and advisory locks released in one more message, whose
-  answer is read before the connection's next use (see `PostgreSQL.end`).
+* PostgreSQL: `BEGIN READ ONLY; SET LOCAL statement_timeout = ...` in one message, one
+  statement `SELECT * FROM (<sql>) LIMIT max_rows + 1` (bound server-side, prepared by the
+  driver when repeated), then `ROLLBACK` and advisory locks released in one more message,
+  whose answer is read before the connection's next use (see `PostgreSQL.end`).
 * MariaDB/MySQL: `START TRANSACTION READ ONLY` on a read-only session, the query under
   `max_statement_time` (MySQL: `max_execution_time`) and `sql_select_limit`, unbuffered
   cursor; then ROLLBACK and COM_RESET_CONNECTION (user variables, GET_LOCK locks, settings).
@@ -19,8 +18,8 @@ session (a setting, a lock, a variable) reaches the next call on the same pooled
 
 Every wait for a reply is bounded. The database's own limit answers first; a reply that never
 comes (a peer gone silent) ends the call when the engine's `Cutoff` shuts the socket down
-(`socket_of` names it). The statements mcpgen sends around the driver (the reset read by
-`_pg_checkout`) wait with `select` and a deadline: libpq's blocking PQgetResult, called
+(`socket_of` names it). The statements mcpgen sends around the driver (`_pg_exec`, the reset
+read by `_pg_checkout`) wait with `select` and a deadline: libpq's blocking PQgetResult, called
 through psycopg's binary build, waits in poll() with Python's GIL held, which would stop every
 other thread of the process (the event loop, the deadline thread) for as long as it waits.
 
@@ -38,7 +37,7 @@ import select
 import threading
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -60,10 +59,6 @@ _COM_RESET_CONNECTION = 0x1F
 PG_RESET_WAIT = 3.0
 
 
-class NotOpened(Exception):
-    """The call's transaction got no answer at all: the connection was dead, nothing ran on it."""
-
-
 class Backend:
     """Any dialect without its own class: a streaming cursor, and no read-only or time-limit
     statement (there is none that is portable); the database role is the boundary (see docs/databases.md)."""
@@ -81,9 +76,8 @@ class Backend:
     def listen(self, engine) -> None:
         """Register the engine events this backend needs."""
 
-    def begin(self, conn, timeout: float, settings: Sequence[tuple[str, str]] = ()) -> None:
-        """Open this call's own transaction, with these transaction-local settings (PostgreSQL's
-        row-level security claims, see `rls`; no other backend is given any)."""
+    def begin(self, conn, timeout: float) -> None:
+        """Open this call's own transaction."""
 
     def end(self, conn) -> None:
         """End this call's transaction with a rollback and reset what else the session kept."""
@@ -149,34 +143,14 @@ class PostgreSQL(Backend):
         sa.event.listen(engine, "checkout", _pg_checkout)
         # `end` has already rolled back (or is rolling back, see `end`): SQLAlchemy's own
         # driver-level rollback on release would only get in its way.
-        dialect = engine.dialect
-        dialect.do_rollback = lambda dbapi_connection: None
-        dialect.do_execute = _opened_first(dialect.do_execute)
-        dialect.do_execute_no_params = _opened_first(dialect.do_execute_no_params)
+        engine.dialect.do_rollback = lambda dbapi_connection: None
 
-    def begin(self, conn, timeout, settings=()):
+    def begin(self, conn, timeout):
         """One read-only transaction per call, its time limit set for that transaction only.
 
         Settings that must hold for one call only belong here, in the same transaction:
-        `SET LOCAL` or `set_config(name, value, true)`; the rollback in `end` undoes them.
-
-        With psycopg nothing is sent yet: the opening goes out with the call's first statement,
-        in one pipeline (`_opened_first`), so the call waits for one round trip, not two."""
-        opening: list[tuple[str, tuple[str, ...]]] = [
-            ("BEGIN READ ONLY", ()),
-            (f"SET LOCAL statement_timeout = {_ms(timeout)}", ()),
-        ]
-        opening += [("SELECT set_config(%s, %s, true)", setting) for setting in settings]
-        raw = conn.connection.dbapi_connection
-        if getattr(raw, "pgconn", None) is not None:
-            _PG_OPENING[raw] = opening
-            return
-        # psycopg2 binds every value in the client (quoted by the driver): one message
-        cursor = raw.cursor()
-        try:
-            cursor.execute("; ".join(sql for sql, _ in opening), [v for _, values in opening for v in values] or None)
-        finally:
-            cursor.close()
+        `SET LOCAL` or `set_config(name, value, true)`; the rollback in `end` undoes them."""
+        _pg_exec(conn, f"BEGIN READ ONLY; SET LOCAL statement_timeout = {_ms(timeout)}", timeout)
 
     def end(self, conn):
         """ROLLBACK undoes settings (`set_config(..., false)` included) and large objects; session
@@ -190,14 +164,9 @@ class PostgreSQL(Backend):
         reads before the connection's next use: the call returns one round trip sooner."""
         raw = conn.connection.dbapi_connection
         pgconn = getattr(raw, "pgconn", None)
-        if pgconn is None:  # psycopg2: no prepared statements of its own to keep; the Cutoff bounds it
-            cursor = raw.cursor()
-            try:
-                cursor.execute(_PG_END)
-            finally:
-                cursor.close()
+        if pgconn is None:
+            _pg_exec(conn, _PG_END, PG_RESET_WAIT)
         else:
-            _PG_OPENING.pop(raw, None)  # nothing ran: a ROLLBACK outside a transaction only warns
             _pg_send(pgconn, _PG_END, time.monotonic() + PG_RESET_WAIT)  # an OSError drops the connection
             _PG_PENDING.add(raw)
 
@@ -387,8 +356,6 @@ def _ms(seconds: float) -> int:
 
 _PG_END = "ROLLBACK; SELECT pg_advisory_unlock_all()"
 _PG_PENDING: weakref.WeakSet = weakref.WeakSet()  # psycopg connections whose `end` is not answered yet
-# psycopg connections whose call's opening (`PostgreSQL.begin`) goes out with their next statement
-_PG_OPENING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 # libpq's own bounds, unless the URL sets them: connecting, and a peer that stops answering TCP
 # (keepalive probes on a silent connection; unacknowledged data on a busy one).
 _PG_SOCKET_DEFAULTS = {
@@ -426,44 +393,36 @@ def _pg_checkout(dbapi_connection, record, proxy) -> None:
         raise sa_exc.DisconnectionError("the server closed the connection")
 
 
-def _opened_first(execute):
-    """The dialect's `do_execute`, sending the call's opening (`PostgreSQL.begin`), when it is
-    still to be sent, in one pipeline with the statement: one write, one round trip. The server
-    runs a pipeline in order and skips all of it after a statement that failed, so the statement
-    runs inside the read-only transaction with its limits or not at all. The wait is psycopg's
-    own (the GIL free), bounded like the statement's by the call's `Cutoff`."""
-
-    def do_execute(cursor, *args) -> None:
-        raw = cursor.connection
-        opening = _PG_OPENING.pop(raw, None)
-        if opening is None:
-            execute(cursor, *args)
-            return
-        from psycopg import OperationalError
-
-        with raw.cursor() as own:
-            try:
-                with raw.pipeline():
-                    for sql, values in opening:
-                        own.execute(sql, values or None, prepare=False)
-                    # the opening's answer comes back before the statement runs, so a connection
-                    # that was dead already is told apart from one lost during the statement
-                    raw.pgconn.send_flush_request()
-                    execute(cursor, *args)
-            except OperationalError as exc:
-                if raw.closed and own.pgresult is None:
-                    raise NotOpened(str(exc)) from None
-                raise
-
-    return do_execute
-
-
 def _pg_canceller(raw) -> Callable[[], object]:
     """What sends PostgreSQL's cancel request for the statement running on `raw` (psycopg 3)."""
     cancel_safe = getattr(raw, "cancel_safe", None)
     if cancel_safe is not None:
         return lambda: cancel_safe(timeout=5.0)
     return raw.cancel
+
+
+def _pg_exec(conn, sql: str, seconds: float) -> None:
+    """Run `sql` (statements without parameters) in one message, around the driver's statement
+    machinery: psycopg would forget its prepared statements on seeing a ROLLBACK go through it.
+    The reply is awaited at most `seconds` (TimeoutError), with the GIL free (see the module)."""
+    raw = conn.connection.dbapi_connection
+    pgconn = getattr(raw, "pgconn", None)
+    if pgconn is None:  # psycopg2: no prepared statements of its own to keep; the Cutoff bounds it
+        cursor = raw.cursor()
+        try:
+            cursor.execute(sql)
+        finally:
+            cursor.close()
+        return
+    from psycopg import errors, pq
+
+    _pg_send(pgconn, sql, time.monotonic() + seconds)
+    results = _pg_results(pgconn, seconds)
+    bad = [r for r in results if r.status not in (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK)]
+    if bad:
+        raise errors.error_from_result(bad[0], encoding="utf-8")
+    if pgconn.status != pq.ConnStatus.OK:
+        raise OSError("the connection broke")
 
 
 def _pg_send(pgconn, sql: str, deadline: float) -> None:

@@ -38,8 +38,8 @@ from ..deadlines import Cutoff
 from ..protocol import Prepared, QueryResult
 from ..slots import Admission
 from . import privileges
-from .backends import NotOpened, backend_for
-from .rls import claim_settings
+from .backends import backend_for
+from .rls import claim_settings, with_claim_settings
 from .statements import (
     OMITTED,
     Statement,
@@ -184,7 +184,10 @@ class SQLAlchemyEngine:
         clause = functools.partial(self._clause, statement)
         try:
             columns, rows = self._in_transaction(
-                lambda conn: self.backend.fetch(conn, clause, values, fetch, timeout), timeout, settings
+                lambda conn: with_claim_settings(
+                    conn, settings, lambda: self.backend.fetch(conn, clause, values, fetch, timeout)
+                ),
+                timeout,
             )
         except sa_exc.DBAPIError as exc:
             raise self._error(exc, timeout, deadline) from None
@@ -312,15 +315,14 @@ class SQLAlchemyEngine:
 
     # -- shared parts ------------------------------------------------------------------------
 
-    def _in_transaction(self, work, timeout: float, settings: list[tuple[str, str]] | None = None):
-        """`work(conn)` inside the call's own transaction (`Backend.begin`, with these
-        transaction-local `settings`), always ended by
+    def _in_transaction(self, work, timeout: float):
+        """`work(conn)` inside the call's own transaction (`Backend.begin`), always ended by
         `Backend.end`, with every wait for the database bounded: `timeout` plus `ANSWER_GRACE`
         after the call got its connection, its socket is shut down (`Cutoff`) and the call fails
         saying so. (Waiting for the pool is bounded by pool_timeout, connecting by connect_timeout.)"""
         with Cutoff(timeout + ANSWER_GRACE) as cutoff:
             try:
-                return self._attempts(work, timeout, cutoff, settings or [])
+                return self._attempts(work, timeout, cutoff)
             except Exception:
                 if not cutoff.fired:
                     raise
@@ -329,7 +331,7 @@ class SQLAlchemyEngine:
             "the call was abandoned and its connection closed"
         )
 
-    def _attempts(self, work, timeout: float, cutoff: Cutoff, settings: list[tuple[str, str]]):
+    def _attempts(self, work, timeout: float, cutoff: Cutoff):
         """A pooled connection found dead when the transaction opens is replaced once, and the
         pool with it (nothing has run on it yet)."""
         for attempt in (1, 2):
@@ -338,34 +340,26 @@ class SQLAlchemyEngine:
                 raw = conn.connection.dbapi_connection
                 cutoff.attach(self.backend.socket_of(raw))
                 try:
-                    self.backend.begin(conn, timeout, settings)
+                    self.backend.begin(conn, timeout)
                 except sa_exc.SQLAlchemyError:
                     raise
                 except Exception as exc:  # the driver's own error, from a statement sent around SQLAlchemy
-                    self._not_opened(conn, raw, attempt == 1 and not cutoff.fired, exc)
-                    continue
+                    conn.invalidate()
+                    if attempt == 1 and getattr(raw, "closed", False):
+                        self._engine.dispose(close=False)  # its other idle connections died with it
+                        continue
+                    raise QueryError(
+                        f"connection '{self.name}' could not start a read-only transaction: "
+                        f"{self._redact(first_line(exc))}"
+                    ) from None
                 try:
                     if not self._role_known or self._role_refusal:
                         self._check_role_on(conn)
                     return work(conn)
-                except NotOpened as exc:  # the opening went out with the first statement (psycopg)
-                    unopened = exc
                 finally:
                     self._end(conn)
                     cutoff.disarm()  # before the connection goes back to the pool
-                self._not_opened(conn, raw, attempt == 1 and not cutoff.fired, unopened)
         raise AssertionError("unreachable")
-
-    def _not_opened(self, conn, raw, retry: bool, exc: Exception) -> None:
-        """The call's transaction could not be opened. A connection found closed is dropped (with
-        the pool's other idle ones) when the call may `retry`; otherwise the call fails saying so."""
-        conn.invalidate()
-        if retry and getattr(raw, "closed", False):
-            self._engine.dispose(close=False)  # its other idle connections died with it
-            return
-        raise QueryError(
-            f"connection '{self.name}' could not start a read-only transaction: {self._redact(first_line(exc))}"
-        ) from None
 
     def _end(self, conn) -> None:
         """End the call's transaction; a connection that cannot be reset is not used again."""
