@@ -446,6 +446,26 @@ def test_postgres_timeout_cancels_the_query_on_the_server(postgres_url):
         engine.close()
 
 
+def test_postgres_query_never_runs_without_its_time_limit(postgres_url, monkeypatch):
+    """When the server refuses the opening of the call's transaction (BEGIN READ ONLY, its time
+    limit), the query is never run: the call fails at once with the server's sentence (the query,
+    5 s of sleep, never ran), and the next call is served, read-only again."""
+    from mcpgen.engines.sqlalchemy import backends
+
+    engine = SQLAlchemyEngine("pg", URLConnection(url=postgres_url, pool_size=1, max_overflow=0))
+    try:
+        run(engine, "SELECT 1")
+        monkeypatch.setattr(backends, "_ms", lambda seconds: "'no limit'")
+        start = time.monotonic()
+        with pytest.raises(QueryError, match=r'invalid value for parameter "statement_timeout"'):
+            run(engine, "SELECT pg_sleep(5)", timeout=10)
+        assert time.monotonic() - start < 2
+        monkeypatch.undo()
+        assert run(engine, "SELECT current_setting('transaction_read_only')").rows == [("on",)]
+    finally:
+        engine.close()
+
+
 def test_mariadb_timeout_cancels_the_query_on_the_server(mariadb_url):
     marker = services.unique_name("mcpgen_timeout")
     engine = SQLAlchemyEngine("maria", URLConnection(url=mariadb_url))
@@ -636,8 +656,8 @@ def test_postgres_terminated_connections_cost_nothing(postgres_url):
 
 def test_postgres_connection_dead_at_the_opening_is_replaced_once(postgres_url):
     """The server ends a pooled connection after the pool's look at it (the race a restart or a
-    killed session leaves): the call's opening goes out with its query and gets no answer, so
-    nothing ran, and the call answers through a new connection."""
+    killed session leaves): the call's opening (BEGIN READ ONLY) gets no answer, so nothing ran,
+    and the call answers through a new connection."""
     import sqlalchemy as sa
 
     app = services.unique_name("mcpgen_test")
