@@ -298,7 +298,11 @@ class Page:
 
 def json_bytes(value: Any) -> int:
     """The bytes `value` takes as JSON text in UTF-8, as an answer carries it."""
-    return utf8_size(json.dumps(value, ensure_ascii=False, default=str))
+    return utf8_size(_JSON.encode(value))
+
+
+# What json.dumps(value, ensure_ascii=False, default=str) uses, built once rather than at every call
+_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
 def within(text: str, limit: int) -> str:
