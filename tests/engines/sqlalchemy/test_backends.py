@@ -94,7 +94,9 @@ def test_postgres_reset_never_answered_costs_one_bounded_wait(postgres_url, monk
             stop.set()
             ticker.join(5)
         assert 0.45 < time.monotonic() - start < 3
-        assert len(ticks) >= 30  # the other threads ran while the checkout waited
+        # the other threads ran while the checkout waited: a wait holding the GIL for its 0.5 s
+        # would leave a tick or two; a loaded machine wakes a 10 ms ticker late (29 of 50 seen)
+        assert len(ticks) >= 10
         assert proxy.accepted == accepted + 1 and proxy.held > 0  # one new connection
     finally:
         engine.close()
