@@ -1,6 +1,6 @@
-"""`mcpgen validate`: run the static checks over a folder (in parallel when it is big), and
-the column checks: open each connection, describe every query without running its work,
-and check every column that charts, `table:` and templates name (`load.columns`). DuckDB
+"""`mcpgen validate`: run the static checks over a folder (in parallel when much of a big one is not in
+the cache of checked specs), and the column checks: open each connection, describe every query
+without running its work, and check every column that charts, `table:` and templates name (`load.columns`). DuckDB
 connections (in process, local files) are described by default; SQLAlchemy connections
 only with `--live`.
 
@@ -81,11 +81,14 @@ def run_validate(
 
 def _run_validate(specs_dir, live, timeout, jobs, start, columns=True, loaded=None) -> Report:
     from ..load.discovery import spec_paths
-    from ..load.project import load_project
+    from ..load.project import load_project, unchecked
 
     specs_dir = Path(specs_dir)
     paths = spec_paths(specs_dir)  # raises SpecError for a missing folder
-    jobs = _jobs(len(paths)) if jobs is None else jobs
+    if jobs is None:
+        jobs = _jobs(len(paths))
+        if jobs > 1:  # what the cache holds is read faster here than workers start: they check the rest
+            jobs = _jobs(unchecked(specs_dir, paths, described=columns))
     if live or jobs <= 1 or loaded is not None:
         loaded = loaded or load_project(specs_dir)
         problems = list(loaded.problems)
@@ -126,16 +129,18 @@ def _static_parallel(
     from ..load.spec_checks import check_unique_names
 
     # Warm up here (lazy imports: the SQL dialect, ...), not once per worker.
-    _static_chunk(specs_dir, paths[:1], False, timeout)
+    with parsecache.collecting():
+        _static_chunk(specs_dir, paths[:1], False, timeout)
     if columns:
         from ..engines import duckdb as _  # noqa: F401  imported once here, not once per worker (no connection yet)
     chunks = [paths[i::jobs] for i in range(jobs)]
     with multiprocessing.get_context("fork").Pool(jobs) as pool:
         results = pool.starmap(_static_chunk, [(specs_dir, chunk, columns, timeout) for chunk in chunks])
+    parsecache.save([result[3] for result in results])  # the project's cache files, as one process reads them
     problems: list[Problem] = []
     named: list[_Named] = []
     connections: dict[str, str] = {}
-    for i, (chunk_problems, chunk_names, chunk_connections) in enumerate(results):
+    for i, (chunk_problems, chunk_names, chunk_connections, _kept) in enumerate(results):
         problems += [p for p in chunk_problems if i == 0 or not p.path.endswith("mcpgen.yaml")]
         named += chunk_names
         for name, state in chunk_connections.items():
@@ -160,16 +165,17 @@ class _Named:
         return self.line, self.col
 
 
-def _static_chunk(
-    specs_dir: Path, chunk: list[Path], columns: bool, timeout: float
-) -> tuple[list[Problem], list[_Named], dict[str, str]]:
+def _static_chunk(specs_dir: Path, chunk: list[Path], columns: bool, timeout: float) -> tuple:
+    """(the problems, names and connections of a part of a project, and what it used of the project's cache)."""
     from ..load.project import load_project
 
-    loaded = load_project(specs_dir, paths=chunk, unique_names=False)
-    report = Report(str(specs_dir), len(chunk), list(loaded.problems))
-    if columns:
-        _live(loaded, report, timeout, everywhere=False, scope=tuple(chunk))
-    return report.problems, [_Named(s.name, s.path, *s.where("name")) for s in loaded.specs], report.connections
+    with parsecache.collecting() as kept:
+        loaded = load_project(specs_dir, paths=chunk, unique_names=False, scope=())
+        report = Report(str(specs_dir), len(chunk), list(loaded.problems))
+        if columns:
+            _live(loaded, report, timeout, everywhere=False)
+    names = [_Named(s.name, s.path, *s.where("name")) for s in loaded.specs]
+    return report.problems, names, report.connections, kept
 
 
 def _python_syntax(files: list[Path], specs_dir: Path) -> list[Problem]:
@@ -195,11 +201,10 @@ def _sorted(problems: list[Problem]) -> list[Problem]:
 # Live checks
 
 
-def _live(loaded: LoadedProject, report: Report, timeout: float, everywhere: bool = True, scope: tuple = ()) -> None:
+def _live(loaded: LoadedProject, report: Report, timeout: float, everywhere: bool = True) -> None:
     """Open each connection the specs use, describe every query, and check the columns they name.
 
-    `everywhere=False` leaves out the connections that are not `checked_by_default`; `scope` tells
-    apart the parts of a project that workers describe."""
+    `everywhere=False` leaves out the connections that are not `checked_by_default`."""
     from ..engines.factory import create_engine
 
     secrets = secrets_of(loaded.config)
@@ -257,7 +262,7 @@ def _live(loaded: LoadedProject, report: Report, timeout: float, everywhere: boo
             _learn_column_types(loaded, engines, timeout, report)
             failed_names = {p.path for p in loaded.errors}
             specs = [s for s in specs if str(s.path) not in failed_names]
-        _describe_all(loaded, specs, engines, timeout, scope, report)
+        _describe_all(loaded, specs, engines, timeout, report)
     finally:
         os.chdir(cwd)
         for engine in engines.values():
@@ -284,15 +289,15 @@ def _describe_all(
     specs: list[LoadedSpec],
     engines: dict[str, Engine],
     timeout: float,
-    scope: tuple,
     report: Report,
 ) -> None:
     """Describe every query whose connection is open; what describing found on a DuckDB connection is
-    kept with the state of the data (`load.checked`: its data is the project's files), per part of
-    the project (`scope`)."""
+    kept with the state of the data (`load.checked`: its data is the project's files), and that state."""
     secrets = secrets_of(loaded.config)
     state = checked.data_state(loaded.root, loaded.config)
-    with parsecache.session(loaded.root, loaded.specs_dir.resolve(), "described", *scope):
+    with parsecache.session(loaded.root, loaded.specs_dir.resolve(), "described"):
+        if state is not None and parsecache.get(checked.state_key(state)) is None:
+            parsecache.put(checked.state_key(state), b"described")
         for spec in specs:
             engine = engines.get(spec.spec.connection)
             if engine is None:

@@ -12,7 +12,8 @@ query reads) is checked on every load: it is never kept.
 
 Serving and validating keep one more fact per spec: that its query, on its DuckDB connection, was
 prepared and described without an error, with the warnings that found (`described_key`,
-`described`, `keep_described`). That entry is named
+`described`, `keep_described`), and that validate described a project's queries in a state of its data
+(`state_key`: it then reads them all here rather than in workers). That entry is named
 by the sha256 of the spec as checked, its SQL, mcpgen.yaml, the versions and the state of the data
 (`data_state`: the name, size, time and inode of every visible file in the project folder, which
 is all a DuckDB connection may read, and of each DuckDB database file): any file that changes,
@@ -129,6 +130,17 @@ def _stat(path: str) -> str:
     except OSError:
         return f"{path} missing\n"
     return f"{path} {info.st_size} {info.st_mtime_ns} {info.st_ino}\n"
+
+
+def state_key(state: str) -> str:
+    """The name of the fact that the queries of a project were described in this state of its data."""
+    return "state:" + state
+
+
+def described_in(root: Path, specs_dir: Path, config: ProjectConfig) -> bool:
+    """Whether the queries of the project were described in the current state of its data."""
+    state = data_state(root, config)
+    return state is not None and state_key(state) in parsecache.kept(root, specs_dir, "described")
 
 
 def described_key(loaded: LoadedSpec, state: str) -> str | None:

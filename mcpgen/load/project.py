@@ -35,22 +35,25 @@ from .spec_checks import check_spec, check_unique_names
 from .specs import LoadedProject, LoadedSpec
 
 
-def load_project(specs_dir: str | Path, paths: list[Path] | None = None, unique_names: bool = True) -> LoadedProject:
+def load_project(
+    specs_dir: str | Path, paths: list[Path] | None = None, unique_names: bool = True, scope: tuple | None = None
+) -> LoadedProject:
     """Read and check every spec under `specs_dir` (no database is touched).
 
     `paths` loads only those spec files, and `unique_names=False` leaves the check
-    across files to the caller (`validate` shares a big project between processes)."""
+    across files to the caller (`validate` shares a big project between processes).
+    `scope` names the cache file used: by default the project's, or with `paths` one of their own
+    (`mcpgen call` reads its one spec's); validate's workers share the project's (`scope=()`)."""
     specs_dir = Path(specs_dir)
     problems: list[Problem] = []
-    explicit = paths is not None
+    scope = (() if paths is None else tuple(paths)) if scope is None else scope
     paths = spec_paths(specs_dir) if paths is None else paths
-    config_path = find_config(specs_dir)
-    root = (config_path.parent if config_path else specs_dir.parent).resolve()
+    config_path, root = _where(specs_dir)
     config = load_config(config_path, problems) if config_path else ProjectConfig()
     _check_root(root, config, config_path or specs_dir, problems)
     icons = _project_icons(config, config_path, root, problems)
-    # Parsed templates and spec files come from the cache of this project (or of this part of it, in validate's workers).
-    with parsecache.session(root, specs_dir.resolve(), *(paths if explicit else ())):
+    # Parsed templates and spec files come from the cache of this project (or of this part of it).
+    with parsecache.session(root, specs_dir.resolve(), *scope):
         specs = []
         for path in paths:
             loaded = load_spec(path, config, problems, root)
@@ -67,6 +70,24 @@ def load_project(specs_dir: str | Path, paths: list[Path] | None = None, unique_
     project = LoadedProject(specs_dir, root, config, config_path, specs, python_files, problems, icons=icons)
     project.prompts = prompts
     return project
+
+
+def _where(specs_dir: Path) -> tuple[Path | None, Path]:
+    """(mcpgen.yaml, or None, and the project's root folder: mcpgen.yaml's, else the specs folder's parent)."""
+    config_path = find_config(specs_dir)
+    return config_path, (config_path.parent if config_path else specs_dir.parent).resolve()
+
+
+def unchecked(specs_dir: Path, paths: list[Path], described: bool = False) -> int:
+    """How many of these spec files the cache of the project does not hold as checked as they are now;
+    with `described`, all of them when their queries were not described in this state of the data."""
+    config_path, root = _where(specs_dir)
+    config = load_config(config_path, []) if config_path else ProjectConfig()
+    if described and not checked.described_in(root, specs_dir.resolve(), config):
+        return len(paths)
+    kept = parsecache.kept(root, specs_dir.resolve())
+    texts = ((path, read_text(path, [])) for path in paths)
+    return sum(text is None or checked.key(str(path), root, text, config) not in kept for path, text in texts)
 
 
 def _project_icons(config: ProjectConfig, path: Path | None, root: Path, problems: list[Problem]) -> list[dict]:

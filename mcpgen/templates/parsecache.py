@@ -8,7 +8,9 @@ name, size and time of each of mcpgen's own files; any other version reads it as
 that is not there is parsed, so an edit can never meet a stale result, and what fails to parse is
 never kept. `get` and `put` keep other bytes in the same file under a key of the caller's
 (`load.checked`: specs as checked). A file that cannot be read (deleted, truncated, corrupt,
-written by someone else) is ignored: everything is parsed as if there were no cache. Unpickling
+written by someone else) is ignored: everything is parsed as if there were no cache. Processes that
+each load a part of one project (validate's workers) read its file and hand what they used back
+(`collecting`), for their parent to `save` as one file. Unpickling
 accepts Jinja's node classes, the positioned mappings and lists of YAML, and plain values only.
 
 Where: `MCPGEN_CACHE_DIR`, else `$XDG_CACHE_HOME/mcpgen`, else `~/.cache/mcpgen`.
@@ -95,21 +97,65 @@ class _Store:
         self.missed = 0
 
     def save(self) -> None:
-        """Write the trees this run used, if any had to be parsed (atomic: readers see old or new)."""
-        if not self.missed:
-            return
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tmp-", suffix=".pickle")
-            with os.fdopen(fd, "wb") as out:
-                pickle.dump((_header(), self.used), out, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, self.path)
-        except OSError:  # a read-only or full disk: the next start parses again
-            with contextlib.suppress(OSError, UnboundLocalError):
-                os.unlink(tmp)
+        """Write the trees this run used, if any had to be parsed (atomic: readers see old or new); in
+        `collecting`, hand them to it instead."""
+        found = _collected.get()
+        if found is not None:
+            _add(found, self.path, self.missed, self.used)
+        elif self.missed:
+            _write(self.path, self.used)
+
+
+def _write(path: Path, entries: dict[str, bytes]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".pickle")
+        with os.fdopen(fd, "wb") as out:
+            pickle.dump((_header(), entries), out, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    except OSError:  # a read-only or full disk: the next start parses again
+        with contextlib.suppress(OSError, UnboundLocalError):
+            os.unlink(tmp)
 
 
 _active: contextvars.ContextVar[_Store | None] = contextvars.ContextVar("mcpgen_parse_cache", default=None)
+_collected: contextvars.ContextVar[dict[Path, tuple[int, dict[str, bytes]]] | None] = contextvars.ContextVar(
+    "mcpgen_parse_cache_collected", default=None
+)
+
+
+@contextlib.contextmanager
+def collecting() -> Iterator[dict[Path, tuple[int, dict[str, bytes]]]]:
+    """Sessions opened within write no file: what each used (and how much it had to parse) is collected
+    per cache file, for another process to `save` (validate's workers each load a part of one project)."""
+    found: dict[Path, tuple[int, dict[str, bytes]]] = {}
+    token = _collected.set(found)
+    try:
+        yield found
+    finally:
+        _collected.reset(token)
+
+
+def save(parts: list[dict[Path, tuple[int, dict[str, bytes]]]]) -> None:
+    """Write each cache file that `collecting` parts used, with all that they used, if any had to parse."""
+    merged: dict[Path, tuple[int, dict[str, bytes]]] = {}
+    for part in parts:
+        for path, (missed, used) in part.items():
+            _add(merged, path, missed, used)
+    for path, (missed, entries) in merged.items():
+        if missed:
+            _write(path, entries)
+
+
+def _add(found: dict[Path, tuple[int, dict[str, bytes]]], path: Path, missed: int, used: dict[str, bytes]) -> None:
+    before, entries = found.get(path, (0, {}))
+    found[path] = (before + missed, {**entries, **used})
+
+
+def kept(root: Path, *scope: object) -> set[str]:
+    """The keys that the cache file of a `session(root, *scope)` holds (none when the cache is off)."""
+    path = cache_file("load", ".pickle", root, *scope)
+    return set(_read(path)) if path is not None else set()
 
 
 @contextlib.contextmanager

@@ -178,6 +178,32 @@ def test_validate_describes_again_only_what_changed(tmp_path, cache, monkeypatch
     assert len(run_validate(specs, jobs=1).errors) == len(report.errors) and sorted(described) == ["paged", "towns"]
 
 
+def test_validate_reads_what_its_workers_kept_in_one_process(tmp_path, cache, checks, monkeypatch):
+    """A big project is checked in workers only while the cache lacks much of it: what they checked and
+    described is kept as one process reads it, and a changed data file sends the project to workers again."""
+    from mcpgen.commands import validate
+
+    parts: list[int] = []
+    described: list[str] = []
+    real_parallel, real_live = validate._static_parallel, validate.check_spec_live
+    monkeypatch.setattr(validate, "_static_parallel", lambda *a: parts.append(a[2]) or real_parallel(*a))
+    monkeypatch.setattr(
+        validate, "check_spec_live", lambda spec, *a: described.append(spec.name) or real_live(spec, *a)
+    )
+    monkeypatch.setattr(validate, "_jobs", lambda files: 2 if files >= 3 else 1)  # a big project, made small
+    specs = project(tmp_path, **{f"t{i}": SPEC.replace("DESC", f"DESC LIMIT {i + 1}") for i in range(4)})
+    fresh = run_validate(specs)
+    assert parts == [2] and fresh.warnings and not fresh.errors
+    checks.clear()
+    warm = run_validate(specs)
+    assert parts == [2] and checks == [] and described == [] and warm.problems == fresh.problems
+    assert not run_validate(specs, columns=False).errors and parts == [2]
+    (specs.parent / "data" / "towns.csv").write_text("city,people,country\nLyon,522000,FR\n")
+    changed = run_validate(specs)
+    assert parts == [2, 2] and len(changed.errors) == 4
+    assert [str(p) for p in run_validate(specs).problems] == [str(p) for p in changed.problems] and parts == [2, 2]
+
+
 def test_another_version_of_a_library_checks_again(tmp_path, cache, checks, monkeypatch):
     import sqlglot
 
