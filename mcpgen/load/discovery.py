@@ -45,4 +45,5 @@ def python_paths(specs_dir: Path) -> list[Path]:
 
 def _visible(folder: Path, suffixes: tuple[str, ...]) -> list[Path]:
     """Files of `folder` (not its subfolders) ending in one of `suffixes`, hidden ones left out, in name order."""
-    return sorted(p for p in folder.iterdir() if p.suffix in suffixes and not p.name.startswith("."))
+    found = (p for p in folder.iterdir() if p.suffix in suffixes and not p.name.startswith("."))
+    return sorted(found, key=lambda p: p.name)  # one folder: the order of paths, without comparing their parts
