@@ -75,8 +75,6 @@ class SpecTool:
         self.input_schema: dict[str, Any] = self.arguments.schema
         self.page_size = spec.page_size
         self.cursors = cursors or Cursors()
-        # What cursors and download links are bound to besides the caller and the arguments: this spec.
-        self.version = hashlib.sha256((loaded.sql + spec.model_dump_json()).encode()).hexdigest()
         settings = download_settings(spec.download, defaults.download)
         self.downloads = Downloads(self.name, settings, self.cursors) if settings else None
         if self.downloads is not None and self.cache_ttl is not None:  # a kept answer never outlives its links
@@ -96,6 +94,12 @@ class SpecTool:
             self.empty_sources = [loaded.templates[f"empty.sources[{i}]"] for i in range(len(chosen))]
         else:
             self.empty_sources = [t for t in self.sources if t.constant is not None] or self.sources
+
+    @functools.cached_property
+    def version(self) -> str:
+        """What cursors and download links are bound to besides the caller and the arguments: this spec
+        (made at the first call that needs it: a server of many specs starts without)."""
+        return hashlib.sha256((self._sql + self.spec.model_dump_json()).encode()).hexdigest()
 
     @functools.cached_property
     def uses_rows(self) -> bool:
