@@ -20,11 +20,15 @@ is all a DuckDB connection may read, and of each DuckDB database file): any file
 appears or goes makes every query described again.
 
 Reading an entry builds mcpgen's own spec classes, Jinja's nodes, YAML's mappings, paths and plain
-values only; an entry that cannot be read is checked again, as if there were none.
+values only; an entry that cannot be read is checked again, as if there were none. The spec's YAML
+with its positions is kept apart in the entry and read only when something asks where a key is
+(placing an error): a warm start that finds none never reads it.
 """
 
 from __future__ import annotations
 
+import copy
+import functools
 import hashlib
 import io
 import os
@@ -42,10 +46,10 @@ from ..spec import models, yamlload
 from ..spec.config import DuckDBConnection, ProjectConfig
 from ..templates import parsecache
 from ..templates.render import PROSE, URL, Template
-from .specs import LoadedSpec
+from .specs import NO_POSITIONS, LoadedSpec
 
 _ENVS = {"prose": PROSE, "url": URL}
-_FORMAT = "checked-spec 1"
+_FORMAT = "checked-spec 2"
 
 
 def key(shown: str, root: Path, text: str, config: ProjectConfig) -> str:
@@ -77,14 +81,25 @@ def get(name: str) -> tuple[LoadedSpec | None, list[Problem]] | None:
     if data is None:
         return None
     try:
-        files, loaded, problems = _Unpickler(io.BytesIO(data)).load()
+        files, loaded, positions, problems = _Unpickler(io.BytesIO(data)).load()
     except Exception:  # foreign, corrupt or from classes that changed: checked again
         return None
     if not (loaded is None or isinstance(loaded, LoadedSpec)) or not all(isinstance(p, Problem) for p in problems):
         return None
     if any(_digest(Path(path)) != digest for path, digest in files):
         return None
+    if loaded is not None:
+        loaded.positions_later(functools.partial(_positions, positions))
     return loaded, problems
+
+
+def _positions(data: Any) -> yamlload.Located:
+    """A spec's YAML with the positions of its keys, kept apart in its entry (a damaged one: none known)."""
+    try:
+        found = _Unpickler(io.BytesIO(data)).load()
+    except Exception:
+        return NO_POSITIONS
+    return found if isinstance(found, yamlload.Located) else NO_POSITIONS
 
 
 def put(name: str, loaded: LoadedSpec | None, problems: list[Problem], data: Any, root: Path, path: Path) -> None:
@@ -95,12 +110,20 @@ def put(name: str, loaded: LoadedSpec | None, problems: list[Problem], data: Any
         return
     sql_file = data.get("sql_file") if isinstance(data, yamlload.Located) else None
     files = [(str(path.parent / sql_file), _digest(path.parent / sql_file))] if isinstance(sql_file, str) else []
-    buffer = io.BytesIO()
     try:
-        _Pickler(buffer).dump((files, loaded, problems))
+        positions = _pickled(loaded.data) if loaded is not None else None
+        if loaded is not None:  # the positions apart, read only by what asks where a key is
+            loaded = copy.copy(loaded)
+            del loaded.data
+        parsecache.put(name, _pickled((files, loaded, positions, problems)))
     except Exception:  # something in it cannot be kept: it is checked on every load
         return
-    parsecache.put(name, buffer.getvalue())
+
+
+def _pickled(value: Any) -> bytes:
+    buffer = io.BytesIO()
+    _Pickler(buffer).dump(value)
+    return buffer.getvalue()
 
 
 def data_state(root: Path, config: ProjectConfig) -> str | None:

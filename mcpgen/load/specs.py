@@ -8,8 +8,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..errors import Findings, Problem, SpecError
 from ..spec.config import ProjectConfig
@@ -43,7 +45,24 @@ class LoadedSpec:
     def forget_positions(self) -> None:
         """Let go of the raw mapping the spec was read from (`data`: about half of what a loaded spec holds,
         kept only to say where in the file a key is). What asks later gets no line and column."""
+        self.__dict__.pop("_read_positions", None)
         self.data = NO_POSITIONS
+
+    def positions_later(self, read: Callable[[], Located]) -> None:
+        """`data` made by `read()` when first asked for (the cache of checked specs keeps it apart: a warm
+        start that finds no error never reads it)."""
+        self.__dict__.pop("data", None)
+        self.__dict__["_read_positions"] = read
+
+    if not TYPE_CHECKING:  # hidden from mypy, which would take any attribute for one
+
+        def __getattr__(self, name: str) -> Any:
+            read = self.__dict__.get("_read_positions")
+            if name != "data" or read is None:
+                raise AttributeError(name)
+            self.data = read()
+            del self.__dict__["_read_positions"]
+            return self.data
 
 
 NO_POSITIONS = Located()  # a spec's `data` once its positions are forgotten: `where` answers (None, None)

@@ -108,6 +108,27 @@ def test_problems_come_out_of_a_cached_spec_exactly_as_from_a_fresh_load(tmp_pat
     assert [s.name for s in load_project(specs).specs] == ["towns"]  # a spec with errors stays out
 
 
+def test_a_warm_start_reads_positions_only_to_place_an_error(tmp_path, cache, monkeypatch):
+    """A spec from the cache reads its YAML positions only when asked where a key is: a start that finds
+    an error (here a column its data file no longer has) still places it at the same file:line:col."""
+    from mcpgen.errors import SpecError
+    from mcpgen.serve.project import open_project
+
+    specs = project(tmp_path, towns=SPEC)
+    open_project(specs).close()
+    warm = load_project(specs)
+    assert "data" not in vars(warm.specs[0])
+    assert warm.specs[0].where("content") == (6, 1) and "data" in vars(warm.specs[0])
+    (specs.parent / "data" / "towns.csv").write_text("city,people,country\nLyon,522000,FR\n")
+    with pytest.raises(SpecError) as cached:
+        open_project(specs)
+    monkeypatch.setenv("MCPGEN_CACHE", "off")
+    with pytest.raises(SpecError) as fresh:
+        open_project(specs)
+    assert cached.value.problems == fresh.value.problems
+    assert any(p.line == 5 and '"name" not found' in p.message for p in cached.value.problems), cached.value.problems
+
+
 def test_an_edited_spec_is_checked_again(tmp_path, cache, checks):
     specs = project(tmp_path, towns=SPEC, villages=SPEC)
     load_project(specs)
