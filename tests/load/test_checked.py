@@ -114,6 +114,7 @@ def test_a_warm_start_reads_positions_only_to_place_an_error(tmp_path, cache, mo
     from mcpgen.errors import SpecError
     from mcpgen.serve.project import open_project
 
+    monkeypatch.chdir(tmp_path)  # opening a project moves into its folder: moved back after the test
     specs = project(tmp_path, towns=SPEC)
     open_project(specs).close()
     warm = load_project(specs)
