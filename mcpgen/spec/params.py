@@ -36,6 +36,7 @@ _JSON_TYPES = {
     "array": "array",
 }
 _FORMATS = {"date": "date", "datetime": "date-time"}
+_FIRST = ("type", "format", "description", "default")  # the keys a parameter's schema starts with, in this order
 _KEYWORDS = {
     "minimum": "minimum",
     "maximum": "maximum",
@@ -106,8 +107,7 @@ def parameter_schema(param: Parameter) -> dict[str, Any]:
     if param.examples:
         schema["examples"] = list(param.examples)
     # Keep the declaration's key order readable: type, format, description, then constraints.
-    order = ["type", "format", "description", "default"]
-    return {k: schema[k] for k in sorted(schema, key=lambda k: order.index(k) if k in order else len(order))}
+    return {**{k: schema[k] for k in _FIRST if k in schema}, **schema}
 
 
 class Arguments:
