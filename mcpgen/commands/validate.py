@@ -129,8 +129,7 @@ def _static_parallel(
     from ..load.spec_checks import check_unique_names
 
     # Warm up here (lazy imports: the SQL dialect, ...), not once per worker.
-    with parsecache.collecting():
-        _static_chunk(specs_dir, paths[:1], False, timeout)
+    _static_chunk(specs_dir, paths[:1], False, timeout)  # what it used of the cache is kept by a worker too
     if columns:
         from ..engines import duckdb as _  # noqa: F401  imported once here, not once per worker (no connection yet)
     chunks = [paths[i::jobs] for i in range(jobs)]
