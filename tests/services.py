@@ -12,6 +12,7 @@ import csv
 import os
 import secrets
 import sqlite3
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 
@@ -101,6 +102,17 @@ def connect(service: str):
         connect_timeout=3,
         charset="utf8mb4",
     )
+
+
+@contextmanager
+def granting():
+    """A PostgreSQL connection in a transaction that holds the test sessions' one advisory lock on grants: a
+    GRANT or REVOKE on the database or on schema public (DROP OWNED too) rewrites that one catalogue row, and
+    two sessions doing so at once fail ("tuple concurrently updated")."""
+    with connect("postgresql") as con, con.transaction():
+        con.execute("SET LOCAL lock_timeout = '60s'")
+        con.execute("SELECT pg_advisory_xact_lock(hashtext('mcpgen tests: grants'))")
+        yield con
 
 
 CITIES_CSV = ROOT / "examples" / "data" / "cities.csv"

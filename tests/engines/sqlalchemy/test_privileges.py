@@ -40,7 +40,7 @@ def one_value(engine: SQLAlchemyEngine, sql: str):
 def pg_reader(postgres_url):
     """A role made with docs/security.md's statements, a table it reads, and a table and sequence it does not."""
     role, table = services.unique_name("mcpgen_reader"), services.unique_name("mcpgen_priv")
-    with services.connect("postgresql") as con:
+    with services.granting() as con:
         for statement in (
             f"CREATE ROLE {role} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION CONNECTION LIMIT 20",
             f"ALTER ROLE {role} SET default_transaction_read_only = on",
@@ -55,7 +55,7 @@ def pg_reader(postgres_url):
     try:
         yield role, table, make_url(postgres_url).set(username=role, password=None).render_as_string(False)
     finally:
-        with services.connect("postgresql") as con:
+        with services.granting() as con:
             con.execute(f"DROP TABLE IF EXISTS {table}")
             con.execute(f"DROP SEQUENCE IF EXISTS {table}_seq")
             con.execute(f"DROP OWNED BY {role}")
@@ -91,7 +91,7 @@ def test_the_documented_reader_role_passes_and_serves(pg_reader):
 )
 def test_a_role_that_may_do_more_than_read_is_refused(pg_reader, grant, words):
     role, table, url = pg_reader
-    with services.connect("postgresql") as con:
+    with services.granting() as con:
         con.execute(grant.format(role=role, table=table))
     engine = engine_for(url)
     try:
