@@ -36,15 +36,41 @@ if "MCPGEN_CACHE_DIR" not in os.environ:
 
 
 # --- slow tests (browsers, the Spark cluster, load, server processes) run in CI and on request -------
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
-    """Skip `slow` tests, saying how to run them, unless MCPGEN_SLOW=1, MCPGEN_REQUIRE_SERVICES=1 (CI)
-    or a -m expression chooses tests by marker."""
+    """Put every `spark` test in one pytest-xdist group (one worker, so one Spark cluster: the session's),
+    first, since it is the longest; skip `slow` tests, saying how to run them, unless MCPGEN_SLOW=1,
+    MCPGEN_REQUIRE_SERVICES=1 (CI) or a -m expression chooses tests by marker."""
+    items.sort(key=lambda item: "spark" not in item.keywords)
+    for item in items:
+        if "spark" in item.keywords:
+            item.add_marker(pytest.mark.xdist_group("spark"))
     if os.environ.get("MCPGEN_SLOW") == "1" or services.services_required() or config.getoption("markexpr"):
         return
     skip = pytest.mark.skip(reason="slow test: run with MCPGEN_SLOW=1 (CI runs every test)")
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+# --- what the pytest-xdist workers send the controller ------------------------------------------------
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Captured output goes to the controller as UTF-8: a lone surrogate a test logged is sent escaped."""
+    report = yield
+    report.sections = [(name, text.encode("utf-8", "backslashreplace").decode()) for name, text in report.sections]
+    return report
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Print what tests recorded as `("summary", text)` in their user_properties (the corpus's counts): a
+    worker's own output goes nowhere."""
+    reports = [r for rs in terminalreporter.stats.values() for r in rs if getattr(r, "when", None) == "call"]
+    texts = [t for r in sorted(reports, key=lambda r: r.nodeid) for k, t in r.user_properties if k == "summary"]
+    if texts:
+        terminalreporter.section("summary")
+        for text in texts:
+            terminalreporter.line(text)
 
 
 # --- database services: PostgreSQL, MariaDB, and the cities table in each ----------------------------

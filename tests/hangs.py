@@ -20,6 +20,7 @@ import os
 import sys
 
 import pytest
+from _pytest._io import TerminalWriter
 
 HANG_GRACE = float(os.environ.get("MCPGEN_TEST_HANG_GRACE", "10"))
 _stderr: list = []  # the real stderr, kept before output capture replaces it
@@ -28,6 +29,8 @@ _stderr: list = []  # the real stderr, kept before output capture replaces it
 def pytest_configure(config) -> None:
     if not _stderr:
         _stderr.append(os.fdopen(os.dup(sys.__stderr__.fileno()), "w"))
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker's stdout goes nowhere: pytest-timeout's stacks to stderr
+        config.get_terminal_writer = lambda: TerminalWriter(_stderr[0])
 
 
 @pytest.hookimpl(wrapper=True)

@@ -603,11 +603,10 @@ CASES = [
 
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize(("engine", "suite"), [pytest.param(e, b, marks=m, id=f"{e}-{b}") for e, b, m in CASES])
-def test_the_corpus_gives_duckdbs_tables(engine, suite, request, reference, capsys):
+def test_the_corpus_gives_duckdbs_tables(engine, suite, request, reference):
     corpora = request.getfixturevalue(f"corpus_{engine}")
     results = run_corpus(engine, suite, corpora, reference)
-    with capsys.disabled():
-        print("\n" + report(f"{engine} {suite}", results))
+    request.node.user_properties.append(("summary", report(f"{engine} {suite}", results)))
     unexpected = {
         name: f"{kind}: {detail}"
         for name, (kind, detail) in results.items()
