@@ -66,7 +66,8 @@ def layer_of(name: str) -> int:
     return LAYER[top]
 
 
-GRAPH = {name: imports(name, path, set(modules())) for name, path in modules().items()}
+MODULES = modules()
+GRAPH = {name: imports(name, path, set(MODULES)) for name, path in MODULES.items()}
 
 
 def test_every_module_has_a_declared_layer():
