@@ -22,12 +22,14 @@ Spark every other, unless MCPGEN_CORPUS_ALL=1: `chosen`).
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
 import math
 import os
 import secrets
 import shutil
 import sqlite3
 import subprocess
+import time
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -73,7 +75,8 @@ class Data:
 
 
 class LazyData(Data):
-    """Each benchmark's data generated when a test first needs it."""
+    """Each benchmark's data generated when a test first needs it, once per run: the pytest-xdist workers
+    share the folder, and the first to need a benchmark generates it while the others wait."""
 
     def __init__(self, folder: Path):
         super().__init__(folder, {})
@@ -86,7 +89,22 @@ class _Tables(dict):
         self._data = data
 
     def __missing__(self, benchmark: str) -> list[str]:
-        self[benchmark] = generate(self._data.folder, (benchmark,)).tables[benchmark]
+        folder = self._data.folder
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / f"{benchmark}.lock", "w") as lock:
+            deadline = time.monotonic() + 600  # generating one benchmark takes seconds
+            while True:
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        pytest.fail(f"another worker has been generating the {benchmark} data for 600 s")
+                    time.sleep(0.2)
+            names = folder / benchmark / "tables.txt"
+            if not names.exists():
+                names.write_text("\n".join(generate(folder, (benchmark,)).tables[benchmark]))
+            self[benchmark] = names.read_text().split()
         return self[benchmark]
 
 
@@ -117,8 +135,8 @@ def generate(folder: Path, benchmarks: tuple[str, ...] = BENCHMARKS) -> Data:
                 select += f" WHERE cd_demo_sk IN ({_demographics_keys()})"
             con.execute(f"COPY ({select}) TO '{folder / benchmark / name}.parquet' (FORMAT parquet)")
         tables[benchmark] = names
+        shutil.rmtree(raw / benchmark, ignore_errors=True)
     con.close()
-    shutil.rmtree(raw, ignore_errors=True)
     return Data(folder, tables)
 
 
@@ -146,8 +164,9 @@ def _demographics_keys() -> str:
 
 
 @pytest.fixture(scope="session")
-def data(tmp_path_factory) -> Data:
-    return LazyData(tmp_path_factory.mktemp("corpus_data"))
+def data(tmp_path_factory, worker_id) -> Data:
+    run = tmp_path_factory.getbasetemp()  # under pytest-xdist a worker's own folder, in the run's
+    return LazyData((run if worker_id == "master" else run.parent) / "corpus_data")
 
 
 def columns_of(data: Data, benchmark: str, table: str) -> list[tuple[str, str]]:
