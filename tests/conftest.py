@@ -38,8 +38,8 @@ if "MCPGEN_CACHE_DIR" not in os.environ:
 # --- slow tests (browsers, the Spark cluster, load, server processes) run in CI and on request -------
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
-    """Put every `spark` test in one pytest-xdist group (one worker, so one Spark cluster: the session's),
-    first, since it is the longest; skip `slow` tests, saying how to run them, unless MCPGEN_SLOW=1,
+    """Put every `spark` test in one pytest-xdist group (under -n, one worker, so one Spark cluster: the
+    session's), first, since it is the longest; skip `slow` tests, saying how to run them, unless MCPGEN_SLOW=1,
     MCPGEN_REQUIRE_SERVICES=1 (CI) or a -m expression chooses tests by marker."""
     items.sort(key=lambda item: "spark" not in item.keywords)
     for item in items:

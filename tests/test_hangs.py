@@ -1,7 +1,7 @@
 """The suite cannot hang (tests/hangs.py): a test stuck past its timeout ends the run within the
 timeout, with the stack of the stuck code, whichever way it is stuck. Each case runs pytest on a
-small test file in a child process, under this project's configuration, in a pytest-xdist worker as
-the suite's tests run (a worker that crashes ends the run: --max-worker-restart 0)."""
+small test file in a child process, under this project's configuration, in one process and in a
+pytest-xdist worker (`-n`: a worker that crashes ends the run, --max-worker-restart 0)."""
 
 from __future__ import annotations
 
@@ -35,8 +35,9 @@ STUCK = {
 }
 
 
+@pytest.mark.parametrize("workers", ["0", "1"])
 @pytest.mark.parametrize("shape", sorted(STUCK))
-def test_a_stuck_test_ends_the_run_within_its_timeout_with_a_stack(shape, tmp_path):
+def test_a_stuck_test_ends_the_run_within_its_timeout_with_a_stack(shape, workers, tmp_path):
     test = tmp_path / f"test_stuck_{shape}.py"
     test.write_text("import pytest\npytestmark = pytest.mark.timeout(1)\n" + textwrap.dedent(STUCK[shape]))
     env = {
@@ -46,7 +47,7 @@ def test_a_stuck_test_ends_the_run_within_its_timeout_with_a_stack(shape, tmp_pa
     }
     env.pop("PYTEST_TIMEOUT", None)
     command = [sys.executable, "-m", "pytest", "-c", str(ROOT / "pyproject.toml"), "-p", "hangs"]
-    command += ["-p", "no:cacheprovider", "-q", "-n", "1", "--rootdir", str(tmp_path), str(test)]
+    command += ["-p", "no:cacheprovider", "-q", "-n", workers, "--rootdir", str(tmp_path), str(test)]
     start = time.monotonic()
     done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=100)
     elapsed = time.monotonic() - start
