@@ -57,4 +57,5 @@ def test_every_filter_is_guarded_and_the_internal_ones_are_added():
     from mcpgen.templates.render import PROSE
 
     assert set(budget.INTERNAL_FILTERS) == {"_bounded", "_concat", "_spend"} <= set(PROSE.filters)
+    budget.start()  # emit spends the budget of this thread's render: a new one, not what another test left
     assert budget.emit("x") == "x"
