@@ -374,7 +374,7 @@ def call(tool: str, args: tuple[str, ...], specs_dir: Path, as_json: bool, downl
         from .commands.terminal import json_text
 
         dumped = json.dumps(
-            result.model_dump(mode="json", by_alias=True, exclude_none=True), indent=2, ensure_ascii=False
+            result.to_mcp().model_dump(mode="json", by_alias=True, exclude_none=True), indent=2, ensure_ascii=False
         )
         click.echo(json_text(dumped))
     else:

@@ -63,14 +63,15 @@ SERVE = [*LOADING, "logs", "serve.audit", "serve.listen", "serve.project", "serv
 SERVE += ["serve.stdio", "serve.telemetry", "answer", "answer.cache", "answer.charts", "answer.compile"]
 SERVE += ["answer.completions", "answer.cursors", "answer.downloads"]
 SERVE += ["serve.tasks", "serve.asking", "answer.asking"]
-SERVE += ["answer.numbers", "answer.pages", "answer.prompts", "answer.readahead", "answer.results", "answer.tool"]
+SERVE += ["answer.numbers", "answer.pages", "answer.plain", "answer.prompts", "answer.readahead", "answer.results"]
+SERVE += ["answer.tool"]
 VALIDATE = [*LOADING, "commands", "commands.reports", "commands.validate"]
 CALL = [
     m
     for m in [*SERVE, "commands", "commands.terminal", "load.tools"]
     if m not in ("serve.server", "serve.stdio", "serve.listen", "serve.tasks", "serve.asking")
 ]
-PROTOCOL = {"mcp_types", "anyio", "sniffio", "rich", "markdown_it", "mdurl", "pygments"}
+TERMINAL = {"anyio", "sniffio", "rich", "markdown_it", "mdurl", "pygments"}
 
 
 def modules(tmp_path: Path, *command: str) -> list[str]:
@@ -132,13 +133,14 @@ def test_validate_loads_neither_the_sdk_nor_serving(tmp_path):
     assert not any(n.startswith(("mcpgen.answer", "mcpgen.serve.server", "mcpgen.http")) for n in ours)
 
 
-def test_call_loads_the_protocol_types_without_the_sdk(tmp_path):
-    """`mcpgen call` builds the MCP result with the protocol types alone (`mcp_types`): neither the
-    SDK's client nor its server (the `mcp` package, about a second of imports) is loaded."""
+def test_call_of_a_spec_loads_neither_the_sdk_nor_the_protocol_types(tmp_path):
+    """`mcpgen call` of a spec builds mcpgen's own result (mcpgen.answer.plain) and prints it: neither
+    the SDK (the `mcp` package, about a second of imports) nor the protocol types (`mcp_types`, a
+    quarter of a second), which only a server's answer and a hand-written tool need, is loaded."""
     ours, others = loaded(tmp_path, "call", "top_cities", "-a", "top_n=2", "-s", "specs")
     assert ours == mcpgen(CALL), sorted(ours ^ mcpgen(CALL))
-    assert "mcp" not in others and "mcp_types" in others
-    assert others <= CORE | PROTOCOL, others - (CORE | PROTOCOL)
+    assert others <= CORE | TERMINAL, others - (CORE | TERMINAL)
+    assert not others & {"mcp", "mcp_types"}
 
 
 NOT_FOR_CALL = {"mcp", "sqlalchemy", "pyspark", "psycopg", "psycopg2", "pymysql", "jsonschema", "starlette"}
@@ -152,13 +154,13 @@ SQLGLOT_PER_DIALECT = ("sqlglot.dialects.", "sqlglot.generators.", "sqlglot.pars
 
 def test_a_cached_call_of_a_duckdb_spec_loads_neither_servers_nor_other_dialects(tmp_path):
     """The second `mcpgen call` of a DuckDB spec (its project recorded, its spec checked and kept):
-    no server stack (the SDK, HTTP, stdio), no other engine's driver, no command it does not run,
+    no server stack (the SDK, HTTP, stdio), no protocol types, no other engine's driver, no command it does not run,
     and of sqlglot's per-dialect modules (each costs tens of milliseconds) DuckDB's alone."""
     command = ("call", "top_cities", "-a", "top_n=2", "-s", "specs")
     modules(tmp_path, *command)  # records the project and keeps its spec checked
     names = modules(tmp_path, *command)
     assert "mcpgen.load.tools" in names  # the call did run
-    assert not {n.split(".")[0] for n in names} & NOT_FOR_CALL
+    assert not {n.split(".")[0] for n in names} & (NOT_FOR_CALL | {"mcp_types"})
     assert [n for n in names if n.startswith(NOT_OURS_FOR_CALL)] == []
     dialects = {n.split(".")[2] for n in names if n.startswith(SQLGLOT_PER_DIALECT)}
     assert dialects <= {"duckdb", "dialect", "base"}, dialects

@@ -7,11 +7,11 @@ once the byte budget is spent; the budget counts each entry's key as well as its
 ENTRY_OVERHEAD bytes for the bookkeeping. Failed calls are never kept. A reload builds a new Registry, and with it an empty cache.
 
 >>> import anyio
->>> from mcp_types import CallToolResult, TextContent
+>>> from mcpgen.answer.plain import TextContent, ToolResult
 >>> cache, runs = ResultCache(max_bytes=10_000), []
 >>> async def run():
 ...     runs.append(1)
-...     return CallToolResult(content=[TextContent(type="text", text="hi")]), None
+...     return ToolResult([TextContent("hi")]), None
 >>> async def twice():
 ...     first = await cache.get_or_run(("t", None, "n=3"), 60, run)
 ...     second = await cache.get_or_run(("t", None, "n=3"), 60, run)
@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
-from mcp_types import CallToolResult
 
 from ..spec.config import DEFAULT_CACHE_BYTES
+from .plain import ToolResult, json_size
 
 META_KEY = "mcpgen/cache"  # in a result's _meta: "hit" or "miss"
 ENTRY_OVERHEAD = 512  # bytes an entry costs besides its key and answer text (objects, dict slots, heap)
@@ -41,7 +41,7 @@ ENTRY_OVERHEAD = 512  # bytes an entry costs besides its key and answer text (ob
 
 @dataclass
 class _Entry:
-    result: CallToolResult
+    result: ToolResult
     size: int
     expires: float
 
@@ -51,7 +51,7 @@ class _Flight:
 
     def __init__(self) -> None:
         self.done = anyio.Event()
-        self.result: CallToolResult | None = None
+        self.result: ToolResult | None = None
 
 
 class ResultCache:
@@ -69,7 +69,7 @@ class ResultCache:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def get(self, key: Hashable) -> CallToolResult | None:
+    def get(self, key: Hashable) -> ToolResult | None:
         with self._lock:
             entry = self._entries.get(key)
             if entry is None:
@@ -80,11 +80,11 @@ class ResultCache:
             self._entries.move_to_end(key)
             return entry.result
 
-    def put(self, key: Hashable, result: CallToolResult, ttl: float) -> None:
+    def put(self, key: Hashable, result: ToolResult, ttl: float) -> None:
         """Keep a successful result; an error, or one bigger than the whole budget, is not kept."""
         if result.is_error:
             return
-        size = len(result.model_dump_json(by_alias=True, exclude_none=True)) + key_size(key) + ENTRY_OVERHEAD
+        size = json_size(result) + key_size(key) + ENTRY_OVERHEAD
         if size > self.max_bytes:
             return
         now = time.monotonic()
@@ -122,8 +122,8 @@ class ResultCache:
         self.bytes -= self._entries.pop(key).size
 
     async def get_or_run(
-        self, key: Hashable, ttl: float, run: Callable[[], Awaitable[tuple[CallToolResult, Any]]]
-    ) -> tuple[CallToolResult, Any, bool]:
+        self, key: Hashable, ttl: float, run: Callable[[], Awaitable[tuple[ToolResult, Any]]]
+    ) -> tuple[ToolResult, Any, bool]:
         """`(result, detail, hit)`: the cached result (detail None, hit True), or what `run()` returned
         (a result and its detail, e.g. the query's stats). Callers with the same key while `run()` is
         in flight share its result (errors included; only successes are kept), without its detail."""

@@ -12,8 +12,6 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_types import CallToolResult, ResourceLink, TextContent, ToolAnnotations
-
 from ..engines.protocol import Engine, Prepared, QueryResult
 from ..errors import ArgumentError, MCPGenError
 from ..identity import caller_identity
@@ -29,6 +27,7 @@ from .completions import QueryCompleter
 from .cursors import NEXT_CURSOR_META, Cursors, Position, binding
 from .downloads import DownloadError, Downloads, Link, parse
 from .pages import Pager
+from .plain import ResourceLink, TextContent, ToolResult
 from .results import TRUNCATED_META, build_table, json_size_bound
 from .tool import Answer, RowsCheck, Tool, error_result
 
@@ -41,7 +40,7 @@ CURSOR_SCHEMA = {
 
 
 class SpecTool:
-    """What one spec does when called. `__call__(arguments)` returns an Answer: the CallToolResult
+    """What one spec does when called. `__call__(arguments)` returns an Answer: the ToolResult
     and the engine's QueryResult (rows, truncation, query time for the call log)."""
 
     def __init__(
@@ -199,7 +198,7 @@ class SpecTool:
         result: QueryResult,
         page: Page | None = None,
         links: list[ResourceLink] | None = None,
-    ) -> CallToolResult:
+    ) -> ToolResult:
         """Build prose and structured content from one query result (one page of it for paged tools); with
         rows, the answer carries `links` (the downloads of the whole result) after the prose."""
         columns = result.columns
@@ -247,7 +246,7 @@ class SpecTool:
                 f"answer's limit of {self.max_bytes:,} bytes.)"
             )
         prose += note
-        answer = CallToolResult(content=[TextContent(type="text", text=prose), *links], structured_content=payload)
+        answer = ToolResult([TextContent(prose), *links], payload)
         if page is not None:
             if page.next is not None:
                 answer.meta = {NEXT_CURSOR_META: page.next}
@@ -345,13 +344,13 @@ def compile_spec(
     if spec.confirm is not None and spec.confirm.when_rows_over is not None and loaded.count_sql is not None:
         confirm_rows = RowsCheck(spec.confirm.message, spec.confirm.when_rows_over, run.rows_over)
     a = spec.annotations
-    annotations = ToolAnnotations(
-        title=spec.title,
-        read_only_hint=a.readOnlyHint,
-        idempotent_hint=a.idempotentHint,
-        open_world_hint=a.openWorldHint,
-        destructive_hint=a.destructiveHint,
-    )
+    annotations = {  # the protocol's ToolAnnotations, in their wire form
+        "title": spec.title,
+        "readOnlyHint": a.readOnlyHint,
+        "idempotentHint": a.idempotentHint,
+        "openWorldHint": a.openWorldHint,
+        "destructiveHint": a.destructiveHint,
+    }
     return Tool(
         name=loaded.name,
         description=spec.description.strip(),

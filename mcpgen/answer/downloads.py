@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import binascii
 import csv
+import dataclasses
 import datetime as dt
 import io
 import json
@@ -33,11 +34,10 @@ from decimal import Decimal
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
-from mcp_types import BlobResourceContents, ResourceLink, TextResourceContents
-
 from ..errors import ArgumentError
 from ..spec.models import DownloadSettings
 from .cursors import Cursors, SealError, expiry
+from .plain import ResourceLink
 from .results import to_cell
 
 __all__ = ["MIME_TYPES", "PREFIX", "DownloadError", "Downloads", "Link", "csv_text", "is_download", "parse"]
@@ -94,7 +94,6 @@ class Downloads:
         about = f"The whole result for these arguments, up to {settings.max_rows:,} rows; the link holds until "
         self._templates = {
             fmt: ResourceLink(
-                type="resource_link",
                 uri=f"{PREFIX}{quote(tool)}.{fmt}",
                 name=f"{tool}.{fmt}",
                 title=f"Every row as {TITLES[fmt]}",
@@ -110,11 +109,10 @@ class Downloads:
         expires = expiry(self.settings.ttl)
         until = dt.datetime.fromtimestamp(expires, dt.UTC).isoformat(" ", "minutes")[:16]
         return [
-            template.model_copy(  # a copy of the tool's own link with this call's URI: nothing validated again
-                update={
-                    "uri": f"{template.uri}?args={encoded}&link={self._cursors.seal(self.tool, binding, f'{fmt}.{expires}')}",
-                    "description": f"{template.description}{until} UTC.",
-                }
+            dataclasses.replace(  # the tool's own link with this call's URI
+                template,
+                uri=f"{template.uri}?args={encoded}&link={self._cursors.seal(self.tool, binding, f'{fmt}.{expires}')}",
+                description=f"{template.description}{until} UTC.",
             )
             for fmt, template in self._templates.items()
         ]
@@ -150,6 +148,8 @@ class Downloads:
 
     def contents(self, link: Link, uri: str, columns: list[str], rows: list[tuple]) -> Any:
         """The file of `rows` in the link's format as resources/read carries it; DownloadError past max_bytes."""
+        from mcp_types import BlobResourceContents, TextResourceContents
+
         cap = self.settings.max_bytes
         if link.format == "csv":
             text = csv_text(columns, rows, cap)

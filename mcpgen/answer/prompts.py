@@ -8,11 +8,7 @@ read as their declared types and checked like tool arguments (one sentence namin
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-from mcp_types import GetPromptResult, PromptMessage, TextContent
-from mcp_types import Prompt as MCPPrompt
-from mcp_types import PromptArgument as MCPPromptArgument
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ArgumentError, RenderError
 from ..spec.params import Arguments
@@ -20,6 +16,10 @@ from ..spec.prompts import PromptSpec
 from ..templates.render import Template
 from ..text import inert
 from .completions import builtin, read_text
+
+if TYPE_CHECKING:  # the protocol types load where a prompt is listed or got: `mcpgen call` never pays for them
+    from mcp_types import GetPromptResult
+    from mcp_types import Prompt as MCPPrompt
 
 
 @dataclass
@@ -40,6 +40,9 @@ class Prompt:
         return list(dict.fromkeys([*self.spec.tools, *(tool for tool, _ in self.completes_from.values())]))
 
     def to_mcp(self) -> MCPPrompt:
+        from mcp_types import Prompt as MCPPrompt
+        from mcp_types import PromptArgument as MCPPromptArgument
+
         return MCPPrompt(
             name=self.name,
             title=self.spec.title,
@@ -66,6 +69,8 @@ class Prompt:
             text = self.template.render(values)
         except RenderError as exc:
             raise ArgumentError(f"Prompt '{self.name}' could not be written for these arguments: {exc}.") from None
+        from mcp_types import GetPromptResult, PromptMessage, TextContent
+
         message = PromptMessage(role="user", content=TextContent(type="text", text=text))
         return GetPromptResult(description=self.spec.description, messages=[message])
 

@@ -14,9 +14,8 @@ import math
 import uuid
 from collections.abc import Sequence
 from decimal import Decimal
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from mcp_types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, WithJsonSchema
 
 from ..spec.models import TableSpec
@@ -44,7 +43,19 @@ class DataToolPayload(BaseModel):
     force: StrictStr = Field(None, description="Text shown to the user exactly as-is.")  # type: ignore[assignment]
 
 
-DataToolOutput = Annotated[CallToolResult, DataToolPayload]
+if TYPE_CHECKING:
+    from mcp_types import CallToolResult
+
+    DataToolOutput = Annotated[CallToolResult, DataToolPayload]
+
+
+def __getattr__(name: str) -> Any:
+    """`DataToolOutput`, the return annotation of a hand-written tool: the protocol types load with it."""
+    if name == "DataToolOutput":
+        from mcp_types import CallToolResult
+
+        return Annotated[CallToolResult, DataToolPayload]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _output_schema() -> dict[str, Any]:

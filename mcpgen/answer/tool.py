@@ -9,15 +9,14 @@ call ends in: a clear `isError` sentence, or a result held to the output schema.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import sys
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp_types import CallToolResult, Icon, TextContent, ToolAnnotations, ToolExecution
-from mcp_types import Tool as MCPTool
 from pydantic import ValidationError
 
 from .. import logs
@@ -26,21 +25,26 @@ from ..engines.slots import Admission
 from ..spec.models import ScopeRule
 from ..text import inert
 from .numbers import FORMATS_META, column_formats
+from .plain import TextContent, ToolResult, from_mcp
 from .results import PUBLISHED_SCHEMA, DataToolPayload
+
+if TYPE_CHECKING:
+    from mcp_types import Tool as MCPTool
 
 logger = logging.getLogger("mcpgen")
 
-READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+# Tool annotations in their wire form: the protocol's ToolAnnotations is made from them in `Tool.to_mcp`.
+READ_ONLY = {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False}
 
 
-def error_result(message: str) -> CallToolResult:
+def error_result(message: str) -> ToolResult:
     """An `isError` result carrying one sentence for the model, made inert (`mcpgen.text.inert`): the
     sentence may quote a row value or an argument, and the user may see it rendered as markdown.
 
     Called inside an `except` block, it notes the exception's class for the call log."""
     handled = sys.exc_info()[1]
     logs.note_error(type(handled).__name__ if handled is not None else "ToolError")
-    return CallToolResult(content=[TextContent(type="text", text=inert(message))], is_error=True)
+    return ToolResult([TextContent(inert(message))], is_error=True)
 
 
 @dataclass
@@ -48,7 +52,7 @@ class Answer:
     """A query tool's result, with the query result behind it: the call log reads rows,
     truncation and query time from `query` (None when no query ran)."""
 
-    result: CallToolResult
+    result: ToolResult
     query: QueryResult | None = None
 
 
@@ -64,15 +68,15 @@ class RowsCheck:
 
 @dataclass
 class Tool:
-    """One registered tool. `handler(arguments)` returns a CallToolResult (a query tool's, an
-    Answer); it may be async."""
+    """One registered tool. `handler(arguments)` returns a CallToolResult (a hand-written tool's), a
+    ToolResult or an Answer (a query tool's); it may be async."""
 
     name: str
     description: str
     input_schema: dict[str, Any]
     handler: Callable[[dict[str, Any]], Any]
     title: str | None = None
-    annotations: ToolAnnotations | None = None
+    annotations: Any = None  # the protocol's ToolAnnotations, or their wire form (a dict, as READ_ONLY)
     source: str | None = None  # the file that defined it
     is_async: bool = field(default=False)
     cache_ttl: float | None = None  # seconds an answer is kept (spec tools with `cache:`)
@@ -92,6 +96,9 @@ class Tool:
     download: Callable[[str], Any] | None = None  # resources/read of a download link (mcpgen.answer.downloads)
 
     def to_mcp(self) -> MCPTool:
+        from mcp_types import Icon, ToolExecution
+        from mcp_types import Tool as MCPTool
+
         tool = MCPTool(
             name=self.name,
             title=self.title,
@@ -109,10 +116,11 @@ class Tool:
         return tool
 
 
-def check_result(name: str, result: Any) -> CallToolResult:
+def check_result(name: str, result: Any) -> ToolResult:
     """Hold a result to the output schema; a broken one becomes a clear `isError`. A table's number
     formats (mcpgen.answer.numbers) join its `_meta`, unless the tool gave its own."""
-    if not isinstance(result, CallToolResult):
+    result = from_mcp(result) or result
+    if not isinstance(result, ToolResult):
         return error_result(f"Tool '{name}' returned {type(result).__name__}, not a CallToolResult.")
     if result.is_error:
         return result
@@ -127,7 +135,7 @@ def check_result(name: str, result: Any) -> CallToolResult:
     if payload.table and FORMATS_META not in (result.meta or {}):
         formats = column_formats(payload.table)  # how people read the numbers; the cells stay as they are
         if formats:
-            result = result.model_copy(update={"meta": {**(result.meta or {}), FORMATS_META: formats}})
+            result = dataclasses.replace(result, meta={**(result.meta or {}), FORMATS_META: formats})
     return result
 
 

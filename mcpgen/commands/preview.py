@@ -290,7 +290,7 @@ def preview_app(
                 "arguments": arguments,
                 "elapsed_ms": round(elapsed, 1),
                 "version": state.version,
-                "result": result.model_dump(mode="json", by_alias=True, exclude_none=True),
+                "result": result.to_mcp().model_dump(mode="json", by_alias=True, exclude_none=True),
             },
             headers=no_store,
         )
@@ -450,7 +450,7 @@ async def _asked_call(state: PreviewState, name: str, arguments: dict, answers: 
         if "questions" in outcome:
             yield _questions(outcome["questions"]) + "\n"
             return
-        result = outcome["result"].model_dump(mode="json", by_alias=True, exclude_none=True)
+        result = outcome["result"].to_mcp().model_dump(mode="json", by_alias=True, exclude_none=True)
         answer = {"tool": name, "arguments": filled, "elapsed_ms": outcome["elapsed_ms"], "version": state.version}
         yield json.dumps({**answer, "result": result}) + "\n"
 

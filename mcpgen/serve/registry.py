@@ -2,6 +2,7 @@
 tool is registered only if it returns `DataToolOutput`; every call is logged, audited and traced.
 
 >>> from mcp_types import CallToolResult, TextContent
+>>> from mcpgen import DataToolOutput
 >>> reg = Registry()
 >>> @reg.tool()
 ... def hello() -> DataToolOutput:
@@ -14,21 +15,21 @@ tool is registered only if it returns `DataToolOutput`; every call is logged, au
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
-from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import ConfigDict, ValidationError, create_model
 
 from .. import logs
 from ..answer.asking import ANSWERS, CONFIRM, NeedsInput, confirmation
 from ..answer.cache import META_KEY, ResultCache
-from ..answer.results import DataToolOutput
+from ..answer.plain import ToolResult
 from ..answer.tool import READ_ONLY, Answer, Tool, check_result, error_result
 from ..engines.control import CURRENT, CallControl
 from ..engines.protocol import QueryResult
@@ -38,6 +39,9 @@ from ..spec.config import DEFAULT_CACHE_BYTES
 from ..spec.models import ScopeRule
 from ..text import as_json
 from . import audit, telemetry
+
+if TYPE_CHECKING:
+    from mcp_types import ToolAnnotations
 
 logger = logging.getLogger("mcpgen")
 
@@ -104,6 +108,8 @@ class Registry:
         `mcpgen.identity.current()` is the caller."""
 
         def decorator(fn: Callable) -> Callable:
+            from ..answer.results import DataToolOutput  # the protocol types: a hand-written tool loads them
+
             returns = inspect.signature(fn, eval_str=True).return_annotation
             if returns != DataToolOutput:
                 logger.warning(
@@ -121,9 +127,7 @@ class Registry:
 
         return decorator
 
-    async def call(
-        self, name: str, arguments: dict[str, Any] | None, progress: Progress | None = None
-    ) -> CallToolResult:
+    async def call(self, name: str, arguments: dict[str, Any] | None, progress: Progress | None = None) -> ToolResult:
         """Run a tool. Every failure comes back as an `isError` result with one sentence.
 
         `progress`: where to report how far the query is, while it runs (when the engine can say).
@@ -155,7 +159,7 @@ class Registry:
 
     async def _call(
         self, name: str, arguments: dict[str, Any] | None, progress: Progress | None = None
-    ) -> tuple[CallToolResult, QueryResult | None]:
+    ) -> tuple[ToolResult, QueryResult | None]:
         tool = self._tools.get(name)
         if tool is None:
             return error_result(f"Unknown tool '{name}'."), None
@@ -172,9 +176,9 @@ class Registry:
         if result.is_error:
             return result, query
         meta = {**(result.meta or {}), META_KEY: "hit" if hit else "miss"}
-        return result.model_copy(update={"meta": meta}), query
+        return dataclasses.replace(result, meta=meta), query
 
-    async def confirm_rows(self, tool: Tool, arguments: dict[str, Any]) -> CallToolResult | None:
+    async def confirm_rows(self, tool: Tool, arguments: dict[str, Any]) -> ToolResult | None:
         """`confirm: {when_rows_over: N}`, where someone can be asked: None to go ahead (the person said
         yes, or the result would have at most N rows), the refusal when they said no; raises NeedsInput to
         ask. The count runs as the call does (its connection's slot, a worker thread, its timeout); a
@@ -202,7 +206,7 @@ class Registry:
 
     async def _run(
         self, tool: Tool, name: str, arguments: dict[str, Any] | None, progress: Progress | None = None
-    ) -> tuple[CallToolResult, QueryResult | None]:
+    ) -> tuple[ToolResult, QueryResult | None]:
         try:
             if tool.confirm_rows is not None and ANSWERS.get() is not None:  # only where someone can be asked
                 refused = await self.confirm_rows(tool, arguments or {})
@@ -252,14 +256,14 @@ class Registry:
                 self.active -= 1
                 logs.log_call(name, stats)
 
-    def call_sync(self, name: str, arguments: dict[str, Any] | None = None) -> CallToolResult:
+    def call_sync(self, name: str, arguments: dict[str, Any] | None = None) -> ToolResult:
         """`call` for code that is not async (the CLI, tests).
 
         The result leaves the event loop's task through a list, not as the task's own result: on the
         main thread asyncio's runner swaps the SIGINT handler around the run, and Python reads the old
         handler (which names the finished task) through an Enum lookup whose failure message is the
         task's repr, with its result's repr in it: a 1,000-row table costs milliseconds, twice a call."""
-        out: list[CallToolResult] = []
+        out: list[ToolResult] = []
 
         async def run() -> None:
             out.append(await self.call(name, arguments))

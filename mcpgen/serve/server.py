@@ -274,7 +274,7 @@ class ToolServer:
             return pending
 
         outcome = await asking.run(questions, lambda: self._run_call(ctx, params, registry, filled))
-        return error_result(outcome) if isinstance(outcome, str) else outcome  # type: ignore[return-value]
+        return error_result(outcome).to_mcp() if isinstance(outcome, str) else outcome  # type: ignore[return-value]
 
     async def _run_call(self, ctx, params: CallToolRequestParams, registry: Registry, arguments) -> CallToolResult:
         tool = registry.get(params.name)
@@ -282,12 +282,12 @@ class ToolServer:
             if tool.confirm_rows is not None and ANSWERS.get() is not None:  # asked before the task, never in it
                 refused = await registry.confirm_rows(tool, arguments or {})
                 if refused is not None:
-                    return refused
+                    return refused.to_mcp()
             created = self.tasks.start(params.name, lambda progress: registry.call(params.name, arguments, progress))
             if created is not None:
                 return created  # type: ignore[return-value]  # a CreateTaskResult: the SDK sends any dict
         progress = ctx.session.report_progress if _wants_progress(ctx, params) else None
-        return await registry.call(params.name, arguments, progress)
+        return (await registry.call(params.name, arguments, progress)).to_mcp()
 
     def _remember(self, ctx) -> None:
         # ctx.session lives for one request; its connection lives as long as the client (stdio).

@@ -31,11 +31,11 @@ from mcp_types import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
-    CallToolResult,
     RequestParams,
 )
 
 from ..answer.asking import ANSWERS
+from ..answer.plain import ToolResult
 from ..identity import caller_identity
 
 logger = logging.getLogger("mcpgen")
@@ -75,7 +75,7 @@ class Task:
     updated_at: str = ""
     status: str = "working"
     message: str | None = None
-    result: CallToolResult | None = None
+    result: ToolResult | None = None
     error: dict[str, Any] | None = None
     job: asyncio.Task | None = None
 
@@ -102,7 +102,7 @@ class Task:
         """tasks/get: the envelope, with the result once completed or the error once failed."""
         out = {"resultType": "complete", **self.envelope()}
         if self.status == "completed" and self.result is not None:
-            out["result"] = self.result.model_dump(mode="json", by_alias=True, exclude_none=True)
+            out["result"] = self.result.to_mcp().model_dump(mode="json", by_alias=True, exclude_none=True)
         elif self.status == "failed" and self.error is not None:
             out["error"] = self.error
         return out
@@ -118,7 +118,7 @@ class TaskStore:
         return len(self._tasks)
 
     def start(self, tool: str, run) -> dict[str, Any] | None:
-        """Start `run(progress)` (a coroutine function returning the CallToolResult) as a task of the
+        """Start `run(progress)` (a coroutine function returning the ToolResult) as a task of the
         caller; the CreateTaskResult, or None when MAX_TASKS are kept already (the caller then runs
         the call itself)."""
         self._expire()

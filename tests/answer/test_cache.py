@@ -16,11 +16,11 @@ import pytest
 from mcp.server.auth.middleware.auth_context import auth_context_var
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
-from mcp.types import CallToolResult, TextContent
 
 from mcpgen import logs
 from mcpgen.answer.cache import ENTRY_OVERHEAD, META_KEY, ResultCache
 from mcpgen.answer.numbers import FORMATS_META
+from mcpgen.answer.plain import TextContent, ToolResult, json_size
 from mcpgen.serve.project import open_project
 from mcpgen.serve.reload import Reloader
 from mcpgen.serve.server import ToolServer
@@ -64,7 +64,7 @@ def make(tmp_path, monkeypatch):
         project.close()
 
 
-def text(result: CallToolResult) -> str:
+def text(result: ToolResult) -> str:
     assert not result.is_error, result.content[0].text
     return result.content[0].text
 
@@ -186,12 +186,12 @@ def test_call_json_says_whether_the_answer_came_from_the_cache(make, tmp_path):
     assert json.loads(out.stdout)["_meta"][META_KEY] == "miss"
 
 
-def result_of(size: int) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text="x" * size)])
+def result_of(size: int) -> ToolResult:
+    return ToolResult([TextContent("x" * size)])
 
 
 def test_the_least_recently_used_go_first_past_the_byte_budget():
-    one = len(result_of(1000).model_dump_json(by_alias=True, exclude_none=True)) + 1 + ENTRY_OVERHEAD  # key "a"
+    one = json_size(result_of(1000)) + 1 + ENTRY_OVERHEAD  # key "a"
     cache = ResultCache(max_bytes=3 * one)
     for key in "abc":
         cache.put(key, result_of(1000), ttl=60)
@@ -201,7 +201,7 @@ def test_the_least_recently_used_go_first_past_the_byte_budget():
     assert cache.bytes == 3 * one
     cache.put("huge", result_of(10 * one), ttl=60)  # bigger than the whole budget: not kept
     assert cache.get("huge") is None and len(cache) == 3
-    cache.put("e", CallToolResult(content=[], is_error=True), ttl=60)
+    cache.put("e", ToolResult([], is_error=True), ttl=60)
     assert cache.get("e") is None
 
 

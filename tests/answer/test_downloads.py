@@ -292,7 +292,7 @@ def test_the_links_count_in_max_bytes(make):
     registry = make(NUMS.replace("max_rows: 10", "max_rows: 1000\nmax_bytes: 5000"))
     result = registry.call_sync("nums", {})
     assert len(links(result)) == 2
-    assert len(result.model_dump_json(by_alias=True, exclude_none=True).encode()) <= 5000
+    assert len(result.to_mcp().model_dump_json(by_alias=True, exclude_none=True).encode()) <= 5000
 
 
 def test_the_project_default_and_the_spec_combine():

@@ -407,7 +407,7 @@ max_bytes: 100000
 def test_max_bytes_holds_a_series_chart_whose_pivot_grows_as_labels_times_series(make, kinds):
     registry = make(SERIES.format(kinds=kinds), name="series")
     result = ok(registry.call_sync("series", {}))
-    size = len(result.model_dump_json(by_alias=True, exclude_none=True).encode())
+    size = len(result.to_mcp().model_dump_json(by_alias=True, exclude_none=True).encode())
     assert size <= 100_000, size  # the whole answer, in real bytes
     kept = len(result.structured_content["table"]) - 1
     if kinds == 1:  # no pivot to speak of: every row fits
@@ -445,7 +445,7 @@ def test_max_bytes_holds_the_whole_answer_in_real_bytes(make, select, content, f
         max_bytes: 50000
         """) + (f'force: "{force}"\n' if force else "")
     result = ok(make(spec, name="hostile").call_sync("hostile", {}))
-    size = len(result.model_dump_json(by_alias=True, exclude_none=True).encode())
+    size = len(result.to_mcp().model_dump_json(by_alias=True, exclude_none=True).encode())
     assert size <= 50_000, size
     kept = len(result.structured_content["table"]) - 1
     assert kept < 1000 and f"first {kept:,} of 1,000 rows" in result.content[0].text
@@ -457,7 +457,7 @@ def test_max_bytes_holds_the_whole_answer_in_real_bytes(make, select, content, f
 def test_max_bytes_holds_a_wide_unicode_series_chart(make, kinds):
     spec = SERIES.format(kinds=kinds).replace("'label ' || n", f"repeat('{WIDE}', 30) || n")
     result = ok(make(spec, name="series").call_sync("series", {}))
-    size = len(result.model_dump_json(by_alias=True, exclude_none=True).encode())
+    size = len(result.to_mcp().model_dump_json(by_alias=True, exclude_none=True).encode())
     assert size <= 100_000, size
     kept = len(result.structured_content["table"]) - 1
     assert 0 < kept < 400 and len(result.structured_content["charts"][0]["data"]["labels"]) == kept

@@ -1,18 +1,21 @@
 """A tool as the server holds it, and the results every call ends in."""
 
+import json
 import math
 
 from mcp.types import CallToolResult, TextContent
 
 from mcpgen import logs
 from mcpgen.answer.numbers import FORMATS_META
+from mcpgen.answer.plain import ResourceLink, ToolResult, json_size, wire
+from mcpgen.answer.plain import TextContent as Text
 from mcpgen.answer.results import PUBLISHED_SCHEMA
 from mcpgen.answer.tool import READ_ONLY, Answer, Tool, check_result, error_result
 from mcpgen.engines.protocol import QueryResult
 
 
-def ok(structured) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text="prose")], structured_content=structured)
+def ok(structured) -> ToolResult:
+    return ToolResult([Text("prose")], structured)
 
 
 def test_error_result_is_one_sentence_and_notes_the_exception_for_the_call_log():
@@ -42,6 +45,22 @@ def test_check_result_passes_a_valid_result_and_an_error_as_they_are():
     assert check_result("t", refused) is refused
 
 
+def test_check_result_holds_a_hand_written_tools_result_as_it_reads_it():
+    """A hand-written tool returns the protocol's CallToolResult: it is held as mcpgen's own result, its
+    content items as they are, and leaves the server as the same CallToolResult."""
+    given = CallToolResult(
+        content=[TextContent(type="text", text="prose")],
+        structured_content={"sources": ["https://example.org/"]},
+        _meta={"k": 1},
+    )
+    held = check_result("t", given)
+    assert isinstance(held, ToolResult) and held.content[0] is given.content[0]
+    assert (held.structured_content, held.is_error, held.meta) == (given.structured_content, False, {"k": 1})
+    assert held.to_mcp() == given
+    broken = CallToolResult(content=[], structured_content={"table": []})
+    assert check_result("t", broken).is_error
+
+
 def test_check_result_turns_a_broken_result_into_a_clear_error():
     assert check_result("t", {"content": []}).content[0].text == "Tool 't' returned dict, not a CallToolResult."
     no_sources = check_result("t", ok({"table": []}))
@@ -66,3 +85,22 @@ def test_an_answer_carries_the_query_behind_it():
     query = QueryResult(columns=["a"], rows=[(1,)], truncated=True, seconds=0.01)
     answer = Answer(ok({"sources": ["https://example.org/"]}), query)
     assert answer.query.truncated and Answer(answer.result).query is None
+
+
+def test_mcpgens_result_leaves_as_the_protocol_writes_it():
+    """`to_mcp` gives the protocol's CallToolResult of every field, and `wire` (what the cache counts) is
+    its JSON but for the result type the protocol adds."""
+    link = ResourceLink(uri="mcpgen://download/t.csv?x=1", name="t.csv", title="CSV", mime_type="text/csv")
+    result = ToolResult([Text("prose"), link], {"sources": ["https://example.org/"]}, meta={"k": 1})
+    sent = result.to_mcp()
+    assert isinstance(sent, CallToolResult) and sent.content[1].mime_type == "text/csv"
+    assert sent.model_dump(mode="json", by_alias=True, exclude_none=True) == {**wire(result), "resultType": "complete"}
+    assert wire(result)["content"][1] == {
+        "type": "resource_link",
+        "uri": "mcpgen://download/t.csv?x=1",
+        "name": "t.csv",
+        "title": "CSV",
+        "mimeType": "text/csv",
+    }
+    assert json_size(result) == len(json.dumps(wire(result), separators=(",", ":")))
+    assert error_result("No.").to_mcp().is_error

@@ -46,7 +46,7 @@ def runs(project, monkeypatch):
 
 def direct(project, name, arguments):
     """The same call made with the values as arguments, straight to the registry (nobody asked)."""
-    return project.registry.call_sync(name, arguments)
+    return project.registry.call_sync(name, arguments).to_mcp()
 
 
 def session(project, check, person=None, mode="auto"):

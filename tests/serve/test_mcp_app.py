@@ -95,7 +95,7 @@ def test_the_result_is_the_same_with_and_without_the_app(project_of):
     assert without.registry.apps == {}
     a = with_app.registry.call_sync("with_app", {})
     b = without.registry.call_sync("without", {})
-    assert a.model_dump() == b.model_dump()
+    assert a == b
 
 
 def test_project_switch_and_per_spec_settings(project_of):

@@ -160,7 +160,7 @@ def _served(root):
     try:
         tools = [t.to_mcp().model_dump() for t in project.registry]
         answer = project.registry.call_sync("towns", {})
-        return tools, answer.model_dump()
+        return tools, answer.to_mcp().model_dump()
     finally:
         project.close()
 

@@ -4,6 +4,8 @@ import pytest
 from mcp.types import CallToolResult, TextContent
 
 from mcpgen import DataToolOutput, Registry
+from mcpgen.answer.plain import TextContent as Text
+from mcpgen.answer.plain import ToolResult
 
 
 def test_the_seed_example_runs_with_only_its_import_changed():
@@ -174,7 +176,7 @@ def test_a_saturated_connection_leaves_calls_to_another_connection_fast(tmp_path
     assert max(fast_seconds) < 0.5, fast_seconds
 
 
-class _CountedRepr(CallToolResult):
+class _CountedRepr(ToolResult):
     """A result that counts how often its repr is made (a 1,000-row table's costs milliseconds)."""
 
     def __repr__(self) -> str:
@@ -193,9 +195,7 @@ def test_call_sync_never_makes_the_results_repr():
     @registry.tool()
     def rows() -> DataToolOutput:
         """Rows."""
-        return _CountedRepr(
-            content=[TextContent(type="text", text="x")], structuredContent={"sources": ["https://e.org/"]}
-        )
+        return _CountedRepr([Text("x")], {"sources": ["https://e.org/"]})
 
     REPRS.clear()
     result = registry.call_sync("rows")

@@ -146,7 +146,7 @@ def test_every_shipped_answer_is_the_same_either_way(folder, tmp_path, monkeypat
     finally:
         project.close()
     for (name, args), a, b in zip(calls, fast, jinja):
-        assert a.model_dump(exclude={"meta"}) == b.model_dump(exclude={"meta"}), (name, args)
+        assert a.to_mcp().model_dump(exclude={"meta"}) == b.to_mcp().model_dump(exclude={"meta"}), (name, args)
 
 
 def test_a_long_loop_stops_soon_after_the_limit():
