@@ -22,6 +22,8 @@ rather than from a list of names to refuse, which new versions and extensions wo
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -136,18 +138,25 @@ def default_catalogue() -> Catalogue:
         con.close()
 
 
-def function_problems(sql: str, catalogue: Catalogue) -> list[tuple[int, int, str]]:
-    """(line, col, reason) for each call in `sql` (DuckDB's SQL) to a function the rules above refuse."""
+def function_problems(sql: str, catalogue: Catalogue | Callable[[], Catalogue]) -> list[tuple[int, int, str]]:
+    """(line, col, reason) for each call in `sql` (DuckDB's SQL) to a function the rules above refuse.
+    `catalogue` may be a function that reads it: SQL that calls no function never reads it.
+
+    >>> function_problems("SELECT 1 AS n", lambda: 1 / 0)
+    []
+    """
     try:
         tokens = tokenize(sql, "duckdb")
     except SqlglotError:
         return []  # the read-only check refuses what cannot be read
+    calls = [tok for tok, after in itertools.pairwise(tokens) if after.token_type == TokenType.L_PAREN]
+    if not calls:
+        return []
+    entries = catalogue() if callable(catalogue) else catalogue
     out = []
-    for i, tok in enumerate(tokens[:-1]):
-        if tokens[i + 1].token_type != TokenType.L_PAREN:
-            continue
+    for tok in calls:
         name = tok.text.lower()
-        entry = catalogue.get(name)
+        entry = entries.get(name)
         if entry is None or entry.own:
             continue
         line, col = line_col(sql, tok.start)

@@ -161,6 +161,13 @@ class DuckDBEngine:
             cursor.execute(f"SET {setting}")
         return cursor
 
+    def _functions(self) -> Catalogue:
+        """The connection's function catalogue, read at the first query that calls a function (under
+        _PREPARING): after init, so its macros are the project's own."""
+        if self._catalogue is None:
+            self._catalogue = catalogue_of(self._con)
+        return self._catalogue
+
     def prepare(self, sql: str, types: Mapping[str, str] | None = None) -> Prepared:
         """Check `sql` and write its placeholders for DuckDB, each cast to its declared type in `types`."""
         check_read_only(sql, self.dialect)
@@ -168,9 +175,7 @@ class DuckDBEngine:
             return self._prepare(sql, types)
 
     def _prepare(self, sql: str, types: Mapping[str, str] | None) -> Prepared:
-        if self._catalogue is None:
-            self._catalogue = catalogue_of(self._con)  # after init: its macros are the project's own
-        for line, col, reason in function_problems(sql, self._catalogue):
+        for line, col, reason in function_problems(sql, self._functions):
             raise UnsafeSQL(f"the SQL {reason} (line {line}, column {col})", line, col)
         names = frozenset(p.name for p in find_placeholders(sql, self.dialect))
         if not types or not names & types.keys():

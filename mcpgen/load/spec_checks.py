@@ -231,7 +231,7 @@ def _check_sql(
         return
     if target == "duckdb":
         found = outside_paths(loaded.sql) + caller_paths(loaded.sql, spec.parameters, root)
-        for line, col, reason in found + function_problems(loaded.sql, default_catalogue()):
+        for line, col, reason in found + function_problems(loaded.sql, default_catalogue):
             at = (line, col) if key == "sql" and source == target else None
             problems.append(_problem(loaded, key, f"the SQL {reason}", offset=at))
     for name, p in used.items():

@@ -134,3 +134,17 @@ def test_every_table_function_the_catalogue_lists_is_refused_unless_allowed():
     assert {"nextval", "setval", "setseed", "write_log"} <= effects - HARMLESS_SIDE_EFFECTS
     for name in sorted(effects - HARMLESS_SIDE_EFFECTS):
         assert function_problems(f"SELECT {name}(1)", catalogue), name
+
+
+def test_the_engine_reads_its_catalogue_only_for_sql_that_calls_a_function(tmp_path):
+    """Reading DuckDB's function catalogue costs a `mcpgen call` tens of milliseconds: a query that calls
+    no function never reads it, and the first that calls one does, and is checked against it."""
+    engine = DuckDBEngine("default", ":memory:", [], tmp_path)
+    try:
+        engine.run(engine.prepare("SELECT :n + 1 AS v", {"n": "integer"}), {"n": 1}, 10, 5)
+        assert engine._catalogue is None
+        with pytest.raises(UnsafeSQL):
+            engine.prepare("SELECT * FROM query('SELECT 1')")
+        assert engine._catalogue is not None and engine._catalogue["query"].table
+    finally:
+        engine.close()

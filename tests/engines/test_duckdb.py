@@ -239,7 +239,7 @@ def test_first_calls_from_many_threads_prepare_at_once_without_refusal(tmp_path)
     def first_call(n: int) -> None:
         barrier.wait(10)
         try:
-            prepared.append(engine.prepare(f"SELECT {n} + :x AS v", {"x": "integer"}))
+            prepared.append(engine.prepare(f"SELECT abs({n}) + :x AS v", {"x": "integer"}))  # reads it
         except Exception as exc:  # the refusal this test is about
             errors.append(repr(exc))
 
