@@ -26,6 +26,7 @@ from .charts import build_chart
 from .completions import QueryCompleter
 from .cursors import NEXT_CURSOR_META, Cursors, Position, binding
 from .downloads import DownloadError, Downloads, Link, parse
+from .numbers import FORMATS_META, formats_of
 from .pages import Pager
 from .plain import ResourceLink, TextContent, ToolResult
 from .results import TRUNCATED_META, build_table, json_size_bound
@@ -123,16 +124,16 @@ class SpecTool:
             values = self.arguments.validate(arguments)
             if not self.page_size and self.downloads is None:
                 result = self.engine.run(self.query, values, self.max_rows, self.timeout)
-                return Answer(self.answer(values, result), result)
+                return Answer(self.answer(values, result), result, built=True)
             bound = binding(repr(values), caller_identity(), self.version)
             links = self.downloads.links(arguments, bound) if self.downloads is not None else []
             if not self.page_size:
                 result = self.engine.run(self.query, values, self.max_rows, self.timeout)
-                return Answer(self.answer(values, result, links=links), result)
+                return Answer(self.answer(values, result, links=links), result, built=True)
             at = self.cursors.read(cursor, self.name, bound) if cursor else Position(0)
             result, following = self.pager.page(values, at, self.timeout, bound)
             after = self.cursors.issue(self.name, bound, following) if following else None
-            return Answer(self.answer(values, result, Page(at.offset, after), links), result)
+            return Answer(self.answer(values, result, Page(at.offset, after), links), result, built=True)
         except MCPGenError as exc:
             return Answer(error_result(_sentence(str(exc))), result)
 
@@ -239,33 +240,40 @@ class SpecTool:
         if links:  # they take room in the answer too
             cursor += Downloads.size(links)
         prose = within(prose, self.max_bytes - NOTE_ROOM - json_bytes(payload) - json_bytes(note) - cursor)
-        kept = self._fit(json_bytes(prose + note) + json_bytes(payload) + cursor, payload, columns, rows) if rows else 0
+        kept, formats = self._fit(json_bytes(prose + note) + json_bytes(payload) + cursor, payload, columns, rows)
         if kept < len(rows):
             prose += (
                 f"\n\n(The table holds the first {kept:,} of {len(rows):,} rows: all of them would pass the "
                 f"answer's limit of {self.max_bytes:,} bytes.)"
             )
         prose += note
-        answer = ToolResult([TextContent(prose), *links], payload)
+        meta: dict[str, Any] = {}
         if page is not None:
             if page.next is not None:
-                answer.meta = {NEXT_CURSOR_META: page.next}
+                meta[NEXT_CURSOR_META] = page.next
         elif result.truncated:  # for the app's note; hosts keep _meta away from the model
-            answer.meta = {TRUNCATED_META: {"max_rows": self.max_rows}}
-        return answer
+            meta[TRUNCATED_META] = {"max_rows": self.max_rows}
+        if formats:
+            meta[FORMATS_META] = formats
+        return ToolResult([TextContent(prose), *links], payload, meta=meta or None)
 
     def _head(self, columns: list[str], rows: list[tuple], headers: dict, table: list | None, kept: int):
         """The table and charts of the first `kept` rows."""
         head = table[: kept + 1] if table is not None else None
         return head, [build_chart(chart, columns, rows[:kept], headers) for chart in self.spec.charts]
 
-    def _fit(self, fixed: int, payload: dict[str, Any], columns: list[str], rows: list[tuple]) -> int:
+    def _fit(
+        self, fixed: int, payload: dict[str, Any], columns: list[str], rows: list[tuple]
+    ) -> tuple[int, list[Any] | None]:
         """Add the table and charts to `payload`, keeping as many rows as fit in `max_bytes` beside the `fixed`
-        bytes the rest of the answer takes; return that many."""
-        table = build_table(columns, rows, self.spec.table)
+        bytes the rest of the answer takes; return that many, and the number formats of the table kept."""
+        if not rows:
+            return 0, None
+        made = build_table(columns, rows, self.spec.table)
+        table = made.rows() if made is not None else None
         headers = {} if isinstance(self.spec.table, bool) else self.spec.table.headers
         charts = [build_chart(chart, columns, rows, headers) for chart in self.spec.charts]
-        size = fixed + json_size_bound(table) + (json_bytes(charts) if charts else 0)
+        size = fixed + json_size_bound(made) + (json_bytes(charts) if charts else 0)
         if size > self.max_bytes:  # the bound is loose: measure exactly before cutting anything
             size = fixed + json_bytes([table, charts])
         kept = len(rows)
@@ -288,7 +296,9 @@ class SpecTool:
             payload["table"] = table
         if charts:
             payload["charts"] = charts
-        return kept
+        if made is None or not kept:
+            return kept, None
+        return kept, formats_of(made.header, made.columns if kept == len(rows) else [c[:kept] for c in made.columns])
 
 
 @dataclass(frozen=True)

@@ -19,11 +19,12 @@ from __future__ import annotations
 import math
 import operator
 import re
+from collections.abc import Sequence
 from decimal import ROUND_HALF_UP, Context, Decimal
 from itertools import repeat
 from typing import Any
 
-__all__ = ["FORMATS_META", "MAX_DECIMALS", "column_formats", "format_number"]
+__all__ = ["FORMATS_META", "MAX_DECIMALS", "column_formats", "format_number", "formats_of"]
 
 FORMATS_META = "mcpgen/formats"  # result `_meta` key: one {"decimals", "grouping"} or None per column
 MAX_DECIMALS = 3
@@ -37,12 +38,16 @@ def column_formats(table: list[list[Any]] | None) -> list[dict[str, Any] | None]
     """The format of each column of `table` (header row first); None when no column holds a number."""
     if not table or len(table) < 2:
         return None
-    header = table[0]
-    formats = [_column_format(values, str(name)) for name, values in zip(header, zip(*table[1:]))]
+    return formats_of(table[0], list(zip(*table[1:])))
+
+
+def formats_of(header: list[Any], columns: list[Sequence[Any]]) -> list[dict[str, Any] | None] | None:
+    """`column_formats` of a table held as its header and the values of each column."""
+    formats = [_column_format(values, str(name)) for name, values in zip(header, columns)]
     return formats if any(formats) else None
 
 
-def _column_format(values: tuple, header: str) -> dict[str, Any] | None:
+def _column_format(values: Sequence[Any], header: str) -> dict[str, Any] | None:
     types = set(map(type, values))
     if not types & _NUMBERS:
         return None

@@ -11,8 +11,10 @@ import copy
 import datetime as dt
 import json
 import math
+import operator
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -93,30 +95,64 @@ PUBLISHED_SCHEMA = _published(OUTPUT_SCHEMA)
 
 def to_cell(value: Any) -> Any:
     """One database value as a JSON scalar, without losing precision."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, int):
-        return value if -MAX_SAFE_INT <= value <= MAX_SAFE_INT else str(value)
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, Decimal):
-        if not value.is_finite():
-            return None
-        if value == value.to_integral_value():
-            return to_cell(int(value))  # SUM and COUNT come back as whole Decimals on some databases
-        as_float = float(value)
-        return as_float if Decimal(repr(as_float)) == value else str(value)
-    if isinstance(value, (dt.date, dt.time)):
-        return value.isoformat()
-    if isinstance(value, dt.timedelta):
-        return str(value)
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return base64.b64encode(bytes(value)).decode("ascii")
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    if isinstance(value, (list, tuple, dict)):
-        return json.dumps(_jsonable(value), ensure_ascii=False)
-    return str(value)
+    return _converter(type(value))(value)
+
+
+def _integer(value: int) -> int | str:
+    return value if -MAX_SAFE_INT <= value <= MAX_SAFE_INT else str(value)
+
+
+def _float(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def _decimal(value: Decimal) -> int | float | str | None:
+    if not value.is_finite():
+        return None
+    if value == value.to_integral_value():
+        return _integer(int(value))  # SUM and COUNT come back as whole Decimals on some databases
+    as_float = float(value)
+    return as_float if Decimal(repr(as_float)) == value else str(value)
+
+
+def _as_is(value: Any) -> Any:
+    return value
+
+
+def _base64(value: bytes | bytearray | memoryview) -> str:
+    return base64.b64encode(bytes(value)).decode("ascii")
+
+
+def _json_text(value: list | tuple | dict) -> str:
+    return json.dumps(_jsonable(value), ensure_ascii=False)
+
+
+_ISO = operator.methodcaller("isoformat")  # the value's own method: a subclass's isoformat is its own
+_RULES: dict[type, Callable[[Any], Any]] = {
+    type(None): _as_is,
+    bool: _as_is,
+    str: _as_is,
+    int: _integer,
+    float: _float,
+    Decimal: _decimal,
+    dt.datetime: _ISO,
+    dt.date: _ISO,
+    dt.time: _ISO,
+    dt.timedelta: str,
+    bytes: _base64,
+    bytearray: _base64,
+    memoryview: _base64,
+    uuid.UUID: str,
+    list: _json_text,
+    tuple: _json_text,
+    dict: _json_text,
+}
+
+
+def _converter(kind: type) -> Callable[[Any], Any]:
+    """How values of `kind` become cells: its rule, else that of the nearest of its classes that has one
+    (a subclass of str is text, of int a number), else `str`."""
+    return _RULES.get(kind) or next((_RULES[k] for k in kind.__mro__ if k in _RULES), str)
 
 
 def _jsonable(value: Any) -> Any:
@@ -127,10 +163,24 @@ def _jsonable(value: Any) -> Any:
     return to_cell(value)
 
 
-def build_table(columns: list[str], rows: list[tuple], spec: bool | TableSpec) -> list[list[Any]] | None:
-    """The header row, then one row of cells per result row; None when the spec says `table: false`.
+@dataclass
+class Table:
+    """A result as a table: the header, and the cells of each column (`to_cells`), which sizing and
+    number formats read as they are, without turning the rows around again."""
 
-    >>> build_table(["n", "x"], [(1, 0.5), (2**60, float("nan"))], True)
+    header: list[str]
+    columns: list[Sequence[Any]]  # one per header, each as long as the result
+
+    def rows(self, count: int | None = None) -> list[list[Any]]:
+        """The table as an answer carries it: the header row, then the first `count` rows (all by default)."""
+        columns = self.columns if count is None else [column[:count] for column in self.columns]
+        return [self.header, *map(list, zip(*columns))]
+
+
+def build_table(columns: list[str], rows: list[tuple], spec: bool | TableSpec) -> Table | None:
+    """The table of a result, its cells made by `to_cells`; None when the spec says `table: false`.
+
+    >>> build_table(["n", "x"], [(1, 0.5), (2**60, float("nan"))], True).rows()
     [['n', 'x'], [1, 0.5], ['1152921504606846976', None]]
     """
     if spec is False:
@@ -142,29 +192,32 @@ def build_table(columns: list[str], rows: list[tuple], spec: bool | TableSpec) -
         chosen = spec.columns or columns
         picks = [columns.index(c) for c in chosen]
         header = [spec.headers.get(c, c) for c in chosen]
-    if not rows:
-        return [header]
-    by_column = list(zip(*rows))
-    cells = [to_cells(by_column[i]) for i in picks]
-    return [header, *map(list, zip(*cells))]
+    by_column = list(zip(*rows)) if rows else [()] * len(columns)
+    return Table(header, [to_cells(by_column[i]) for i in picks])
 
 
-def json_size_bound(table: list[list[Any]] | None) -> int:
-    """At least the bytes of `json.dumps(table, ensure_ascii=False)` in UTF-8, found without encoding: a
-    character of a string takes at most six (a control character's escape `\\u0001`; four for the widest
-    in UTF-8), plus quotes, any other cell at most 26.
+def json_size_bound(table: Table | None) -> int:
+    """At least the bytes of `json.dumps(table.rows(), ensure_ascii=False)` in UTF-8, found without
+    encoding: a character of a string takes at most six (a control character's escape `\\u0001`; four for
+    the widest in UTF-8), plus quotes, any other cell at most 26.
 
-    >>> table = [["city", "n"], ["Oslo", 709037], ['say "hi"', None], ["\\x01\\U0001F600", 1.5]]
-    >>> json_size_bound(table) >= len(json.dumps(table, ensure_ascii=False).encode())
+    >>> table = Table(["city", "n"], [("Oslo", 'say "hi"', "\\x01\\U0001F600"), (709037, None, 1.5)])
+    >>> json_size_bound(table) >= len(json.dumps(table.rows(), ensure_ascii=False).encode())
     True
     """
-    if not table:
+    if table is None:
         return 4
-    total = 2 + len(table) * 3  # brackets, row brackets and commas
-    for column in zip(*table):
-        strings = [v for v in column if type(v) is str]
-        total += 6 * sum(map(len, strings)) + 4 * len(strings) + 26 * (len(column) - len(strings))
-    return total
+    count = len(table.columns[0]) if table.columns else 0
+    return 2 + (count + 1) * 3 + _json_bound(table.header) + sum(map(_json_bound, table.columns))
+
+
+def _json_bound(cells: Sequence[Any]) -> int:
+    """The bound of `json_size_bound` for these cells, without a look at each cell of a column that holds no text."""
+    types = set(map(type, cells))
+    if not any(issubclass(kind, str) for kind in types):
+        return 26 * len(cells)
+    strings = cells if types == {str} else [v for v in cells if isinstance(v, str)]
+    return 6 * sum(map(len, strings)) + 4 * len(strings) + 26 * (len(cells) - len(strings))
 
 
 _AS_IS = {str, bool, type(None)}
@@ -172,7 +225,8 @@ _AS_IS = {str, bool, type(None)}
 
 def to_cells(values: tuple) -> tuple | list:
     """One column of values as JSON cells: `to_cell` of each, decided once for the column when
-    its types allow (a column of text, or of safe integers, or of finite floats, is already JSON)."""
+    its types allow (a column of text, or of safe integers, or of finite floats, is already JSON;
+    a column of one other type, NULLs aside, is converted by that type's rule)."""
     types = set(map(type, values))
     if types <= _AS_IS:
         return values
@@ -181,4 +235,10 @@ def to_cells(values: tuple) -> tuple | list:
         finite = float not in types or all(map(math.isfinite, present))
         if finite and (int not in types or (min(present) >= -MAX_SAFE_INT and max(present) <= MAX_SAFE_INT)):
             return values
+    kinds = types - {type(None)}
+    if len(kinds) == 1:
+        convert = _converter(kinds.pop())
+        return (
+            [None if v is None else convert(v) for v in values] if type(None) in types else list(map(convert, values))
+        )
     return list(map(to_cell, values))

@@ -54,6 +54,7 @@ class Answer:
 
     result: ToolResult
     query: QueryResult | None = None
+    built: bool = False  # its table was made from query rows by `results.build_table`: JSON cells by construction
 
 
 @dataclass(frozen=True)
@@ -116,24 +117,31 @@ class Tool:
         return tool
 
 
-def check_result(name: str, result: Any) -> ToolResult:
+def check_result(name: str, result: Any, built: bool = False) -> ToolResult:
     """Hold a result to the output schema; a broken one becomes a clear `isError`. A table's number
-    formats (mcpgen.answer.numbers) join its `_meta`, unless the tool gave its own."""
+    formats (mcpgen.answer.numbers) join its `_meta`, unless the tool gave its own.
+
+    `built`: the table is mcpgen's own (`Answer.built`), its cells JSON scalars by construction: of the
+    table only the header row is checked, so a page of rows costs no look at each cell."""
     result = from_mcp(result) or result
     if not isinstance(result, ToolResult):
         return error_result(f"Tool '{name}' returned {type(result).__name__}, not a CallToolResult.")
     if result.is_error:
         return result
+    content = result.structured_content
+    table = content.get("table") if isinstance(content, dict) else None
     try:
-        payload = DataToolPayload.model_validate(result.structured_content)  # refuses NaN and infinities
+        if built and isinstance(content, dict) and isinstance(table, list):
+            content = {**content, "table": table[:1]}
+        payload = DataToolPayload.model_validate(content)  # refuses NaN and infinities
         if payload.charts:  # free-form Chart.js configs: only JSON itself can check them
             json.dumps(payload.charts, allow_nan=False)
     except (ValidationError, ValueError, TypeError) as exc:
         detail = _first_error(exc)
         logger.error("tool %s broke the output schema: %s", name, detail)
         return error_result(f"Tool '{name}' returned a result that breaks its output schema ({detail}).")
-    if payload.table and FORMATS_META not in (result.meta or {}):
-        formats = column_formats(payload.table)  # how people read the numbers; the cells stay as they are
+    if table and FORMATS_META not in (result.meta or {}):
+        formats = column_formats(table)  # how people read the numbers; the cells stay as they are
         if formats:
             result = dataclasses.replace(result, meta={**(result.meta or {}), FORMATS_META: formats})
     return result

@@ -232,7 +232,7 @@ class Registry:
             message = f"Tool '{name}' failed ({type(exc).__name__}); the details are in the server log."
             return error_result(message), None
         if isinstance(result, Answer):
-            return check_result(name, result.result), result.query
+            return check_result(name, result.result, result.built), result.query
         return check_result(name, result), None
 
     async def download(self, name: str, uri: str) -> Any:

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from mcpgen.answer.numbers import MAX_DECIMALS, column_formats, format_number
+from mcpgen.answer.numbers import MAX_DECIMALS, column_formats, format_number, formats_of
 from mcpgen.answer.results import build_table
 
 
@@ -71,7 +71,8 @@ def test_decimals():
     assert format_number(Decimal("NaN"), fmt(0)) == "NaN"
     # the table cells of Decimals (SUM on PostgreSQL) are what the formats are computed from
     table = build_table(["total"], [(Decimal("4542820771.000"),), (Decimal("0.5"),)], True)
-    assert table == [["total"], [4542820771], [0.5]] and column_formats(table) == [fmt(1)]
+    assert table.rows() == [["total"], [4542820771], [0.5]] and column_formats(table.rows()) == [fmt(1)]
+    assert formats_of(table.header, table.columns) == column_formats(table.rows())  # the same, column by column
 
 
 @pytest.mark.parametrize("header", ["year", "Year", "id", "city_id", "country code", "zip_code"])

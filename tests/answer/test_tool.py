@@ -71,6 +71,24 @@ def test_check_result_turns_a_broken_result_into_a_clear_error():
     assert nan_chart.is_error and "breaks its output schema" in nan_chart.content[0].text
 
 
+def test_a_table_mcpgen_built_is_checked_by_its_header_and_every_other_by_each_cell():
+    """A spec's table is made by results.build_table, its cells JSON scalars by construction; a hand-written
+    tool's table may hold anything, and each of its cells is checked."""
+    odd = ok({"sources": ["https://example.org/"], "table": [["a"], [1.5], [{"nested": 1}]]})
+    assert check_result("t", odd).is_error  # not built here: every cell is held to the schema
+    assert Answer(odd).built is False  # only a spec tool's answer says its table is built
+    built = check_result("t", odd, built=True)
+    assert not built.is_error and built.structured_content is odd.structured_content  # the cells are not looked at
+    assert built.meta == {FORMATS_META: [{"decimals": 1, "grouping": True}]}  # and the formats are still found
+    for broken in (
+        {"sources": ["ftp://example.org/"], "table": [["a"], [1]]},  # a source rendered from an argument
+        {"sources": ["https://example.org/"], "table": [[{"h": 1}], [1]]},  # the header
+        {"sources": ["https://example.org/"], "table": [["a"], [1]], "charts": [{"data": [math.nan]}]},
+        {"sources": ["https://example.org/"], "table": "a"},
+    ):
+        assert check_result("t", ok(broken), built=True).is_error, broken
+
+
 def test_a_tool_publishes_its_schemas_and_its_app():
     tool = Tool(name="t", description="d", input_schema={"type": "object", "properties": {}}, handler=lambda a: None)
     plain = tool.to_mcp()
