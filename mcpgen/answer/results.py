@@ -75,8 +75,9 @@ OUTPUT_SCHEMA = _output_schema()
 
 def _published(schema: dict[str, Any]) -> dict[str, Any]:
     """The outputSchema clients get: the same shape, with table cells described rather than
-    re-checked. The server holds every cell to `Cell` before it answers; a client checking each
-    cell again costs more than the query at 1,000 rows.
+    re-checked. Every cell is a `Cell` before the server answers (a table mcpgen builds by
+    construction, a hand-written tool's by `check_result`); a client checking each cell again
+    costs more than the query at 1,000 rows.
 
     >>> _published(OUTPUT_SCHEMA)["properties"]["table"]["items"]
     {'type': 'array'}
