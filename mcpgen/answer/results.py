@@ -116,7 +116,7 @@ def _decimal(value: Decimal) -> int | float | str | None:
     return as_float if Decimal(repr(as_float)) == value else str(value)
 
 
-def _as_is(value: Any) -> Any:
+def _itself(value: Any) -> Any:
     return value
 
 
@@ -130,9 +130,9 @@ def _json_text(value: list | tuple | dict) -> str:
 
 _ISO = operator.methodcaller("isoformat")  # the value's own method: a subclass's isoformat is its own
 _RULES: dict[type, Callable[[Any], Any]] = {
-    type(None): _as_is,
-    bool: _as_is,
-    str: _as_is,
+    type(None): _itself,
+    bool: _itself,
+    str: _itself,
     int: _integer,
     float: _float,
     Decimal: _decimal,
