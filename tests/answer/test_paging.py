@@ -18,6 +18,7 @@ import services
 from mcp import Client, StdioServerParameters
 
 from mcpgen.answer.cursors import NEXT_CURSOR_META, Cursors, Position
+from mcpgen.answer.numbers import FORMATS_META, column_formats
 from mcpgen.answer.results import to_cell
 from mcpgen.commands.validate import run_validate
 from mcpgen.serve.project import open_project
@@ -266,6 +267,23 @@ def test_max_bytes_cuts_the_table_and_says_so(make):
     assert f"first {len(table) - 1:,} of 1,000 rows" in result.content[0].text
     size = len(result.content[0].text) + len(json.dumps(result.structured_content))
     assert size <= 5000
+
+
+def test_a_cut_table_formats_its_numbers_from_the_rows_it_keeps(make):
+    """The number formats go with the table sent: the rows cut for max_bytes, with three decimals, count for nothing."""
+    spec = NUMS.replace("page_size: 300", "max_bytes: 5000").replace(
+        "n, label", "n, label, CASE WHEN n < 900 THEN n / 2 ELSE n / 8 END AS x"
+    )
+    result = ok(make(spec).call_sync("nums", {}))
+    table = result.structured_content["table"]
+    assert 10 < len(table) - 1 < 900
+    assert (
+        result.meta[FORMATS_META]
+        == column_formats(table)
+        == [{"decimals": 0, "grouping": True}, None, {"decimals": 1, "grouping": True}]
+    )
+    whole = ok(make(spec.replace("max_bytes: 5000", "max_bytes: 1000000")).call_sync("nums", {}))
+    assert whole.meta[FORMATS_META][2] == {"decimals": 3, "grouping": True}  # 999 / 8 = 124.875
 
 
 # --- the 336,776-row flights table, paged through the real server, against the query run directly ---
