@@ -67,7 +67,7 @@ from mcp import Client  # noqa: E402
 from mcp.server.mcpserver import MCPServer  # noqa: E402
 from mcp.types import CallToolResult, TextContent  # noqa: E402
 from pydantic import BaseModel, ConfigDict  # noqa: E402
-from results import add_write_docs  # noqa: E402
+from results import add_write_docs, ratios, spread  # noqa: E402
 
 from mcpgen.engines.sqlalchemy.engine import SQLAlchemyEngine  # noqa: E402
 from mcpgen.serve.project import open_project  # noqa: E402
@@ -378,23 +378,12 @@ COMPARISONS = [
 ]
 
 
-def per_call_us(fn, calls: int) -> float:
-    start = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    return (time.perf_counter() - start) / calls * 1e6
-
-
-async def per_call_us_async(fn, calls: int) -> float:
-    start = time.perf_counter()
-    for _ in range(calls):
-        await fn()
-    return (time.perf_counter() - start) / calls * 1e6
-
-
 def compare(label, ours, baseline, rounds: int, calls: int, session=None) -> float:
-    """Median per-call times over interleaved rounds. A coroutine-function `ours` runs inside
-    `session()` on one event loop; the (sync) baseline then runs on that loop's thread too."""
+    """Per-call wall time and process CPU of both sides, over `rounds` rounds of `calls` neighbouring
+    pairs (ours then baseline, or the other way round, alternately): each call is timed next to its
+    pair, so load that comes and goes hits both alike. The figure is the median of the rounds' ratios.
+    A coroutine-function `ours` runs inside `session()` on one event loop; a sync baseline runs on
+    that loop's thread too. CPU is this process's, every thread (the database server's is not counted)."""
 
     async def measured():
         if session is None:
@@ -402,36 +391,53 @@ def compare(label, ours, baseline, rounds: int, calls: int, session=None) -> flo
         async with session():
             return await _rounds(ours, baseline, rounds, calls)
 
-    ours_t, base_t = anyio.run(measured)
-    o, b = statistics.median(ours_t), statistics.median(base_t)
-    pairs = sorted(x / y for x, y in zip(ours_t, base_t))
-    FIGURES[label] = (o, b, o / b, pairs[0], pairs[-1])
+    (ours_t, ours_cpu), (base_t, base_cpu) = anyio.run(measured)
+    wall, cpu = sorted(ratios(ours_t, base_t)), sorted(ratios(ours_cpu, base_cpu))
+    FIGURES[label] = (statistics.median(ours_t), statistics.median(base_t), statistics.median(wall), wall[0], wall[-1])
     RECORD["comparisons"].append(
-        {"label": label, "ours_us": ours_t, "baseline_us": base_t, "target": TARGETS.get(label)}
+        {
+            "label": label,
+            "ours_us": ours_t,
+            "baseline_us": base_t,
+            "ours_cpu_us": ours_cpu,
+            "baseline_cpu_us": base_cpu,
+            "target": TARGETS.get(label),
+        }
     )
     print(
-        f"{label}: ours {o:.0f} us/call, baseline {b:.0f} us/call, ratio {o / b:.2f}x "
-        f"(median of {rounds} interleaved rounds of {calls} calls; per-round ratios "
-        f"{pairs[0]:.2f}..{pairs[-1]:.2f})"
+        f"{label}: ours {statistics.median(ours_t):.0f} us/call ({statistics.median(ours_cpu):.0f} CPU), "
+        f"baseline {statistics.median(base_t):.0f} ({statistics.median(base_cpu):.0f} CPU); "
+        f"wall ratio {spread(wall)}, CPU ratio {spread(cpu)} ({rounds} rounds of {calls} neighbouring pairs; "
+        f"load {os.getloadavg()[0]:.1f})"
     )
-    return o / b
+    return statistics.median(wall)
 
 
-async def _rounds(ours, baseline, rounds: int, calls: int) -> tuple[list[float], list[float]]:
-    async def timed(fn, n):
-        if inspect.iscoroutinefunction(fn):
-            return await per_call_us_async(fn, n)
-        return per_call_us(fn, n)
+async def _rounds(ours, baseline, rounds: int, calls: int) -> tuple[tuple[list, list], tuple[list, list]]:
+    """(wall, CPU) in us a call per round, for ours and for the baseline."""
+    sides = [(ours, inspect.iscoroutinefunction(ours)), (baseline, inspect.iscoroutinefunction(baseline))]
+
+    async def timed(side: int) -> tuple[float, float]:
+        fn, is_async = sides[side]
+        wall, cpu = time.perf_counter(), time.process_time()
+        await fn() if is_async else fn()
+        return time.perf_counter() - wall, time.process_time() - cpu
 
     for _ in range(max(20, calls // 10)):  # warm up: pools, prepared statements, caches
-        await timed(ours, 1)
-        await timed(baseline, 1)
-    ours_t, base_t = [], []
+        await timed(0)
+        await timed(1)
+    out: tuple[tuple[list, list], tuple[list, list]] = (([], []), ([], []))
     for i in range(rounds):
-        pair = [(ours, ours_t), (baseline, base_t)]
-        for fn, into in pair if i % 2 == 0 else pair[::-1]:
-            into.append(await timed(fn, calls))
-    return ours_t, base_t
+        totals = [[0.0, 0.0], [0.0, 0.0]]
+        for j in range(calls):
+            for side in (0, 1) if (i + j) % 2 == 0 else (1, 0):
+                wall, cpu = await timed(side)
+                totals[side][0] += wall
+                totals[side][1] += cpu
+        for side in (0, 1):
+            out[side][0].append(totals[side][0] / calls * 1e6)
+            out[side][1].append(totals[side][1] / calls * 1e6)
+    return out
 
 
 FIGURES: dict = {}
@@ -440,15 +446,16 @@ RECORD: dict = {"comparisons": [], "concurrent": []}  # this run's raw figures, 
 
 def render(figures: dict) -> str:
     """The tables of one run (bench/results.py puts them into docs/benchmarks.md)."""
-    from results import ratios, spread, table, verdict
+    from results import table, verdict
 
     rows = []
     for c in figures["comparisons"]:
         per_round = ratios(c["ours_us"], c["baseline_us"])
         target = verdict(statistics.median(per_round), c["target"])
         cells = [spread(c["ours_us"], 0), spread(c["baseline_us"], 0), spread(per_round, bold=bool(target))]
-        rows.append([c["label"], *cells, target])
-    header = ["comparison", "mcpgen, us a call", "baseline, us a call", "ratio per round", "target"]
+        cpu = ratios(c["ours_cpu_us"], c["baseline_cpu_us"]) if "ours_cpu_us" in c else []
+        rows.append([c["label"], *cells, spread(cpu), target])
+    header = ["comparison", "mcpgen, us a call", "baseline, us a call", "wall ratio", "CPU ratio", "target"]
     text = table(header, rows)
     if figures["concurrent"]:
         concurrent = [[c["label"], f"{c['wall_ms']:.0f}", str(c["errors"])] for c in figures["concurrent"]]
