@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Per-call overhead of mcpgen's SQLAlchemy engine over plain SQLAlchemy, on PostgreSQL.
 
-Comparisons (each one a pair of callables run in interleaved rounds, so drift in the
-machine's load hits both sides alike):
+Comparisons (each one a pair of callables, called in turn: every call is timed next to a call
+of the other side, the order alternating, so drift in the machine's load hits both sides alike;
+each round gives the ratio of wall time and of this process's CPU time, both sides' totals):
 
   psycopg  the spec as shipped (DuckDB's dialect, translated for PostgreSQL; `population` is
            NOT NULL, so `DESC NULLS LAST` goes and the index serves) vs the same tool
@@ -31,6 +32,7 @@ Then 20 concurrent calls from threads through one engine, and 20 concurrent tool
 through one in-memory MCP client; errors must be 0 in both.
 
 Usage:  python bench/bench_sqlalchemy.py [--url URL] [--rounds 15] [--calls 200] [--only psycopg]
+(--calls: neighbouring pairs a round)
 Needs PostgreSQL (default postgresql+psycopg://postgres@127.0.0.1:5432/test). With `--url`, a role
 that may create tables and roles, the script loads examples/data/cities.csv into a table of its
 own and makes a login role that may only read it (docs/security.md's statements: mcpgen refuses
@@ -541,7 +543,7 @@ def main() -> int:
         help="a role that may create a table and a role; the comparisons connect as a reader made here",
     )
     ap.add_argument("--rounds", type=int, default=15)
-    ap.add_argument("--calls", type=int, default=200)
+    ap.add_argument("--calls", type=int, default=200, help="neighbouring call pairs a round")
     ap.add_argument("--only", help="run the comparisons whose function name contains this (e.g. psycopg)")
     add_write_docs(ap)
     args = ap.parse_args()
