@@ -52,6 +52,30 @@ def test_sqlite_binds_dates_as_text_and_reads_only(tmp_path):
         engine.dispose()
 
 
+@pytest.mark.parametrize("driver", ["psycopg", "pg8000"])
+def test_the_driver_gets_the_sql_and_values_sqlalchemy_would_send(driver):
+    """PostgreSQL's query goes to the driver's cursor as SQLAlchemy compiles it: lists expanded for
+    this call's values, a NULL written inline, values through the types' bind processors, and
+    positional parameters for a driver that takes them."""
+    from sqlalchemy.dialects import postgresql
+
+    from mcpgen.engines.sqlalchemy.backends import _on_driver
+    from mcpgen.engines.sqlalchemy.statements import bindparam
+
+    class Conn:
+        dialect = getattr(postgresql, driver).dialect()
+
+    binds = [bindparam("s", "string", False), bindparam("xs", "integer", True), bindparam("z", "null", False)]
+    clause = sa.text("SELECT :s, :z FROM t WHERE x IN :xs").bindparams(*binds)
+    for xs in ([1, 2], [3], [4, 5, 6]):  # one compiled clause, expanded anew for each call
+        sql, params = _on_driver(Conn(), clause, {"s": "JP", "xs": xs, "z": None})
+        marks = ", ".join(["%s::BIGINT" if driver == "pg8000" else f"%(xs_{i + 1})s::BIGINT" for i in range(len(xs))])
+        first = "%s" if driver == "pg8000" else "%(s)s"
+        assert sql == f"SELECT {first}::VARCHAR, NULL FROM t WHERE x IN ({marks})"
+        named = {"s": "JP", **{f"xs_{i + 1}": x for i, x in enumerate(xs)}}
+        assert params == (tuple(named.values()) if driver == "pg8000" else named)
+
+
 def test_the_generic_backend_takes_the_statement_as_written():
     statement = Statement(text="SELECT :n", lists=frozenset(), types=())
     assert Backend("oracle").text(statement, (), {"n": 1})[0] == "SELECT :n"
