@@ -122,6 +122,10 @@ class Backend:
 
 
 class PostgreSQL(Backend):
+    def __init__(self, name: str):
+        super().__init__(name)
+        self._compiled: dict[Any, Any] = {}  # a text() clause -> its compiled form (see `_on_driver`)
+
     def configure(self, url, options, connect_args):
         # The driver sends no BEGIN of its own: each call's transaction is the one `begin` opens.
         options["isolation_level"] = "AUTOCOMMIT"
@@ -174,7 +178,8 @@ class PostgreSQL(Backend):
         # The server stops after max_rows + 1 rows. A cancelled call sends PostgreSQL's cancel request.
         # The SQL and values are SQLAlchemy's, run on the driver's cursor (see `_on_driver`).
         raw = conn.connection.dbapi_connection
-        sql, params = _on_driver(conn, clause(values, "SELECT * FROM (\n", f"\n) AS mcpgen_q LIMIT {fetch}"), values)
+        wrapped = clause(values, "SELECT * FROM (\n", f"\n) AS mcpgen_q LIMIT {fetch}")
+        sql, params = _on_driver(conn, wrapped, values, self._compiled)
         with attached(_pg_canceller(raw)), raw.cursor() as cursor:
             try:
                 cursor.execute(sql, params)
@@ -348,19 +353,17 @@ def _stream(conn, clause, values, fetch) -> tuple[list[str], list[tuple]]:
         result.close()
 
 
-_COMPILED: dict[Any, Any] = {}  # a text() clause -> its compiled form (see `_on_driver`)
-
-
-def _on_driver(conn, clause, values: dict) -> tuple[str, Any]:
+def _on_driver(conn, clause, values: dict, cache: dict) -> tuple[str, Any]:
     """The SQL and parameters SQLAlchemy would hand the driver for `clause` with these values (lists
-    expanded, values through the types' bind processors), the clause compiled once. A call sent this
-    way skips SQLAlchemy's execution context and result objects, most of a short query's client time."""
-    compiled = _COMPILED.get(clause)
+    expanded, values through the types' bind processors), the clause compiled once into `cache`. A
+    call sent this way skips SQLAlchemy's execution context and result objects, most of a short
+    query's client time."""
+    compiled = cache.get(clause)
     if compiled is None:
         compiled = clause.compile(dialect=conn.dialect)
-        if len(_COMPILED) > 4096:
-            _COMPILED.clear()
-        _COMPILED[clause] = compiled
+        if len(cache) > 4096:
+            cache.clear()
+        cache[clause] = compiled
     state = compiled.construct_expanded_state(values)
     params = state.parameters
     if state.processors:

@@ -67,13 +67,15 @@ def test_the_driver_gets_the_sql_and_values_sqlalchemy_would_send(driver):
 
     binds = [bindparam("s", "string", False), bindparam("xs", "integer", True), bindparam("z", "null", False)]
     clause = sa.text("SELECT :s, :z FROM t WHERE x IN :xs").bindparams(*binds)
+    cache: dict = {}
     for xs in ([1, 2], [3], [4, 5, 6]):  # one compiled clause, expanded anew for each call
-        sql, params = _on_driver(Conn(), clause, {"s": "JP", "xs": xs, "z": None})
+        sql, params = _on_driver(Conn(), clause, {"s": "JP", "xs": xs, "z": None}, cache)
         marks = ", ".join(["%s::BIGINT" if driver == "pg8000" else f"%(xs_{i + 1})s::BIGINT" for i in range(len(xs))])
         first = "%s" if driver == "pg8000" else "%(s)s"
         assert sql == f"SELECT {first}::VARCHAR, NULL FROM t WHERE x IN ({marks})"
         named = {"s": "JP", **{f"xs_{i + 1}": x for i, x in enumerate(xs)}}
         assert params == (tuple(named.values()) if driver == "pg8000" else named)
+    assert list(cache) == [clause]
 
 
 def test_the_generic_backend_takes_the_statement_as_written():
