@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -52,6 +53,14 @@ class Caller:
         token carries the server-wide `auth.scopes` only to pass the server's gate: those are what
         every request must have, not what this caller was granted, so tools with `scopes:` stay hidden."""
         return rule is None or self.local or (not self.shared and rule.allows(self.scopes))
+
+    @functools.cached_property
+    def identity(self) -> str | None:
+        """`caller_identity()` of this caller, made once: the local user's serves every call of a session."""
+        if self.subject is None and self.client_id is None and not self.claims:
+            return None
+        claims = {k: v for k, v in self.claims.items() if k not in _VOLATILE_CLAIMS}
+        return repr((self.subject, self.client_id, sorted(self.scopes), sorted(claims.items(), key=str)))
 
     def claim(self, name: str) -> Any:
         """A claim's value (`a.b` reaches into an object claim); MissingClaim if it is absent or null."""
@@ -111,8 +120,4 @@ def caller_identity() -> str | None:
     ...     caller_identity()
     "('alice', 'local', [], [('sub', 'alice')])"
     """
-    caller = current()
-    if caller.subject is None and caller.client_id is None and not caller.claims:
-        return None
-    claims = {k: v for k, v in caller.claims.items() if k not in _VOLATILE_CLAIMS}
-    return repr((caller.subject, caller.client_id, sorted(caller.scopes), sorted(claims.items(), key=str)))
+    return current().identity

@@ -24,8 +24,8 @@ from __future__ import annotations
 import base64
 import binascii
 import csv
-import dataclasses
 import datetime as dt
+import functools
 import io
 import json
 import time
@@ -105,16 +105,18 @@ class Downloads:
 
     def links(self, arguments: dict[str, Any], binding: str) -> list[ResourceLink]:
         """One resource_link per format, for the whole result of `arguments` (bound as `binding` says)."""
-        encoded = _b64(json.dumps(arguments, separators=(",", ":"), ensure_ascii=False, default=str).encode())
+        encoded = _b64(_ARGUMENTS_JSON(arguments).encode())
         expires = expiry(self.settings.ttl)
-        until = dt.datetime.fromtimestamp(expires, dt.UTC).isoformat(" ", "minutes")[:16]
+        description = _until(expires)
         return [
-            dataclasses.replace(  # the tool's own link with this call's URI
-                template,
-                uri=f"{template.uri}?args={encoded}&link={self._cursors.seal(self.tool, binding, f'{fmt}.{expires}')}",
-                description=f"{template.description}{until} UTC.",
+            ResourceLink(  # the tool's own link with this call's URI
+                f"{link.uri}?args={encoded}&link={self._cursors.seal(self.tool, binding, f'{fmt}.{expires}')}",
+                link.name,
+                link.title,
+                link.description + description,
+                link.mime_type,
             )
-            for fmt, template in self._templates.items()
+            for fmt, link in self._templates.items()
         ]
 
     @staticmethod
@@ -220,6 +222,15 @@ def parquet_bytes(columns: list[str], rows: list[tuple]) -> bytes:
     out = io.BytesIO()
     pq.write_table(table, out)
     return out.getvalue()
+
+
+_ARGUMENTS_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str).encode
+
+
+@functools.lru_cache(maxsize=1)  # calls within one second share it
+def _until(expires: int) -> str:
+    """The end of a link's description: when it expires, to the minute."""
+    return dt.datetime.fromtimestamp(expires, dt.UTC).isoformat(" ", "minutes")[:16] + " UTC."
 
 
 def _b64(data: bytes) -> str:
