@@ -20,7 +20,6 @@ r"""Small text helpers shared by the loaders, checks and engines.
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections.abc import Iterable
@@ -91,6 +90,8 @@ def closest(name: object, candidates: Iterable[object]) -> str | None:
     by_lower: dict[str, str] = {}
     for c in candidates:
         by_lower.setdefault(str(c).lower(), str(c))
+    import difflib  # only a name that is not found loads it
+
     match = difflib.get_close_matches(str(name).lower(), list(by_lower), n=1, cutoff=0.6)
     return by_lower[match[0]] if match and by_lower[match[0]] != str(name) else None
 
