@@ -91,13 +91,12 @@ class Downloads:
         self.tool = tool
         self.settings = settings
         self._cursors = cursors
-        about = f"The whole result for these arguments, up to {settings.max_rows:,} rows; the link holds until "
+        self._about = f"The whole result for these arguments, up to {settings.max_rows:,} rows; the link holds until "
         self._templates = {
             fmt: ResourceLink(
                 uri=f"{PREFIX}{quote(tool)}.{fmt}",
                 name=f"{tool}.{fmt}",
                 title=f"Every row as {TITLES[fmt]}",
-                description=about,
                 mime_type=MIME_TYPES[fmt],
             )
             for fmt in settings.formats
@@ -107,13 +106,13 @@ class Downloads:
         """One resource_link per format, for the whole result of `arguments` (bound as `binding` says)."""
         encoded = _b64(_ARGUMENTS_JSON(arguments).encode())
         expires = expiry(self.settings.ttl)
-        description = _until(expires)
+        description = self._about + _until(expires)
         return [
             ResourceLink(  # the tool's own link with this call's URI
                 f"{link.uri}?args={encoded}&link={self._cursors.seal(self.tool, binding, f'{fmt}.{expires}')}",
                 link.name,
                 link.title,
-                link.description + description,
+                description,
                 link.mime_type,
             )
             for fmt, link in self._templates.items()
