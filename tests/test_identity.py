@@ -100,3 +100,18 @@ def test_over_stdio_claims_come_from_the_config_or_the_call_is_refused(tmp_path)
         team.content[0].text
         == "This tool needs the caller's 'team' claim, and mcpgen.yaml's stdio_claims does not set it."
     )
+
+
+def test_each_caller_keeps_its_own_identity():
+    """The identity text is made once per caller: callers that take turns never get each other's."""
+    from mcpgen.identity import caller_identity, local_user
+
+    with local_user({"sub": "alice", "iat": 1}):
+        alice = caller_identity()
+    with local_user({"sub": "bob"}):
+        bob = caller_identity()
+    with local_user({"sub": "alice", "iat": 2}):  # a token's own times are not who calls
+        again = caller_identity()
+    assert caller_identity() is None
+    assert alice == again == "('alice', 'local', [], [('sub', 'alice')])"
+    assert bob == "('bob', 'local', [], [('sub', 'bob')])"
