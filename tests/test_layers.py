@@ -16,7 +16,15 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "mcpgen"
 
 LAYERS: list[tuple[str, ...]] = [
-    ("version", "errors", "limits", "text", "identity", "vendored"),  # foundation: imports nothing of mcpgen but itself
+    (
+        "version",
+        "errors",
+        "limits",
+        "text",
+        "identity",
+        "vendored",
+        "keys",
+    ),  # foundation: imports nothing of mcpgen but itself
     ("spec",),  # what analysts write: spec files and mcpgen.yaml
     ("redaction", "logs"),  # secrets kept out of messages, and the call log
     ("sql", "templates", "checks"),  # reading SQL and templates, the static checks of single constructs

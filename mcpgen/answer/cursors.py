@@ -34,7 +34,6 @@ import hashlib
 import hmac
 import json
 import math
-import os
 import secrets
 import time
 from dataclasses import dataclass
@@ -43,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ArgumentError
+from ..keys import kept_key
 from ..limits import MAX_CURSOR_KEY
 from ..spec.models import CURSOR
 
@@ -62,39 +62,9 @@ OTHER_THAN_PROJECT = (
 
 
 def project_key(root: Path) -> bytes | None:
-    """The cursor key of the project at `root` for `mcpgen call`: 32 random bytes in a file only the
-    user may read (mode 0600, in a 0700 folder), outside the project so that no repository ever holds
-    it: `$XDG_STATE_HOME/mcpgen/cursor-keys/` (default `~/.local/state/...`). None when it cannot be
-    kept (no home folder, a read-only one): cursors then hold for the one process.
-
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as state:
-    ...     os.environ["XDG_STATE_HOME"] = state
-    ...     first, again = project_key(Path("/srv/p")), project_key(Path("/srv/p"))
-    ...     other = project_key(Path("/srv/q"))
-    ...     files = sorted(oct(p.stat().st_mode & 0o777) for p in Path(state, "mcpgen", "cursor-keys").iterdir())
-    >>> del os.environ["XDG_STATE_HOME"]
-    >>> first == again != other, len(first), files
-    (True, 32, ['0o600', '0o600'])
-    """
-    state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    folder = Path(state, "mcpgen", "cursor-keys")
-    path = folder / (hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:32] + ".key")
-    try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            if path.stat().st_mode & 0o077:
-                os.chmod(path, 0o600)
-            key = path.read_bytes()
-            return key if len(key) == 32 else None
-        key = secrets.token_bytes(32)
-        with os.fdopen(fd, "wb") as out:
-            out.write(key)
-        return key
-    except OSError:
-        return None
+    """The cursor key of the project at `root` for `mcpgen call`, kept for the user (`keys.kept_key`) in
+    `$XDG_STATE_HOME/mcpgen/cursor-keys/`. None when it cannot be kept: cursors then hold for the one process."""
+    return kept_key("cursor-keys", hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:32] + ".key")
 
 
 class CursorError(ArgumentError):

@@ -4,11 +4,15 @@ Parsing is most of the cost of loading a big project. Each template's tree, and 
 YAML (with the positions of its keys and its warnings), is kept, pickled, in one file per project
 under the user's cache folder, keyed by the sha256 of its text (and, for a template, its kind:
 prose or URL). The file records the versions of mcpgen, Jinja2 and Python that wrote it, and the
-name, size and time of each of mcpgen's own files; any other version reads it as empty. A key
+name, size and time of each of mcpgen's own files, and sqlglot's version; any other version reads it
+as empty. A key
 that is not there is parsed, so an edit can never meet a stale result, and what fails to parse is
 never kept. `get` and `put` keep other bytes in the same file under a key of the caller's
-(`load.checked`: specs as checked). A file that cannot be read (deleted, truncated, corrupt,
-written by someone else) is ignored: everything is parsed as if there were no cache. Processes that
+(`load.checked`: specs as checked, and the verdicts of their SQL checks). Each entry is signed
+(HMAC-SHA256 of its key and bytes) with a key kept for the user outside the cache (`keys.kept_key`):
+an entry damaged, edited or written by anyone without that key reads as missing, and is parsed and
+checked again. A file that cannot be read (deleted, truncated, corrupt, written by someone else) is
+ignored: everything is parsed as if there were no cache. Processes that
 each load a part of one project (validate's workers) read its file and hand what they used back
 (`collecting`), for their parent to `save` as one file. Unpickling
 accepts Jinja's node classes, the positioned mappings and lists of YAML, and plain values only.
@@ -27,9 +31,12 @@ import contextlib
 import contextvars
 import functools
 import hashlib
+import hmac
+import importlib.util
 import io
 import os
 import pickle
+import secrets
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -40,10 +47,26 @@ import jinja2
 from jinja2 import nodes
 
 from ..errors import Problem
+from ..keys import kept_key
 from ..spec import yamlload
 from ..version import __version__
 
-_HEADER = f"mcpgen {__version__} jinja2 {jinja2.__version__} python {sys.version_info[:3]}"
+
+def _sqlglot_version() -> str:
+    """The installed sqlglot's version, as the sha256 of its version file: read without importing sqlglot
+    (a tenth of a second that loading a kept project does without). What it decides (SQL checks,
+    placeholders) is kept here too."""
+    found = importlib.util.find_spec("sqlglot")
+    folders = found.submodule_search_locations if found is not None else None
+    try:
+        return hashlib.sha256(Path(next(iter(folders or ())), "_version.py").read_bytes()).hexdigest()[:16]
+    except (OSError, StopIteration):  # an install without it: ask the module
+        import sqlglot
+
+        return sqlglot.__version__
+
+
+_HEADER = f"mcpgen {__version__} jinja2 {jinja2.__version__} python {sys.version_info[:3]} sqlglot {_sqlglot_version()}"
 _PACKAGE = Path(__file__).resolve().parent.parent
 
 
@@ -87,14 +110,38 @@ def cache_file(prefix: str, suffix: str, *scope: object) -> Path | None:
     return folder / f"{prefix}-{name}{suffix}"
 
 
+@functools.cache
+def _signing_key() -> bytes:
+    """The key that signs entries: the user's (`keys.kept_key`), else this process's own, so that
+    nothing another process wrote is trusted."""
+    return kept_key("cache.key") or secrets.token_bytes(32)
+
+
+def _signature(key: str, data: bytes) -> bytes:
+    return hmac.new(_signing_key(), key.encode() + b"\0" + data, hashlib.sha256).digest()
+
+
 class _Store:
-    """The trees of one project: those read from its file, and those parsed in this run."""
+    """The trees of one project: those read from its file, and those parsed in this run, each signed
+    (`entries` and `used` hold the signature, then the bytes)."""
 
     def __init__(self, path: Path):
         self.path = path
         self.entries: dict[str, bytes] = _read(path)
         self.used: dict[str, bytes] = {}
         self.missed = 0
+
+    def get(self, key: str) -> bytes | None:
+        """The bytes kept under `key`, when their signature is this user's (None: missing, damaged or forged)."""
+        signed = self.entries.get(key)
+        if signed is None or not hmac.compare_digest(signed[:32], _signature(key, signed[32:])):
+            return None
+        self.used[key] = signed
+        return signed[32:]
+
+    def put(self, key: str, data: bytes) -> None:
+        self.used[key] = _signature(key, data) + data
+        self.missed += 1
 
     def save(self) -> None:
         """Write the trees this run used, if any had to be parsed (atomic: readers see old or new); in
@@ -180,17 +227,14 @@ def parse(env: jinja2.Environment, kind: str, source: str) -> nodes.Template:
     if store is None:
         return env.parse(source)
     key = hashlib.sha256(f"{kind}\0{source}".encode()).hexdigest()
-    data = store.entries.get(key)
-    if data is not None:
-        ast = _tree(data, env)
-        if ast is not None:
-            store.used[key] = data
-            return ast
+    data = store.get(key)
+    ast = _tree(data, env) if data is not None else None
+    if ast is not None:
+        return ast
     ast = env.parse(source)  # a syntax error is not cached: it is reported every time
     buffer = io.BytesIO()
     _Pickler(buffer, env).dump(ast)
-    store.used[key] = buffer.getvalue()
-    store.missed += 1
+    store.put(key, buffer.getvalue())
     return ast
 
 
@@ -201,38 +245,33 @@ def load_yaml(text: str, path: str, warnings: list[Problem] | None = None) -> An
     if store is None:
         return yamlload.load_yaml(text, path, warnings)
     key = "yaml:" + hashlib.sha256(text.encode()).hexdigest()
-    data = store.entries.get(key)
+    data = store.get(key)
     found = _parsed_yaml(data) if data is not None else None
-    if data is not None and found is not None:
+    if found is not None:
         value, notes = found
-        store.used[key] = data
     else:
         collected: list[Problem] = []
         value = yamlload.load_yaml(text, path, collected)
         notes = [(p.line, p.col, p.message) for p in collected]
-        store.used[key] = pickle.dumps((value, notes), protocol=pickle.HIGHEST_PROTOCOL)
-        store.missed += 1
+        store.put(key, pickle.dumps((value, notes), protocol=pickle.HIGHEST_PROTOCOL))
     if warnings is not None:
         warnings.extend(Problem(path, line, col, message, "warning") for line, col, message in notes)
     return value
 
 
 def get(key: str) -> bytes | None:
-    """The bytes kept under `key` in the active session (None: no session, or not kept); `key` must
-    name everything the bytes were made from. What the caller then reads of them is its own rule."""
+    """The bytes kept under `key` in the active session, exactly as `put` gave them (None: no session,
+    not kept, or not signed with this user's key); `key` must name everything the bytes were made from.
+    What the caller then reads of them is its own rule."""
     store = _active.get()
-    data = store.entries.get(key) if store is not None else None
-    if data is not None and store is not None:
-        store.used[key] = data
-    return data
+    return store.get(key) if store is not None else None
 
 
 def put(key: str, data: bytes) -> None:
-    """Keep `data` under `key` in the active session's file (nothing without a session)."""
+    """Keep `data` under `key` in the active session's file, signed (nothing without a session)."""
     store = _active.get()
     if store is not None:
-        store.used[key] = data
-        store.missed += 1
+        store.put(key, data)
 
 
 def _parsed_yaml(data: bytes) -> tuple[Any, list] | None:
