@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -36,7 +37,7 @@ CORE |= {"duckdb", "mypy_extensions", "cython_runtime", "annotated_types", "typi
 CHECKS = [f"checks.{m}" for m in ("charts", "duckdb_functions", "filters", "init_statements", "passwords")]
 CHECKS += ["checks.row_references"]
 CHECKS += ["checks", "checks.sql_paths", "checks.templates", "checks.urls"]
-LOADING = ["version", "errors", "identity", "limits", "text", "redaction", "cli", *CHECKS]
+LOADING = ["version", "errors", "identity", "keys", "limits", "text", "redaction", "cli", *CHECKS]
 LOADING += ["spec", "spec.config", "spec.models", "spec.params", "spec.patterns", "spec.prompts", "spec.yamlload"]
 LOADING += ["sql", "sql.dialects", "sql.lexing", "sql.pages", "sql.statements", "sql.transpile"]
 LOADING += [
@@ -63,7 +64,7 @@ SERVE = [*LOADING, "logs", "serve.audit", "serve.listen", "serve.project", "serv
 SERVE += ["serve.stdio", "serve.telemetry", "answer", "answer.cache", "answer.charts", "answer.compile"]
 SERVE += ["answer.completions", "answer.cursors", "answer.downloads"]
 SERVE += ["serve.tasks", "serve.asking", "answer.asking"]
-SERVE += ["answer.numbers", "answer.pages", "answer.plain", "answer.prompts", "answer.readahead", "answer.results"]
+SERVE += ["answer.numbers", "answer.plain", "answer.prompts", "answer.results"]
 SERVE += ["answer.tool"]
 VALIDATE = [*LOADING, "commands", "commands.reports", "commands.validate"]
 CALL = [
@@ -71,15 +72,20 @@ CALL = [
     for m in [*SERVE, "commands", "commands.terminal", "load.tools"]
     if m not in ("serve.server", "serve.stdio", "serve.listen", "serve.tasks", "serve.asking")
 ]
+# A call of a spec kept checked, with its statement kept (`load.checked`): no SQL is read, so neither
+# mcpgen's SQL modules nor the spec checks, and no sqlglot at all.
+KEPT_CALL = [m for m in CALL if not m.startswith("sql") and m != "load.spec_checks"]
 TERMINAL = {"anyio", "sniffio", "rich", "markdown_it", "mdurl", "pygments"}
 
 
 def modules(tmp_path: Path, *command: str) -> list[str]:
-    """sys.modules at the exit of an interpreter that ran `command` (none: `import mcpgen`)."""
+    """sys.modules at the exit of an interpreter that ran `command` (none: `import mcpgen`), with a cache
+    folder of the test's own: its first command finds nothing kept, the next what the first kept."""
     out = tmp_path / "modules.json"
     subprocess.run(
         [sys.executable, "-c", DUMP, str(out), *command],
         cwd=REPO,
+        env={**os.environ, "MCPGEN_CACHE_DIR": str(tmp_path / "cache")},
         input=b"",  # a pipe closed at once: `serve` over stdio stops at the end of its input
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -164,6 +170,18 @@ def test_a_cached_call_of_a_duckdb_spec_loads_neither_servers_nor_other_dialects
     assert [n for n in names if n.startswith(NOT_OURS_FOR_CALL)] == []
     dialects = {n.split(".")[2] for n in names if n.startswith(SQLGLOT_PER_DIALECT)}
     assert dialects <= {"duckdb", "dialect", "base"}, dialects
+
+
+def test_a_call_of_a_kept_spec_reads_no_sql(tmp_path):
+    """Once `mcpgen call` has kept the spec checked and its statement prepared (the first call reads the
+    whole project, the next the spec's own file), a call runs no SQL check: it loads no sqlglot (about
+    a tenth of a second and 10 MiB) and none of mcpgen's SQL modules."""
+    command = ("call", "top_cities", "-a", "top_n=2", "-s", "specs")
+    modules(tmp_path, *command)
+    modules(tmp_path, *command)
+    names = modules(tmp_path, *command)
+    assert {n for n in names if n.startswith("mcpgen")} == mcpgen(KEPT_CALL)
+    assert not {n.split(".")[0] for n in names} & {"sqlglot", "re2"}
 
 
 def test_a_cached_call_of_the_shipped_python_tool_loads_no_sdk_and_no_spec_checks(tmp_path):

@@ -27,7 +27,6 @@ from .completions import QueryCompleter
 from .cursors import NEXT_CURSOR_META, Cursors, Position, binding
 from .downloads import DownloadError, Downloads, Link, parse
 from .numbers import FORMATS_META, formats_of
-from .pages import Pager
 from .plain import ResourceLink, TextContent, ToolResult
 from .results import TRUNCATED_META, build_table, json_size_bound
 from .tool import Answer, RowsCheck, Tool, error_result
@@ -50,7 +49,7 @@ class SpecTool:
         engine: Engine,
         defaults: Defaults,
         cursors: Cursors | None = None,
-        prepared: bool = True,
+        query: Prepared | None = None,
     ):
         spec = loaded.spec
         self.name = loaded.name
@@ -59,7 +58,8 @@ class SpecTool:
         self.arguments = Arguments(spec.parameters)
         types = param_types(spec.parameters)
         self._sql, self._types = loaded.sql, types
-        self._query = engine.prepare(loaded.sql, types) if prepared else None
+        # the statement kept when this spec's query was prepared and described (`load.checked`), else prepared here
+        self.query = query or engine.prepare(loaded.sql, types)
         self._preparing = threading.Lock()
         self._count_sql = loaded.count_sql  # confirm.when_rows_over: prepared when first counted
         self._count: Prepared | None = None
@@ -80,6 +80,8 @@ class SpecTool:
         if self.downloads is not None and self.cache_ttl is not None:  # a kept answer never outlives its links
             self.cache_ttl = min(self.cache_ttl, self.downloads.settings.ttl)
         if self.page_size:
+            from .pages import Pager  # here: the SQL reading only paged specs need
+
             self.pager = Pager(loaded, engine, types, self.page_size)  # planned at the first call
             self.input_schema = {
                 **self.input_schema,
@@ -105,17 +107,6 @@ class SpecTool:
     def uses_rows(self) -> bool:
         """Row dicts cost as much as the table: they are built only for templates that read `rows`."""
         return any("rows" in t.names() for t in (self.content, self.empty, self.force) if t is not None)
-
-    @property
-    def query(self) -> Prepared:
-        """The query prepared on its engine: at compile time, or at the first call when `prepared=False`
-        (serving a spec whose preparing and describing already passed in this state: `load.checked`).
-        Prepared once: the first calls that arrive together wait for one prepare rather than each make their own."""
-        if self._query is None:
-            with self._preparing:
-                if self._query is None:
-                    self._query = self.engine.prepare(self._sql, self._types)
-        return self._query
 
     def __call__(self, arguments: dict[str, Any]) -> Answer:
         result = None
@@ -175,7 +166,7 @@ class SpecTool:
         values = self.arguments.validate(arguments)
         if self._count is None:
             assert self._count_sql is not None
-            with self._preparing:  # prepared once, as the query is
+            with self._preparing:  # prepared once, however many first counts arrive together
                 if self._count is None:
                     self._count = self.engine.prepare(self._count_sql, {**self._types, COUNT_LIMIT: "integer"})
         result = self.engine.run(self._count, {**values, COUNT_LIMIT: threshold + 1}, 1, self.timeout)
@@ -345,11 +336,16 @@ def _sentence(message: str) -> str:
 
 
 def compile_spec(
-    loaded: LoadedSpec, engine: Engine, defaults: Defaults, cursors: Cursors | None = None, prepared: bool = True
+    loaded: LoadedSpec,
+    engine: Engine,
+    defaults: Defaults,
+    cursors: Cursors | None = None,
+    query: Prepared | None = None,
 ) -> Tool:
-    """A registered-ready Tool for one spec on its engine; `defaults` are mcpgen.yaml's (`prepared`: see SpecTool.query)."""
+    """A registered-ready Tool for one spec on its engine; `defaults` are mcpgen.yaml's, `query` the statement
+    kept for its SQL (`load.checked`; None: prepared here)."""
     spec = loaded.spec
-    run = SpecTool(loaded, engine, defaults, cursors, prepared)
+    run = SpecTool(loaded, engine, defaults, cursors, query)
     confirm_rows = None
     if spec.confirm is not None and spec.confirm.when_rows_over is not None and loaded.count_sql is not None:
         confirm_rows = RowsCheck(spec.confirm.message, spec.confirm.when_rows_over, run.rows_over)

@@ -14,7 +14,14 @@ One module per concern:
 """
 
 from .charts import CHART_JS_OPTIONS, chart_sense
-from .duckdb_functions import Catalogue, catalogue_of, default_catalogue, function_problems
+from .duckdb_functions import (
+    HARMLESS_SIDE_EFFECTS,
+    TABLE_FUNCTIONS,
+    Catalogue,
+    catalogue_of,
+    default_catalogue,
+    function_problems,
+)
 from .filters import filter_problems
 from .init_statements import init_problem
 from .passwords import literal_password
@@ -25,6 +32,8 @@ from .urls import source_problem
 
 __all__ = [
     "CHART_JS_OPTIONS",
+    "HARMLESS_SIDE_EFFECTS",
+    "TABLE_FUNCTIONS",
     "Catalogue",
     "caller_paths",
     "catalogue_of",

@@ -28,10 +28,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from sqlglot.errors import SqlglotError
-from sqlglot.tokens import TokenType
-
-from ..sql.statements import tokenize
 from ..text import line_col
 
 # Table functions a query may use: generators; the file readers whose paths file reach checks;
@@ -145,6 +141,11 @@ def function_problems(sql: str, catalogue: Catalogue | Callable[[], Catalogue]) 
     >>> function_problems("SELECT 1 AS n", lambda: 1 / 0)
     []
     """
+    from sqlglot.errors import SqlglotError  # here: a call of a kept spec runs no check and loads no sqlglot
+    from sqlglot.tokens import TokenType
+
+    from ..sql.statements import tokenize
+
     try:
         tokens = tokenize(sql, "duckdb")
     except SqlglotError:

@@ -4,6 +4,11 @@
 locked. It may create tables and views over the project's files; it may not change where
 files are read from or written to, load extensions, or write files.
 
+Each statement's verdict is kept in the cache of the project being loaded (`parsecache`, signed,
+under the sha256 of the statement; its header names mcpgen's code and sqlglot's version), and for
+the rest of the process: loading an unchanged mcpgen.yaml, and opening its connections after,
+read no SQL again.
+
 >>> init_problem("CREATE TABLE t AS SELECT * FROM read_csv('data/t.csv')") is None
 True
 >>> init_problem("SET temp_directory = '/tmp'")
@@ -14,12 +19,11 @@ True
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import re
 
-from sqlglot.errors import SqlglotError
-from sqlglot.tokens import TokenType
-
-from ..sql.statements import tokenize
+from ..templates import parsecache
 from .sql_paths import outside_paths
 
 # Settings that decide what DuckDB may read, write or load: only mcpgen sets them.
@@ -33,8 +37,24 @@ _EXTENSIONS = {"INSTALL", "LOAD", "FORCE", "UPDATE"}
 _WRITES = {"COPY", "EXPORT", "IMPORT", "CHECKPOINT", "VACUUM"}
 
 
+@functools.lru_cache(maxsize=256)
 def init_problem(sql: str) -> str | None:
     """Why an init statement is refused ("changes the setting ..."), or None when it may run."""
+    key = "init:" + hashlib.sha256(sql.encode()).hexdigest()
+    kept = parsecache.get(key)
+    if kept is not None:
+        return kept.decode() or None
+    problem = _problem(sql)
+    parsecache.put(key, (problem or "").encode())
+    return problem
+
+
+def _problem(sql: str) -> str | None:
+    from sqlglot.errors import SqlglotError  # here: a kept verdict loads no sqlglot
+    from sqlglot.tokens import TokenType
+
+    from ..sql.statements import tokenize
+
     try:
         tokens = tokenize(sql, "duckdb")
     except SqlglotError:

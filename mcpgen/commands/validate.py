@@ -24,6 +24,7 @@ from ..errors import Findings, Problem
 from ..load import checked
 from ..load.columns import LIVE_TIMEOUT, check_spec_live, checked_by_default
 from ..redaction import redact, secrets_of
+from ..spec.params import param_types
 from ..templates import parsecache
 from ..text import first_line
 
@@ -309,13 +310,19 @@ def _describe_all(
 
 
 def _described(spec: LoadedSpec, engine: Engine, timeout: float, state: str | None) -> list[Problem]:
-    """`check_spec_live`, or what it found before in this `state` of the data (None: not kept)."""
+    """`check_spec_live`, or what it found before in this `state` of the data (None: not kept); what it
+    finds is kept with the statement it described, which serving and calling the spec then run."""
     name = checked.described_key(spec, state) if state is not None else None
-    found = checked.described(name) if name is not None else None
-    if found is None:
-        found = check_spec_live(spec, engine, timeout)
-        if name is not None:
-            checked.keep_described(name, found)
+    kept = checked.described(name, spec.sql) if name is not None else None
+    if kept is not None:
+        return kept[0]
+    try:
+        statement = engine.prepare(spec.sql, param_types(spec.spec.parameters))
+    except Exception:  # check_spec_live says why, at its place in the spec
+        return check_spec_live(spec, engine, timeout)
+    found = check_spec_live(spec, engine, timeout, statement)
+    if name is not None:
+        checked.keep_described(name, found, spec.sql, statement)
     return found
 
 

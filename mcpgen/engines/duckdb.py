@@ -25,7 +25,6 @@ import duckdb
 
 from ..checks import Catalogue, catalogue_of, function_problems, init_problem
 from ..errors import QueryCancelled, QueryError, QueryTimeout, UnsafeSQL
-from ..sql.statements import check_read_only, find_placeholders
 from ..text import first_line, line_col
 from .control import attached
 from .deadlines import DEADLINES
@@ -69,6 +68,8 @@ def bind_text(
     >>> bind_text("SELECT :d + INTERVAL 1 DAY WHERE x IN :ids", {"d": "date", "ids": "integer[]"})[0]
     'SELECT CAST($d AS DATE) + INTERVAL 1 DAY WHERE x IN (SELECT unnest(CAST($ids AS BIGINT[])))'
     """
+    from ..sql.statements import find_placeholders  # here: a kept statement (`load.checked`) loads no sqlglot
+
     out: list[str] = []
     anchors: list[tuple[int, int, bool]] = []
     size, last = 0, 0
@@ -170,11 +171,15 @@ class DuckDBEngine:
 
     def prepare(self, sql: str, types: Mapping[str, str] | None = None) -> Prepared:
         """Check `sql` and write its placeholders for DuckDB, each cast to its declared type in `types`."""
+        from ..sql.statements import check_read_only  # here: a kept statement (`load.checked`) loads no sqlglot
+
         check_read_only(sql, self.dialect)
         with _PREPARING:
             return self._prepare(sql, types)
 
     def _prepare(self, sql: str, types: Mapping[str, str] | None) -> Prepared:
+        from ..sql.statements import find_placeholders
+
         for line, col, reason in function_problems(sql, self._functions):
             raise UnsafeSQL(f"the SQL {reason} (line {line}, column {col})", line, col)
         names = frozenset(p.name for p in find_placeholders(sql, self.dialect))

@@ -3,26 +3,31 @@ or nothing, and every problem at file:line:col), so that restarting an unchanged
 parses nor checks its specs again.
 
 An entry lives in the project's cache file (`templates.parsecache`, whose header holds the versions
-of mcpgen, Jinja2 and Python) under the sha256 of everything the checks read: the spec file's text
-and its path as shown, the project folder, mcpgen.yaml as loaded, and the versions of pydantic,
-sqlglot and (with a DuckDB connection, whose function catalogue the checks read) DuckDB. A
+of mcpgen, Jinja2, Python and sqlglot) under the sha256 of everything the checks read: the spec
+file's text and its path as shown, the project folder, mcpgen.yaml as loaded, and the versions of
+pydantic and (with a DuckDB connection, whose function catalogue the checks read) DuckDB. A
 `sql_file` is read again on every load and its sha256 compared with the one the entry recorded. A
 spec whose checks read other files (icons beside it, a parameter whose enum names the files a
 query reads) is checked on every load: it is never kept.
 
 Serving and validating keep one more fact per spec: that its query, on its DuckDB connection, was
-prepared and described without an error, with the warnings that found (`described_key`,
-`described`, `keep_described`), and that validate described a project's queries in a state of its data
-(`state_key`: it then reads them all here rather than in workers). That entry is named
-by the sha256 of the spec as checked, its SQL, mcpgen.yaml, the versions and the state of the data
-(`data_state`: the name, size, time and inode of every visible file in the project folder, which
-is all a DuckDB connection may read, and of each DuckDB database file): any file that changes,
-appears or goes makes every query described again.
+prepared and described without an error, with the warnings that found and the statement preparing
+made (`described_key`, `described`, `keep_described`), and that validate described a project's
+queries in a state of its data (`state_key`: it then reads them all here rather than in workers).
+The statement is the verdict of the checks preparing runs (one read-only query, only the functions
+DuckDB's catalogue allows) with the text DuckDB runs: a call of a kept spec uses it and runs no check
+that needs sqlglot. That entry is named by the sha256 of the spec as checked, its SQL and dialect,
+the functions the checks allow, mcpgen.yaml, the versions and the state of the data (`data_state`:
+the name, size, time and inode of every visible file in the project folder, which is all a DuckDB
+connection may read, and of each DuckDB database file): any file that changes, appears or goes makes
+every query described again. The entry also holds the SQL it was made from, compared when it is read.
 
-Reading an entry builds mcpgen's own spec classes, Jinja's nodes, YAML's mappings, paths and plain
-values only; an entry that cannot be read is checked again, as if there were none. The spec's YAML
-with its positions is kept apart in the entry and read only when something asks where a key is
-(placing an error): a warm start that finds none never reads it.
+Every entry is signed in the cache file (`parsecache`): one damaged or edited in any part, the
+positions included, is checked again from scratch, never trusted. Reading an entry builds mcpgen's
+own spec classes, prepared statements, Jinja's nodes, YAML's mappings, paths and plain values only;
+an entry that cannot be read is checked again, as if there were none. The spec's YAML with its
+positions is kept apart in the entry and read only when something asks where a key is (placing an
+error): a warm start that finds none never reads it.
 """
 
 from __future__ import annotations
@@ -33,23 +38,24 @@ import hashlib
 import io
 import os
 import pickle
+import sys
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pydantic
-import sqlglot
 from jinja2 import nodes
 
-from ..checks import reads_files
+from ..checks import HARMLESS_SIDE_EFFECTS, TABLE_FUNCTIONS, reads_files
+from ..engines.protocol import Prepared
 from ..errors import Problem
 from ..spec import models, yamlload
 from ..spec.config import DuckDBConnection, ProjectConfig
 from ..templates import parsecache
 from ..templates.render import PROSE, URL, Template
-from .specs import NO_POSITIONS, LoadedSpec
+from .specs import LoadedSpec
 
 _ENVS = {"prose": PROSE, "url": URL}
-_FORMAT = "checked-spec 2"
+_FORMAT = "checked-spec 3"
 
 
 def key(shown: str, root: Path, text: str, config: ProjectConfig) -> str:
@@ -66,7 +72,7 @@ def _project(config: ProjectConfig) -> str:
     """What the checks of every spec read besides the spec: mcpgen.yaml as loaded and the versions."""
     if _LAST and _LAST[0] is config:
         return _LAST[1]
-    parts = [_FORMAT, repr(config), pydantic.VERSION, sqlglot.__version__]
+    parts = [_FORMAT, repr(config), pydantic.VERSION]
     if any(isinstance(c, DuckDBConnection) for c in config.connections.values()):
         import duckdb  # the checks read its function catalogue (loaded for them anyway)
 
@@ -86,6 +92,8 @@ def get(name: str) -> tuple[LoadedSpec | None, list[Problem]] | None:
         return None
     if not (loaded is None or isinstance(loaded, LoadedSpec)) or not all(isinstance(p, Problem) for p in problems):
         return None
+    if loaded is not None and not isinstance(positions, bytes):
+        return None
     if any(_digest(Path(path)) != digest for path, digest in files):
         return None
     if loaded is not None:
@@ -93,13 +101,10 @@ def get(name: str) -> tuple[LoadedSpec | None, list[Problem]] | None:
     return loaded, problems
 
 
-def _positions(data: Any) -> yamlload.Located:
-    """A spec's YAML with the positions of its keys, kept apart in its entry (a damaged one: none known)."""
-    try:
-        found = _Unpickler(io.BytesIO(data)).load()
-    except Exception:
-        return NO_POSITIONS
-    return found if isinstance(found, yamlload.Located) else NO_POSITIONS
+def _positions(data: bytes) -> yamlload.Located:
+    """A spec's YAML with the positions of its keys, kept apart in its entry: the entry was read whole
+    and its signature matched, so these are the very bytes `put` pickled."""
+    return _Unpickler(io.BytesIO(data)).load()
 
 
 def put(name: str, loaded: LoadedSpec | None, problems: list[Problem], data: Any, root: Path, path: Path) -> None:
@@ -166,32 +171,38 @@ def described_in(root: Path, specs_dir: Path, config: ProjectConfig) -> bool:
     return state is not None and state_key(state) in parsecache.kept(root, specs_dir, "described")
 
 
+_ALLOWED = "\0".join(sorted(TABLE_FUNCTIONS)) + "\0\0" + "\0".join(sorted(HARMLESS_SIDE_EFFECTS))
+
+
 def described_key(loaded: LoadedSpec, state: str) -> str | None:
     """The name of the fact that this spec's query was prepared and described without an error
     (None for a spec not read from a file as checked: nothing is kept)."""
     if loaded.digest is None:
         return None
-    parts = (loaded.digest, state, loaded.sql, str(loaded.dialect))
+    parts = (loaded.digest, state, loaded.sql, str(loaded.dialect), _ALLOWED)
     return "described:" + hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
-def described(name: str) -> list[Problem] | None:
-    """The warnings describing the query found, when it was prepared and described without an error
-    in this very state (None: not kept)."""
+def described(name: str, sql: str) -> tuple[list[Problem], Prepared] | None:
+    """(the warnings describing the query found, the statement preparing it made) when `sql` was
+    prepared and described without an error in this very state (None: not kept)."""
     data = parsecache.get(name)
     if data is None:
         return None
     try:
-        found = _Unpickler(io.BytesIO(data)).load()
+        problems, kept_sql, statement = _Unpickler(io.BytesIO(data)).load()
     except Exception:
         return None
-    return found if isinstance(found, list) and all(isinstance(p, Problem) for p in found) else None
+    if kept_sql != sql or not isinstance(statement, Prepared) or not isinstance(problems, list):
+        return None
+    return (problems, statement) if all(isinstance(p, Problem) for p in problems) else None
 
 
-def keep_described(name: str, problems: list[Problem]) -> None:
-    """Keep what describing a query found, if it found no error (a timeout or an outage may pass)."""
+def keep_described(name: str, problems: list[Problem], sql: str, statement: Prepared) -> None:
+    """Keep what describing a query found, with the statement it described, if it found no error (a
+    timeout or an outage may pass)."""
     if not any(p.severity == "error" for p in problems):
-        parsecache.put(name, pickle.dumps(problems, protocol=pickle.HIGHEST_PROTOCOL))
+        parsecache.put(name, _pickled((problems, sql, statement)))
 
 
 def _digest(path: Path) -> str | None:
@@ -213,13 +224,23 @@ class _Pickler(pickle.Pickler):
 
 _CLASSES: dict[tuple[str, str], type] = {
     (c.__module__, c.__qualname__): c
-    for c in (LoadedSpec, Template, Problem, yamlload.Located, yamlload.LocatedList, type(Path()), PurePosixPath)
+    for c in (
+        LoadedSpec,
+        Template,
+        Problem,
+        Prepared,
+        yamlload.Located,
+        yamlload.LocatedList,
+        type(Path()),
+        PurePosixPath,
+    )
 }
 
 
 class _Unpickler(pickle.Unpickler):
     """Builds the classes of a loaded spec only: LoadedSpec, its pydantic models (mcpgen.spec.models),
-    templates, Jinja's nodes, YAML's positioned containers, problems and paths."""
+    templates, Jinja's nodes, YAML's positioned containers, problems, paths, and the prepared
+    statements of engines (mcpgen.engines.protocol.Prepared and its kinds)."""
 
     def persistent_load(self, pid: Any) -> Any:
         if pid in _ENVS:
@@ -234,6 +255,10 @@ class _Unpickler(pickle.Unpickler):
 
 
 def _allowed(module: str, name: str) -> type:
+    if module.startswith("mcpgen.engines."):  # a prepared statement of an engine already running
+        statement = getattr(sys.modules.get(module), name, None)
+        if isinstance(statement, type) and issubclass(statement, Prepared):
+            return statement
     if module == models.__name__:
         model = getattr(models, name, None)
         if isinstance(model, type) and issubclass(model, pydantic.BaseModel):

@@ -16,13 +16,13 @@ from ..checks import row_references
 from ..errors import MCPGenError, Problem
 from ..spec.config import DuckDBConnection
 from ..spec.params import param_types
-from ..sql.pages import PagePlan, plan_pages
 from ..text import column_of, did_you_mean, first_line
 
 if TYPE_CHECKING:
     from ..engines.protocol import Engine, Prepared
     from ..spec.models import Spec
     from ..spec.yamlload import Located
+    from ..sql.pages import PagePlan
     from .specs import LoadedSpec
 
 LIVE_TIMEOUT = 10.0  # seconds per connection and per query description
@@ -174,6 +174,8 @@ def page_plan(
     """The pages of a paged spec on its engine (`sql.pages.plan_pages`): the query's columns make its
     order total, and the types of its keys choose keyset or OFFSET pages. PagingError, or the engine's
     QueryError, when its pages cannot be made exact."""
+    from ..sql.pages import plan_pages  # here: the SQL reading only paged specs need
+
     if columns is None:
         columns = describe(engine, loaded, timeout)
     plan = plan_pages(loaded.sql, loaded.dialect, columns)

@@ -31,7 +31,6 @@ from .discovery import find_config, python_paths, spec_paths
 from .icons import as_mcp_icons
 from .messages import mapping_of, not_utf8, read_text, typos, validation_problems
 from .prompts import load_prompts
-from .spec_checks import check_spec, check_unique_names
 from .specs import LoadedProject, LoadedSpec
 
 
@@ -49,17 +48,19 @@ def load_project(
     scope = (() if paths is None else tuple(paths)) if scope is None else scope
     paths = spec_paths(specs_dir) if paths is None else paths
     config_path, root = _where(specs_dir)
-    config = load_config(config_path, problems) if config_path else ProjectConfig()
-    _check_root(root, config, config_path or specs_dir, problems)
-    icons = _project_icons(config, config_path, root, problems)
-    # Parsed templates and spec files come from the cache of this project (or of this part of it).
+    # Parsed templates, spec files and verdicts come from the cache of this project (or of this part of it).
     with parsecache.session(root, specs_dir.resolve(), *scope):
+        config = load_config(config_path, problems) if config_path else ProjectConfig()
+        _check_root(root, config, config_path or specs_dir, problems)
+        icons = _project_icons(config, config_path, root, problems)
         specs = []
         for path in paths:
             loaded = load_spec(path, config, problems, root)
             if loaded is not None:
                 specs.append(loaded)
         if unique_names:
+            from .spec_checks import check_unique_names
+
             check_unique_names(specs, problems)
         python_files = python_paths(specs_dir)
         # Prompts with the whole project (validate's workers load parts of it; it reads them once itself).
@@ -207,6 +208,8 @@ def _check(
         if recovered is None:
             return data, None
         spec, data = recovered
+    from .spec_checks import check_spec  # here: a project whose specs are all kept loads no SQL checks
+
     loaded = LoadedSpec(path, spec, spec.name or path.stem, "", data)
     check_spec(loaded, config, problems, root)
     errors = [p for p in problems[before:] if p.severity == "error"]

@@ -30,7 +30,6 @@ from ..load.columns import check_spec_live, checked_by_default
 from ..load.discovery import prompt_paths, spec_paths
 from ..load.project import load_project
 from ..load.prompts import LoadedPrompt, check_prompt_tools
-from ..load.spec_checks import learn_column_types
 from ..load.specs import LoadedProject, LoadedSpec
 from ..spec.models import AppSettings
 from ..templates import parsecache
@@ -131,19 +130,19 @@ def _compile(
     state: str | None,
 ) -> list[Problem]:
     """Compile one spec into `registry` (once its columns are checked), or say what stops it. A query
-    already prepared and described in this `state` of the data is prepared at its first call."""
+    already prepared and described in this `state` of the data is not prepared again: the statement
+    kept with that fact is the one it runs."""
     try:
         described = columns and checked_by_default(loaded.config.connections[spec.spec.connection])
         name = checked.described_key(spec, state) if described and state else None
-        kept = name is not None and checked.described(name) is not None
-        tool = compile_spec(spec, engine, loaded.config.defaults, cursors, prepared=not kept)
-        if described and not kept:
-            prepared = tool.handler.query if isinstance(tool.handler, SpecTool) else None
-            found = check_spec_live(spec, engine, prepared=prepared)
+        kept = checked.described(name, spec.sql) if name is not None else None
+        tool = compile_spec(spec, engine, loaded.config.defaults, cursors, kept[1] if kept else None)
+        if described and kept is None and isinstance(tool.handler, SpecTool):
+            found = check_spec_live(spec, engine, prepared=tool.handler.query)
             if any(p.severity == "error" for p in found):
                 return [p for p in found if p.severity == "error"]
             if name is not None:
-                checked.keep_described(name, found)
+                checked.keep_described(name, found, spec.sql, tool.handler.query)
         registry.add(tool)
     except UnsafeSQL as exc:
         return [Problem(str(spec.path), *spec.where("sql"), str(exc))]
@@ -167,7 +166,10 @@ def _checked_with_column_types(loaded: LoadedProject, needed: Callable[[str], bo
         read = getattr(engines[name], "column_types", None)
         return read(COLUMN_TYPES_SECONDS) if callable(read) else None
 
-    if not any(p.path == str(loaded.config_path) for p in loaded.errors):  # its connections can be trusted
+    waiting = any(s.untyped is not None for s in loaded.specs)
+    if waiting and not any(p.path == str(loaded.config_path) for p in loaded.errors):  # its connections can be trusted
+        from ..load.spec_checks import learn_column_types  # here: the SQL checks only waiting specs need
+
         learn_column_types(loaded, columns_of)
     if needed is not None:
         _leave_out(loaded, needed)

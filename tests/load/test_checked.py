@@ -7,13 +7,15 @@ from __future__ import annotations
 import io
 import pickle
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from mcpgen.checks import init_problem
 from mcpgen.commands.validate import run_validate
-from mcpgen.load import checked
-from mcpgen.load import project as project_module
+from mcpgen.errors import SpecError
+from mcpgen.load import checked, spec_checks
 from mcpgen.load.project import load_project
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,13 +43,13 @@ BROKEN = SPEC.replace("= :country", "= :countyr").replace("{{ r.name }}", "{{ r.
 def checks(monkeypatch):
     """The spec files whose checks ran."""
     seen: list[str] = []
-    real = project_module.check_spec
+    real = spec_checks.check_spec
 
     def counted(loaded, *args, **kwargs):
         seen.append(loaded.path.name)
         return real(loaded, *args, **kwargs)
 
-    monkeypatch.setattr(project_module, "check_spec", counted)
+    monkeypatch.setattr(spec_checks, "check_spec", counted)
     return seen
 
 
@@ -226,12 +228,19 @@ def test_validate_reads_what_its_workers_kept_in_one_process(tmp_path, cache, ch
     assert [str(p) for p in run_validate(specs).problems] == [str(p) for p in changed.problems] and parts == [2, 2]
 
 
-def test_another_version_of_a_library_checks_again(tmp_path, cache, checks, monkeypatch):
-    import sqlglot
+@pytest.mark.parametrize("library", ["pydantic", "sqlglot"])
+def test_another_version_of_a_library_checks_again(tmp_path, cache, checks, monkeypatch, library):
+    import pydantic
+
+    from mcpgen.templates import parsecache
 
     specs = project(tmp_path, towns=SPEC)
     load_project(specs)
-    monkeypatch.setattr(sqlglot, "__version__", sqlglot.__version__ + ".next")
+    if library == "pydantic":
+        monkeypatch.setattr(pydantic, "VERSION", pydantic.VERSION + ".next")
+    else:  # read from its installed version file, without importing it
+        assert parsecache._sqlglot_version() in parsecache._HEADER
+        monkeypatch.setattr(parsecache, "_HEADER", parsecache._HEADER.replace(parsecache._sqlglot_version(), "next"))
     checks.clear()
     load_project(specs)
     assert checks == ["towns.yaml"]
@@ -262,3 +271,105 @@ def test_an_entry_holds_only_a_spec_and_its_problems(tmp_path, cache, hostile):
     with pytest.raises(pickle.UnpicklingError):
         checked._Unpickler(io.BytesIO(pickle.dumps(hostile))).load()
     assert [s.name for s in load_project(specs).specs] == ["towns"]
+
+
+def edit_entries(cache: Path, prefix: str, edit) -> int:
+    """Rewrite, in every cache file, the bytes of each entry named `prefix...` as `edit(bytes)` would,
+    keeping the signature it had (as a hand edit, or anyone without the user's key, would). How many."""
+    edited = 0
+    for path in cache.glob("load-*.pickle"):
+        header, entries = pickle.loads(path.read_bytes())
+        for name, signed in entries.items():
+            if name.startswith(prefix):
+                entries[name] = signed[:32] + edit(signed[32:])
+                edited += 1
+        path.write_bytes(pickle.dumps((header, entries)))
+    return edited
+
+
+@pytest.fixture
+def prepares(monkeypatch):
+    """The SQL each DuckDB engine prepared (ran the read-only and function checks on)."""
+    from mcpgen.engines.duckdb import DuckDBEngine
+
+    seen: list[str] = []
+    real = DuckDBEngine.prepare
+    monkeypatch.setattr(
+        DuckDBEngine, "prepare", lambda self, sql, types=None: seen.append(sql) or real(self, sql, types)
+    )
+    return seen
+
+
+def towns(specs: Path) -> list:
+    """The rows `towns` answers, from a project opened as `mcpgen call` opens it."""
+    from mcpgen.serve.project import open_project
+
+    opened = open_project(specs)
+    try:
+        return opened.registry.call_sync("towns", {"unused": 1}).structured_content["table"][1:]
+    finally:
+        opened.close()
+
+
+def test_a_kept_statement_is_run_unchecked_only_while_its_entry_is_as_kept(tmp_path, cache, prepares, monkeypatch):
+    """The statement kept when a query was prepared and described is the verdict of the SQL checks: a
+    warm open runs it unchecked; one whose entry was edited (here to run other SQL) is prepared and
+    checked again from the spec, never trusted."""
+    monkeypatch.chdir(tmp_path)
+    specs = project(tmp_path, towns=SPEC)
+    rows = towns(specs)
+    assert rows == [["Lyon", 522000], ["Nice", 342000]] and len(prepares) == 1
+    assert towns(specs) == rows and len(prepares) == 1  # kept: no check runs
+
+    def other_sql(data: bytes) -> bytes:  # the same SQL checked, another statement to run
+        problems, sql, statement = pickle.loads(data)
+        return pickle.dumps((problems, sql, replace(statement, sql=statement.sql.replace("DESC", "ASC"))))
+
+    assert edit_entries(cache, "described:", other_sql) == 1
+    assert towns(specs) == rows and len(prepares) == 2
+
+
+def test_a_kept_statement_is_bound_to_its_sql_and_the_functions_allowed(tmp_path, cache, prepares, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    specs = project(tmp_path, towns=SPEC)
+    towns(specs)
+    (specs / "towns.yaml").write_text(SPEC.replace("ORDER BY people DESC", "ORDER BY people"))
+    assert towns(specs) == [["Nice", 342000], ["Lyon", 522000]] and len(prepares) == 2  # a changed query: checked
+    (specs / "towns.yaml").write_text(SPEC.replace("SELECT name,", "SELECT name || setseed(0.5) AS name,"))
+    with pytest.raises(SpecError, match=r"setseed\(\), which"):
+        towns(specs)
+    (specs / "towns.yaml").write_text(SPEC)
+    towns(specs)
+    before = len(prepares)
+    monkeypatch.setattr(checked, "_ALLOWED", checked._ALLOWED + "\0query")
+    towns(specs)
+    assert len(prepares) == before + 1
+
+
+def test_an_init_verdict_edited_by_hand_is_not_trusted(tmp_path, cache):
+    """mcpgen.yaml's init statements are checked once and their verdicts kept: a refusal edited into a
+    pass is refused again, as a fresh load refuses it."""
+    specs = project(tmp_path, towns=SPEC)
+    config = specs.parent / "mcpgen.yaml"
+    config.write_text(CONFIG + "      - SET enable_external_access = true\n")
+    refused = [str(p) for p in load_project(specs).errors]
+    assert any("init statement 2 changes the setting enable_external_access" in p for p in refused), refused
+    assert edit_entries(cache, "init:", lambda data: b"")
+    init_problem.cache_clear()  # another process: only the cache file is shared
+    assert [str(p) for p in load_project(specs).errors] == refused
+
+
+def test_an_entry_with_damaged_positions_is_checked_again_whole(tmp_path, cache, checks):
+    """The YAML positions kept apart in an entry (read only to place an error) are part of the entry: damaged,
+    the whole entry is refused and the spec checked again, so its errors keep their file:line:col."""
+    specs = project(tmp_path, towns=SPEC)
+    load_project(specs)
+
+    def damage(data: bytes) -> bytes:
+        files, loaded, positions, problems = checked._Unpickler(io.BytesIO(data)).load()
+        return checked._pickled((files, loaded, positions[: len(positions) // 2], problems))
+
+    assert edit_entries(cache, "checked:", damage) == 1
+    checks.clear()
+    warm = load_project(specs)
+    assert checks == ["towns.yaml"] and warm.specs[0].where("content") == (6, 1)
