@@ -70,7 +70,7 @@ OneOrMoreStrings = Annotated[
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
 
 def parse_duration(value: Any) -> float:
