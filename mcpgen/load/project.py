@@ -49,7 +49,7 @@ def load_project(
     paths = spec_paths(specs_dir) if paths is None else paths
     config_path, root = _where(specs_dir)
     # Parsed templates, spec files and verdicts come from the cache of this project (or of this part of it).
-    with parsecache.session(root, specs_dir.resolve(), *scope):
+    with parsecache.session(root, specs_dir.resolve(), *scope, within=(specs_dir.resolve(),) if scope else ()):
         config = load_config(config_path, problems) if config_path else ProjectConfig()
         _check_root(root, config, config_path or specs_dir, problems)
         icons = _project_icons(config, config_path, root, problems)

@@ -125,11 +125,15 @@ class _Store:
     """The trees of one project: those read from its file, and those parsed in this run, each signed
     (`entries` and `used` hold the signature, then the bytes)."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, whole: Path | None = None):
         self.path = path
         self.entries: dict[str, bytes] = _read(path)
+        if not self.entries and whole is not None:  # a part read for the first time: from the whole project's
+            self.entries = _read(whole)
+            self.missed = int(bool(self.entries))  # then written as a file of its own
+        else:
+            self.missed = 0
         self.used: dict[str, bytes] = {}
-        self.missed = 0
 
     def get(self, key: str) -> bytes | None:
         """The bytes kept under `key`, when their signature is this user's (None: missing, damaged or forged)."""
@@ -206,13 +210,15 @@ def kept(root: Path, *scope: object) -> set[str]:
 
 
 @contextlib.contextmanager
-def session(root: Path, *scope: object) -> Iterator[None]:
-    """Use the cache of the project at `root` while loading it; `scope` tells apart partial loads."""
+def session(root: Path, *scope: object, within: tuple = ()) -> Iterator[None]:
+    """Use the cache of the project at `root` while loading it; `scope` tells apart partial loads. A part
+    of a project whose whole has the file of `session(root, *within)` starts, while it has no file of its
+    own, from what the whole's holds (`mcpgen call` after a read of the whole project)."""
     path = cache_file("load", ".pickle", root, *scope)
     if path is None:
         yield
         return
-    store = _Store(path)
+    store = _Store(path, cache_file("load", ".pickle", root, *within) if within else None)
     token = _active.set(store)
     try:
         yield

@@ -373,3 +373,15 @@ def test_an_entry_with_damaged_positions_is_checked_again_whole(tmp_path, cache,
     checks.clear()
     warm = load_project(specs)
     assert checks == ["towns.yaml"] and warm.specs[0].where("content") == (6, 1)
+
+
+def test_a_part_read_for_the_first_time_starts_from_the_whole_project(tmp_path, cache, checks):
+    """`mcpgen call` reads one spec file with a cache file of its own: the first time, what reading the whole
+    project kept is used, so nothing is checked again, and the part keeps a file of its own from then on."""
+    specs = project(tmp_path, towns=SPEC, villages=SPEC)
+    load_project(specs)
+    files = set(cache.glob("load-*.pickle"))
+    checks.clear()
+    part = load_project(specs, [specs / "towns.yaml"], unique_names=False)
+    assert checks == [] and [s.name for s in part.specs] == ["towns"]
+    assert len(set(cache.glob("load-*.pickle")) - files) == 1
