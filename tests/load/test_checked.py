@@ -352,10 +352,11 @@ def test_an_init_verdict_edited_by_hand_is_not_trusted(tmp_path, cache):
     specs = project(tmp_path, towns=SPEC)
     config = specs.parent / "mcpgen.yaml"
     config.write_text(CONFIG + "      - SET enable_external_access = true\n")
+    init_problem.cache_clear()  # each process keeps its verdicts too: start as a new one
     refused = [str(p) for p in load_project(specs).errors]
     assert any("init statement 2 changes the setting enable_external_access" in p for p in refused), refused
     assert edit_entries(cache, "init:", lambda data: b"")
-    init_problem.cache_clear()  # another process: only the cache file is shared
+    init_problem.cache_clear()  # as another process: only the cache file is shared
     assert [str(p) for p in load_project(specs).errors] == refused
 
 
