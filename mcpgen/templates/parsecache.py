@@ -3,19 +3,18 @@
 Parsing is most of the cost of loading a big project. Each template's tree, and each spec file's
 YAML (with the positions of its keys and its warnings), is kept, pickled, in one file per project
 under the user's cache folder, keyed by the sha256 of its text (and, for a template, its kind:
-prose or URL). The file records the versions of mcpgen, Jinja2 and Python that wrote it, and the
-name, size and time of each of mcpgen's own files, and sqlglot's version; any other version reads it
-as empty. A key
-that is not there is parsed, so an edit can never meet a stale result, and what fails to parse is
-never kept. `get` and `put` keep other bytes in the same file under a key of the caller's
+prose or URL). The file records the versions of mcpgen, Jinja2, Python and sqlglot that wrote it,
+and the name, size and time of each of mcpgen's own files; any other version reads it as empty. A
+key that is not there is parsed, so an edit can never meet a stale result, and what fails to parse
+is never kept. `get` and `put` keep other bytes in the same file under a key of the caller's
 (`load.checked`: specs as checked, and the verdicts of their SQL checks). Each entry is signed
 (HMAC-SHA256 of its key and bytes) with a key kept for the user outside the cache (`keys.kept_key`):
 an entry damaged, edited or written by anyone without that key reads as missing, and is parsed and
 checked again. A file that cannot be read (deleted, truncated, corrupt, written by someone else) is
-ignored: everything is parsed as if there were no cache. Processes that
-each load a part of one project (validate's workers) read its file and hand what they used back
-(`collecting`), for their parent to `save` as one file. Unpickling
-accepts Jinja's node classes, the positioned mappings and lists of YAML, and plain values only.
+ignored: everything is parsed as if there were no cache. Processes that each load a part of one
+project (validate's workers) read its file and hand what they used back (`collecting`), for their
+parent to `save` as one file. Unpickling accepts Jinja's node classes, the positioned mappings and
+lists of YAML, and plain values only.
 
 Where: `MCPGEN_CACHE_DIR`, else `$XDG_CACHE_HOME/mcpgen`, else `~/.cache/mcpgen`.
 `MCPGEN_CACHE=off` turns it off. The folder is safe to delete at any time.
