@@ -55,6 +55,7 @@ LOADING += [
     "engines.duckdb",
     "engines.factory",
     "engines.file_reach",
+    "engines.snapshots",
 ]
 LOADING += ["engines.protocol", "engines.slots", "serve", "serve.mcp_app", "vendored"]
 LOADING += ["load", "load.checked", "load.columns", "load.discovery", "load.icons", "load.messages", "load.project"]

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -26,6 +27,7 @@ import duckdb
 from ..checks import Catalogue, catalogue_of, function_problems, init_problem
 from ..errors import QueryCancelled, QueryError, QueryTimeout, UnsafeSQL
 from ..text import first_line, line_col
+from . import snapshots
 from .control import attached
 from .deadlines import DEADLINES
 from .file_reach import FileReachError, Readable, readable_set
@@ -106,9 +108,13 @@ class DuckDBEngine:
         threads: int | str | None = None,
         max_concurrent: int = 8,
         queue_timeout: float = 10.0,
+        state: str | None = None,
     ):
+        """`state`: of the project's data (`load.checked.data_state`); with it, an in-memory database is
+        opened from the snapshot `init` left in this state (`snapshots`), built when there is none."""
         self.name = name
         self._catalogue: Catalogue | None = None
+        self.snapshot: Path | None = None  # the DuckDB file of `snapshots` this connection reads, if any
         # At most max_concurrent queries at once; a call past that waits, first come first served, until none finished for queue_timeout.
         self._slots = FairSlots(max_concurrent)
         self.admission = Admission(name, max_concurrent, queue_timeout)  # the server waits here, threadless
@@ -123,7 +129,15 @@ class DuckDBEngine:
         # Spilled data goes to a private folder of ours, not to .tmp in the project or a shared /tmp.
         self._temp = tempfile.mkdtemp(prefix="mcpgen-duckdb-")
         config["temp_directory"] = self._temp
-        if database == ":memory:":
+        where = snapshots.folder(root, state, init) if state is not None and init and database == ":memory:" else None
+        if where is not None:
+            fill = functools.partial(_fill, name=name, reach=reach, init=init)
+            self.snapshot = snapshots.kept(where) or snapshots.keep(where, fill, config)
+        opened = snapshots.opened(self.snapshot, config) if self.snapshot is not None else None
+        if opened is not None:  # init ran when it was built: its tables, views and macros are there
+            self._con, init = opened, []
+        elif database == ":memory:":
+            self.snapshot = None
             self._con = duckdb.connect(":memory:", config=config)
         else:
             path = (root / database).resolve()
@@ -139,18 +153,7 @@ class DuckDBEngine:
 
     def _lock_down(self, name: str, reach: Readable, init: list[str]) -> None:
         """What may be read, then no other access; `init` runs inside those limits; then no changes."""
-        self._con.execute("SET allowed_directories = $dirs", {"dirs": reach.directories})
-        self._con.execute("SET allowed_paths = $paths", {"paths": reach.paths})
-        for setting in ("enable_external_access", "autoinstall_known_extensions", "autoload_known_extensions"):
-            self._con.execute(f"SET {setting} = false")
-        for number, statement in enumerate(init, 1):
-            problem = init_problem(statement)
-            if problem:
-                raise QueryError(f"connection '{name}': init statement {number} {problem}")
-            try:
-                self._con.execute(statement)
-            except duckdb.Error as exc:
-                raise QueryError(f"connection '{name}': init statement {number} failed: {first_line(exc)}") from None
+        _fill(self._con, name, reach, init)
         # Calls run on cursors made here, before the lock: a cursor's progress settings are its own, and
         # only an unlocked one can turn them on (query_progress() then says how far a query is).
         self._cursors = [self._progress_cursor() for _ in range(self.max_concurrent)]
@@ -260,6 +263,22 @@ class DuckDBEngine:
     def close(self) -> None:
         self._con.close()
         shutil.rmtree(self._temp, ignore_errors=True)
+
+
+def _fill(con: duckdb.DuckDBPyConnection, name: str, reach: Readable, init: list[str]) -> None:
+    """What may be read, then no other access; then `init`, inside those limits (QueryError if it fails)."""
+    con.execute("SET allowed_directories = $dirs", {"dirs": reach.directories})
+    con.execute("SET allowed_paths = $paths", {"paths": reach.paths})
+    for setting in ("enable_external_access", "autoinstall_known_extensions", "autoload_known_extensions"):
+        con.execute(f"SET {setting} = false")
+    for number, statement in enumerate(init, 1):
+        problem = init_problem(statement)
+        if problem:
+            raise QueryError(f"connection '{name}': init statement {number} {problem}")
+        try:
+            con.execute(statement)
+        except duckdb.Error as exc:
+            raise QueryError(f"connection '{name}': init statement {number} failed: {first_line(exc)}") from None
 
 
 def _text_for(query: Prepared, values: dict[str, Any]) -> str:

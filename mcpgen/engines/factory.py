@@ -21,9 +21,13 @@ from .protocol import Engine
 
 
 def create_engine(
-    name: str, connection: DuckDBConnection | URLConnection | SparkConnection, root: str | os.PathLike
+    name: str,
+    connection: DuckDBConnection | URLConnection | SparkConnection,
+    root: str | os.PathLike,
+    state: str | None = None,
 ) -> Engine:
-    """The engine for one `connections:` entry of mcpgen.yaml."""
+    """The engine for one `connections:` entry of mcpgen.yaml; `state`: of the project's data, for a
+    DuckDB connection to open the snapshot its `init` left in it (`snapshots`)."""
     if isinstance(connection, URLConnection):
         from .sqlalchemy.engine import SQLAlchemyEngine  # SQLAlchemy is imported only when a project uses it
 
@@ -49,4 +53,5 @@ def create_engine(
         connection.threads,
         connection.max_concurrent,
         float(connection.queue_timeout),
+        state,
     )

@@ -83,16 +83,16 @@ def open_project(
     os.chdir(loaded.root)  # DuckDB reads relative paths from the working directory
     problems: list[Problem] = []
     used = {s.spec.connection for s in loaded.specs}
+    state = checked.data_state(loaded.root, loaded.config) if columns else None
     for name in used - engines.keys():
         try:
-            engines[name] = create_engine(name, loaded.config.connections[name], loaded.root)
+            engines[name] = create_engine(name, loaded.config.connections[name], loaded.root, state)
         except MCPGenError as exc:
             problems.append(Problem(str(loaded.config_path or specs_dir), None, None, str(exc)))
     _check_roles(engines, problems, str(loaded.config_path or specs_dir))
     defaults = loaded.config.defaults
     registry = Registry(defaults.cache_max_bytes)
     cursors = _cursors(loaded, problems, local_cursors)
-    state = checked.data_state(loaded.root, loaded.config) if columns else None
     # The queries found prepared and described in this state are kept (`load.checked`), in a file of
     # their own per set of specs compiled (a command that needs a few keeps theirs apart).
     scope = (loaded.specs_dir.resolve(), "described", *(sorted(str(s.path) for s in loaded.specs) if needed else ()))

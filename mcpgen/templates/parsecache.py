@@ -116,7 +116,8 @@ def _signing_key() -> bytes:
     return kept_key("cache.key") or secrets.token_bytes(32)
 
 
-def _signature(key: str, data: bytes) -> bytes:
+def signature(key: str, data: bytes) -> bytes:
+    """The signature of `data` kept under `key`, with the key that signs this user's cache."""
     return hmac.new(_signing_key(), key.encode() + b"\0" + data, hashlib.sha256).digest()
 
 
@@ -137,13 +138,13 @@ class _Store:
     def get(self, key: str) -> bytes | None:
         """The bytes kept under `key`, when their signature is this user's (None: missing, damaged or forged)."""
         signed = self.entries.get(key)
-        if signed is None or not hmac.compare_digest(signed[:32], _signature(key, signed[32:])):
+        if signed is None or not hmac.compare_digest(signed[:32], signature(key, signed[32:])):
             return None
         self.used[key] = signed
         return signed[32:]
 
     def put(self, key: str, data: bytes) -> None:
-        self.used[key] = _signature(key, data) + data
+        self.used[key] = signature(key, data) + data
         self.missed += 1
 
     def save(self) -> None:

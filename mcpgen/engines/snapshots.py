@@ -1,0 +1,82 @@
+"""An in-memory DuckDB connection's database as its `init:` left it, kept in the cache folder, so that
+a start of an unchanged project opens its tables rather than running `init` again (reading the
+shipped project's CSV files into tables is about a third of the CPU of one `mcpgen call`).
+
+A snapshot is a DuckDB file named `memory.duckdb` (so its catalogue is `memory`, as in memory), in a
+folder named by the sha256 of the state of the project's data (`load.checked.data_state`, which the
+caller passes: the name, size, time and inode of every file DuckDB may read there), the `init`
+statements, the project folder, DuckDB's version and the cache's header (mcpgen's code, its
+libraries). It is signed (HMAC-SHA256 of its bytes, with the cache's key, `parsecache.signature`) and
+opened read-only; one that is missing, damaged, edited or not signed with this user's key is built
+again from `init` (run under the same limits as the connection's), never trusted. Building a new one
+drops the project's others. Without a cache folder, or where one cannot be written, `init` runs in
+memory as before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import duckdb
+
+from ..templates import parsecache
+
+NAME = "memory.duckdb"
+
+
+def folder(root: Path, state: str, init: list[str]) -> Path | None:
+    """Where the snapshot of this project's connection, in this state of its data, is kept (None: no cache)."""
+    project = parsecache.cache_file("duckdb", "", str(root))
+    if project is None:
+        return None
+    key = hashlib.sha256("\0".join((state, duckdb.__version__, *init)).encode()).hexdigest()[:32]
+    return project / key
+
+
+def kept(where: Path) -> Path | None:
+    """The snapshot in `where` when its signature is this user's (None: missing, damaged or forged)."""
+    try:
+        data = (where / NAME).read_bytes()
+        mark = (where / "signature").read_bytes()
+    except OSError:
+        return None
+    return where / NAME if hmac.compare_digest(mark, parsecache.signature(str(where), data)) else None
+
+
+def keep(where: Path, fill: Callable[[duckdb.DuckDBPyConnection], None], config: dict) -> Path | None:
+    """Build the snapshot in `where`: a new DuckDB file that `fill` runs `init` on, signed, put in place
+    whole (another process building the same one at once keeps its own or ours). None when it cannot
+    be built."""
+    building = where.parent / f".tmp-{secrets.token_hex(8)}"
+    try:
+        building.mkdir(mode=0o700, parents=True)
+        con = duckdb.connect(str(building / NAME), config=config)
+        try:
+            fill(con)
+        finally:
+            con.close()
+        (building / "signature").write_bytes(parsecache.signature(str(where), (building / NAME).read_bytes()))
+        for other in where.parent.iterdir():  # the project's snapshots of other states, and a damaged one of this
+            if not other.name.startswith(".tmp-"):
+                shutil.rmtree(other, ignore_errors=True)
+        os.replace(building, where)
+    except Exception:  # not written, another process's put in place first, or an init that fails (the
+        return kept(where)  # connection then runs it in memory, and says why)
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+    return where / NAME
+
+
+def opened(path: Path, config: dict) -> duckdb.DuckDBPyConnection | None:
+    """A read-only connection to the snapshot at `path` (None: gone since, another process having built
+    the one of a newer state)."""
+    try:
+        return duckdb.connect(str(path), read_only=True, config=config)
+    except duckdb.Error:
+        return None
