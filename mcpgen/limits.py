@@ -15,3 +15,4 @@ MAX_RANGE = 100_000  # items range() may produce (jinja2.sandbox.MAX_RANGE)
 MAX_LOG_LINE = 16 * 1024  # bytes of UTF-8 in one log line (call, audit or any other), arguments included
 MAX_LOGGED_VALUE = 1024  # bytes of JSON one argument may take in an audit line; a longer one is logged as its hash
 MAX_CURSOR_KEY = 512  # bytes of JSON a cursor may carry of a row's sort key; past it the next page starts by OFFSET
+MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024  # a DuckDB database kept in the cache (each start reads it whole to check it)

@@ -7,7 +7,7 @@ from mcpgen import limits
 
 def test_every_limit_is_a_positive_integer():
     values = {name: getattr(limits, name) for name in dir(limits) if name.startswith("MAX_")}
-    assert len(values) == 11
+    assert len(values) == 12
     assert all(isinstance(v, int) and v > 0 for v in values.values()), values
 
 

@@ -9,8 +9,9 @@ statements, the project folder, DuckDB's version and the cache's header (mcpgen'
 libraries). It is signed (HMAC-SHA256 of its bytes, with the cache's key, `parsecache.signature`) and
 opened read-only; one that is missing, damaged, edited or not signed with this user's key is built
 again from `init` (run under the same limits as the connection's), never trusted. Building a new one
-drops the project's others. Without a cache folder, or where one cannot be written, `init` runs in
-memory as before.
+drops the project's others. One bigger than MAX_SNAPSHOT_BYTES (each start reads it whole to check
+its signature) is not kept: a mark says so, and that state's `init` runs in memory as before, as it
+does without a cache folder or where one cannot be written.
 """
 
 from __future__ import annotations
@@ -25,9 +26,11 @@ from pathlib import Path
 
 import duckdb
 
+from ..limits import MAX_SNAPSHOT_BYTES
 from ..templates import parsecache
 
 NAME = "memory.duckdb"
+TOO_BIG = "too-big"  # the mark of a state whose snapshot is not kept
 
 
 def folder(root: Path, state: str, init: list[str]) -> Path | None:
@@ -53,6 +56,8 @@ def keep(where: Path, fill: Callable[[duckdb.DuckDBPyConnection], None], config:
     """Build the snapshot in `where`: a new DuckDB file that `fill` runs `init` on, signed, put in place
     whole (another process building the same one at once keeps its own or ours). None when it cannot
     be built."""
+    if (where / TOO_BIG).exists():
+        return None
     building = where.parent / f".tmp-{secrets.token_hex(8)}"
     try:
         building.mkdir(mode=0o700, parents=True)
@@ -61,7 +66,11 @@ def keep(where: Path, fill: Callable[[duckdb.DuckDBPyConnection], None], config:
             fill(con)
         finally:
             con.close()
-        (building / "signature").write_bytes(parsecache.signature(str(where), (building / NAME).read_bytes()))
+        if (building / NAME).stat().st_size > MAX_SNAPSHOT_BYTES:
+            (building / NAME).unlink()
+            (building / TOO_BIG).touch()
+        else:
+            (building / "signature").write_bytes(parsecache.signature(str(where), (building / NAME).read_bytes()))
         for other in where.parent.iterdir():  # the project's snapshots of other states, and a damaged one of this
             if not other.name.startswith(".tmp-"):
                 shutil.rmtree(other, ignore_errors=True)
@@ -70,7 +79,7 @@ def keep(where: Path, fill: Callable[[duckdb.DuckDBPyConnection], None], config:
         return kept(where)  # connection then runs it in memory, and says why)
     finally:
         shutil.rmtree(building, ignore_errors=True)
-    return where / NAME
+    return None if (where / TOO_BIG).exists() else where / NAME
 
 
 def opened(path: Path, config: dict) -> duckdb.DuckDBPyConnection | None:

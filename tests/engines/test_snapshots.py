@@ -78,3 +78,15 @@ def test_an_init_that_fails_still_says_why(project):
         answer(project, "state-1", ["CREATE TABLE t AS SELECT * FROM read_csv('data/missing.csv')"])
     with pytest.raises(QueryError, match="init statement 1 changes the setting enable_external_access"):
         answer(project, "state-1", ["SET enable_external_access = true"])
+
+
+def test_a_snapshot_too_big_is_not_kept_and_not_built_again(project, fills, monkeypatch):
+    from mcpgen.engines import snapshots
+
+    monkeypatch.setattr(snapshots, "MAX_SNAPSHOT_BYTES", 1000)
+    _, fresh = answer(project, None)
+    fills.clear()
+    kept, rows = answer(project, "state-1")
+    assert kept is None and rows == fresh and fills == [3, 3]  # built, found too big, then run in memory
+    kept, rows = answer(project, "state-1")
+    assert kept is None and rows == fresh and fills == [3, 3, 3]  # in memory only
