@@ -21,6 +21,7 @@ import hmac
 import os
 import secrets
 import shutil
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -43,13 +44,38 @@ def folder(root: Path, state: str, init: list[str]) -> Path | None:
 
 
 def kept(where: Path) -> Path | None:
-    """The snapshot in `where` when its signature is this user's (None: missing, damaged or forged)."""
+    """The snapshot in `where` when its signature is this user's (None: missing, damaged or forged, or in
+    a folder another user could swap it in after the check: DuckDB opens the file again by its name)."""
     try:
+        if not private(where / NAME):
+            return None
         data = (where / NAME).read_bytes()
         mark = (where / "signature").read_bytes()
     except OSError:
         return None
     return where / NAME if hmac.compare_digest(mark, parsecache.signature(str(where), data)) else None
+
+
+def private(path: Path) -> bool:
+    """Whether only this user (and root) can replace `path`: it and every folder above it belong to one of
+    them and no one else may write there, but for a sticky folder (/tmp), where others cannot move ours.
+
+    >>> private(Path("/")), private(Path("/tmp/no-such-file"))
+    (True, False)
+    """
+    getuid = getattr(os, "getuid", None)
+    if getuid is None:  # no POSIX owners and modes: not kept
+        return False
+    try:
+        for at in (path, *path.parents):
+            mode = os.lstat(at)
+            if mode.st_uid not in (getuid(), 0) or stat.S_ISLNK(mode.st_mode):
+                return False
+            if mode.st_mode & 0o022 and not mode.st_mode & stat.S_ISVTX:
+                return False
+    except OSError:
+        return False
+    return True
 
 
 def keep(where: Path, fill: Callable[[duckdb.DuckDBPyConnection], None], config: dict) -> Path | None:

@@ -90,3 +90,19 @@ def test_a_snapshot_too_big_is_not_kept_and_not_built_again(project, fills, monk
     assert kept is None and rows == fresh and fills == [3, 3]  # built, found too big, then run in memory
     kept, rows = answer(project, "state-1")
     assert kept is None and rows == fresh and fills == [3, 3, 3]  # in memory only
+
+
+def test_a_snapshot_others_could_swap_after_its_check_is_not_opened(project, fills):
+    """DuckDB opens the file by its name after the signature is checked: a folder on the way that another
+    user may write to (no sticky bit) could swap it in between, so such a snapshot is not used."""
+    built, fresh = answer(project, "state-1")
+    built.parent.chmod(0o777)
+    try:
+        fills.clear()
+        again, rows = answer(project, "state-1")
+        assert rows == fresh and fills[0] == 3  # init ran again rather than trust the file
+    finally:
+        built.parent.chmod(0o700)
+    fills.clear()
+    again, rows = answer(project, "state-1")
+    assert again == built and rows == fresh and fills == [0]  # private again: opened as kept
