@@ -51,8 +51,9 @@ class Pager:
                 elif which == "offset":
                     sql = plan.offset()
                 else:
-                    sql = plan.after(which)
-                    types.update({f"{AFTER}{i}": kind for i, kind in enumerate(plan.kinds) if not which[i]})
+                    nulls, copies = which
+                    sql = plan.after(nulls, copies)
+                    types.update({f"{AFTER}{i}": kind for i, kind in enumerate(plan.kinds) if not nulls[i]})
                 prepared = self._prepared[which] = self._engine.prepare(sql, types)
         return prepared
 
@@ -77,7 +78,7 @@ class Pager:
         if more:
             after = Position(at.offset + len(rows))
             if plan.keyset:
-                after = _next_key(plan, rows, at, after.offset)
+                after = _next_key(plan, rows, batch.following(at.offset, self.page_size), at, after.offset)
             if batch.name and batch.holds(after.offset, self.page_size):
                 after = replace(after, batch=batch.name)
         if len(result.columns) > plan.width:
@@ -95,14 +96,13 @@ class Pager:
         return max(1, pages)
 
     def _read(self, plan: PagePlan, values: dict[str, Any], at: Position, pages: int, timeout: float) -> Batch:
-        """`pages` pages from `at` in one query."""
+        """`pages` pages from `at` in one query, and the row after them (whether the last page ends among copies)."""
         count = pages * self.page_size
         params: dict[str, Any] = {**values, LIMIT: count + 1}
         keyed = plan.keyset and at.key is not None and len(at.key) == len(plan.keys)
         if keyed:
             assert at.key is not None
-            nulls = tuple(v is None for v in at.key)
-            query = self._statement(nulls, plan)
+            query = self._statement((tuple(v is None for v in at.key), at.skip > 0), plan)
             text = {i for i, v in enumerate(plan.values) if v.startswith("CAST(")}  # exact numbers, as text
             params.update({f"{AFTER}{i}": str(v) if i in text else v for i, v in enumerate(at.key) if v is not None})
             params[OFFSET] = at.skip
@@ -111,17 +111,22 @@ class Pager:
             params[OFFSET] = at.offset
         else:
             query = self._statement("first", plan)
-        result = self._engine.run(query, params, count, timeout)
-        batch = Batch(replace(at, batch=""), result.columns, result.rows, result.truncated, seconds=result.seconds)
-        if result.rows:  # what the next read is sized by: a read too big to hold makes the next one smaller
-            batch.size = rows_size(result.rows)
-            self._row_seconds, self._row_bytes = result.seconds / len(result.rows), batch.size // len(result.rows)
+        result = self._engine.run(query, params, count + 1, timeout)
+        rows, following = result.rows[:count], result.rows[count:]
+        batch = Batch(replace(at, batch=""), result.columns, rows, bool(following), seconds=result.seconds)
+        batch.next = following[0] if following else None
+        if rows:  # what the next read is sized by: a read too big to hold makes the next one smaller
+            batch.size = rows_size(rows)
+            self._row_seconds, self._row_bytes = result.seconds / len(rows), batch.size // len(rows)
         return batch
 
 
-def _next_key(plan: PagePlan, rows: list[tuple], at: Position, offset: int) -> Position:
-    """The last row's sort key, and how many rows so far end with it (identical rows, counted off)."""
+def _next_key(plan: PagePlan, rows: list[tuple], following: tuple | None, at: Position, offset: int) -> Position:
+    """The last row's sort key and, when the row after it is equal on every key (an identical row), how
+    many rows so far end with that key (0: the next page is the rows strictly after it)."""
     key = tuple(rows[-1][k.index] for k in plan.keys)
+    if following is None or not _same(tuple(following[k.index] for k in plan.keys), key):
+        return Position(offset, key)
     run = 0
     for row in reversed(rows):
         if not _same(tuple(row[k.index] for k in plan.keys), key):

@@ -53,6 +53,7 @@ class Batch:
     bound: str = ""
     seconds: float = 0.0  # the read's, in the engine
     size: int = 0  # its rows' bytes, estimated (`rows_size`)
+    next: tuple | None = None  # the row after its rows, as that read saw it
     read_at: float = field(default_factory=time.monotonic)
 
     @property
@@ -63,6 +64,11 @@ class Batch:
         """Whether the page at `offset` lies in this batch, with what follows it known."""
         end = self.start + len(self.rows)
         return self.start <= offset < end and (offset + page_size <= end or not self.more)
+
+    def following(self, offset: int, page_size: int) -> tuple | None:
+        """The row after the page at `offset` (None: none, or not read)."""
+        i = offset - self.start + page_size
+        return self.rows[i] if i < len(self.rows) else self.next
 
     def page(self, offset: int, page_size: int) -> tuple[list[tuple], bool]:
         """The page's rows, and whether more follow them."""

@@ -8,7 +8,7 @@ result column, a total order, so each row has one place (`plan_pages`).
 (True, False)
 >>> plan = plan_pages("SELECT city, temp FROM w ORDER BY temp DESC", "duckdb", [("city", "VARCHAR"), ("temp", "INTEGER")])
 >>> plan.order
-'mcpgen_page."temp" DESC, mcpgen_page."city"'
+'mcpgen_page."temp" DESC, mcpgen_page."city" COLLATE "binary"'
 """
 
 from __future__ import annotations
@@ -105,7 +105,8 @@ PAGE, KEY, AFTER = "mcpgen_page", "mcpgen_page_key_", "mcpgen_page_after_"
 # Result types a cursor carries and binds back exactly (a sqlglot-free reading of the engines' names).
 _KINDS = (
     ("integer", r"(big|small|tiny|medium|huge|u?)?int(eger)?\d*( unsigned)?|long(long)?|short|tiny|int24|year"),
-    ("number", r"double( precision)?|float\d*|real"),
+    ("real", r"real|float4?"),  # a 4-byte float, as PostgreSQL's, MariaDB's and DuckDB's names go
+    ("number", r"double( precision)?|float\d*"),
     ("string", r"(var)?char(acter)?( varying)?(\(\d+\))?|text|string|var_string|name"),
     ("decimal", r"(decimal|numeric|newdecimal)(\(\d+(, ?\d+)?\))?"),
     ("date", r"date"),
@@ -115,10 +116,21 @@ _KINDS = (
     ),
     ("boolean", r"bool(ean)?"),
 )
-_DECIMAL_TEXT = {"postgres": "NUMERIC"}  # an exact number bound as text, read back by this cast
+# Keys bound as their text and read back by a cast, where the value a driver reads is not the one stored as a
+# float: an exact number, and PostgreSQL's 4-byte float (read as the shortest decimal that names it).
+_AS_TEXT = {"postgres": {"decimal": "NUMERIC", "real": "REAL"}}
+# Where the rest of these come exactly, bound as they are (elsewhere a driver reads them with less than their
+# value, as MariaDB's 4-byte float in six digits, and pages use OFFSET).
+_EXACT_ON = {"decimal": {"duckdb"}, "real": {"duckdb", "spark"}}
 # Types without an order of their own: their text orders them.
 _UNORDERED = {"postgres": re.compile(r"json|xml|point|line|lseg|box|path|polygon|circle|(.*\[\])")}
-_MYSQL_TEXT = re.compile(r"(var_)?string|varchar|char|(tiny_|medium_|long_)?blob|text")
+# Text a collation may find equal though its bytes differ ('a' and 'A' case-insensitively, 'a' and 'a ' where
+# trailing spaces pad): tied by its bytes too, so that rows equal on every key are identical.
+_BYTES = {
+    "mysql": (re.compile(r"(var_)?string|varchar|char|(tiny_|medium_|long_)?blob|text"), "CAST({} AS BINARY)"),
+    "postgres": (re.compile(r"text|character( varying)?(\(\d+\))?|(var|bp)?char(\(\d+\))?|name"), '{} COLLATE "C"'),
+    "duckdb": (re.compile(r"varchar"), '{} COLLATE "binary"'),
+}
 
 
 class PagingError(MCPGenError):
@@ -171,11 +183,21 @@ class PagePlan:
     def offset(self) -> str:
         return f"{self.core}\nORDER BY {self.order}\nLIMIT :{LIMIT} OFFSET :{OFFSET}"
 
-    def after(self, nulls: tuple[bool, ...]) -> str:
-        """A later page: rows from the last one's key on (`>=` at the last key, so rows equal on every
-        key, which are identical, are counted off by OFFSET). `nulls`: which of its values are NULL."""
+    def after(self, nulls: tuple[bool, ...], copies: bool = False) -> str:
+        """A later page: the rows strictly after the last one's key (`nulls`: which of its values are
+        NULL). With `copies`, the page ended among rows equal on every key (identical rows): first the
+        ones equal to that key after the OFFSET of them already given, then the rows after it, so a
+        changed or deleted row at the cursor never makes the page skip another one."""
         where = _seek(self.keys, nulls, self.values, self.required)
-        return f"{self.core}\nWHERE {where}\nORDER BY {self.order}\nLIMIT :{LIMIT} OFFSET :{OFFSET}"
+        after = f"{self.core}\nWHERE {where}\nORDER BY {self.order}\nLIMIT :{LIMIT}"
+        if not copies:
+            return after
+        equal = " AND ".join(
+            f"{k.sql} IS NULL" if null else f"{k.sql} = {v}" for k, null, v in zip(self.keys, nulls, self.values)
+        )
+        at = f"{self.core}\nWHERE {equal}\nLIMIT :{LIMIT} OFFSET :{OFFSET}"
+        both = f"SELECT * FROM (\n{at}\n) AS {PAGE}_at\nUNION ALL\nSELECT * FROM (\n{after}\n) AS {PAGE}_after"
+        return f"SELECT {PAGE}.* FROM (\n{both}\n) AS {PAGE}\nORDER BY {self.order}\nLIMIT :{LIMIT}"
 
     def choose(self, types: list[str], dialect: str | None, not_null: frozenset[int] = frozenset()) -> None:
         """Keyset pages when every key's type (`types`: the described core's) round-trips in a cursor
@@ -189,16 +211,17 @@ class PagePlan:
             type_ = types[key.index] if key.index < len(types) else "unknown"
             kind = _kind(type_)
             value = f":{AFTER}{i}"
-            if kind == "decimal" and dialect in _DECIMAL_TEXT:  # bound as its text: a float is not exact
-                kind, value = "string", f"CAST({value} AS {_DECIMAL_TEXT[dialect]})"
-            elif kind == "decimal" and dialect != "duckdb":
+            cast = _AS_TEXT.get(dialect or "", {}).get(kind or "")
+            if cast:
+                kind, value = "string", f"CAST({value} AS {cast})"
+            elif kind in _EXACT_ON and dialect not in _EXACT_ON[kind]:
                 kind = None
             if kind is None or key.nulls_first is None:
                 self.keyset = False
                 what = f"its sort key {key.label} is {type_}" if kind is None else "the SQL dialect is unknown"
                 self.reason = f"pages use OFFSET (each page reads the rows before it again): {what}"
                 return
-            kinds.append(kind)
+            kinds.append("number" if kind == "real" else kind)
             values.append(value)
         self.kinds, self.values = tuple(kinds), tuple(values)
 
@@ -272,8 +295,8 @@ class _Keys:
         column, kind, nulls = self.column(i), type_.lower(), _nulls_first(False, self.dialect)
         if self.dialect in _UNORDERED and _UNORDERED[self.dialect].fullmatch(kind):
             self.add_outer(f"CAST({column} AS TEXT)", "", False, nulls, name)  # no order of its own
-        elif self.dialect == "mysql" and _MYSQL_TEXT.fullmatch(kind):
-            self.add_outer(f"CAST({column} AS BINARY)", "", False, nulls, name)  # a collation may tie 'a' and 'A'
+        elif self.dialect in _BYTES and _BYTES[self.dialect][0].fullmatch(kind):
+            self.add_outer(_BYTES[self.dialect][1].format(column), "", False, nulls, name)
         elif i not in self.direct:
             self.keys.append(Key(column, "", False, nulls, i, name))
         else:
@@ -282,7 +305,7 @@ class _Keys:
 
 
 def _seek(keys: tuple[Key, ...], nulls: tuple[bool, ...], values: tuple[str, ...], required: frozenset[int]) -> str:
-    """The rows at or after the cursor's key values, in the keys' order, NULLs where each key puts them.
+    """The rows strictly after the cursor's key values, in the keys' order, NULLs where each key puts them.
 
     Keys in `required` (positions) hold no NULL: no IS NULL for them, and their leading run that goes
     one way is one row comparison `(a, b) >= (:a, :b)`, which an index on those columns serves, the
@@ -297,49 +320,33 @@ def _seek(keys: tuple[Key, ...], nulls: tuple[bool, ...], values: tuple[str, ...
         left, right = keys[0].sql, values[0]
     else:
         left, right = f"({', '.join(k.sql for k in keys[:run])})", f"({', '.join(values[:run])})"
-    bound = f"{left} {'<=' if keys[0].desc else '>='} {right}"
-    if rest == _TRUE:
-        return bound
-    return f"{bound} AND ({left} <> {right}" + (f" OR ({rest})" if rest else "") + ")"
+    op = "<" if keys[0].desc else ">"
+    if rest is None:
+        return f"{left} {op} {right}"
+    return f"{left} {op}= {right} AND ({left} <> {right} OR ({rest}))"
 
 
 def _chain(keys: tuple[Key, ...], nulls: tuple[bool, ...], values: tuple[str, ...], required: frozenset[int]):
-    """The seek as nested ORs, from the last key out; _TRUE for no keys, None for no row."""
-    clause: str | None = _TRUE
+    """The seek as nested ORs, from the last key out; None for no row."""
+    clause: str | None = None
     for i in range(len(keys) - 1, -1, -1):
         key, null, value = keys[i], nulls[i], values[i]
-        op = "<" if key.desc else ">"
-        nullable = i not in required
-        if clause == _TRUE and not null:  # the last key: at or after its value
-            clause = f"{key.sql} {op}= {value}" + ("" if key.nulls_first or not nullable else f" OR {key.sql} IS NULL")
-            continue
         if null:
             equal = f"{key.sql} IS NULL"
             after = f"{key.sql} IS NOT NULL" if key.nulls_first else None
         else:
             equal = f"{key.sql} = {value}"
-            after = f"{key.sql} {op} {value}"
-            if not key.nulls_first and nullable:
+            after = f"{key.sql} {'<' if key.desc else '>'} {value}"
+            if not key.nulls_first and i not in required:
                 after = f"({after} OR {key.sql} IS NULL)"
-        clause = _or(after, _and(equal, clause))
+        clause = _or(after, None if clause is None else f"{equal} AND ({clause})")
     return clause
 
 
-_TRUE = ""  # a clause that holds for every row
-
-
-def _and(a: str, b: str | None) -> str | None:
-    if b is None:
-        return None
-    return a if b == _TRUE else f"{a} AND ({b})"
-
-
 def _or(a: str | None, b: str | None) -> str | None:
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return _TRUE if b == _TRUE else f"{a} OR ({b})"
+    if a is None or b is None:
+        return a or b
+    return f"{a} OR ({b})"
 
 
 def _kind(type_: str) -> str | None:

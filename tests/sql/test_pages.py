@@ -57,23 +57,29 @@ def _plan(sql: str, dialect: str = "duckdb"):
 @pytest.mark.parametrize(
     ("sql", "order"),
     [
-        ("SELECT s, v FROM t ORDER BY v", 'mcpgen_page."v", mcpgen_page."s"'),
-        ("SELECT s, v FROM t ORDER BY 2 DESC NULLS FIRST", 'mcpgen_page."v" DESC NULLS FIRST, mcpgen_page."s"'),
-        ("SELECT s AS label, v FROM t ORDER BY LABEL", 'mcpgen_page."label", mcpgen_page."v"'),
-        ("SELECT s, v FROM t ORDER BY ALL", 'mcpgen_page."s", mcpgen_page."v"'),
-        ("SELECT s FROM t ORDER BY id DESC", 'mcpgen_page.mcpgen_page_key_0 DESC, mcpgen_page."s"'),
-        ("SELECT s FROM t ORDER BY lower(s)", 'LOWER(mcpgen_page."s"), mcpgen_page."s"'),
+        ("SELECT s, v FROM t ORDER BY v", 'mcpgen_page."v", mcpgen_page."s" COLLATE "binary"'),
+        (
+            "SELECT s, v FROM t ORDER BY 2 DESC NULLS FIRST",
+            'mcpgen_page."v" DESC NULLS FIRST, mcpgen_page."s" COLLATE "binary"',
+        ),
+        (  # text is tied by its bytes too: a collation (NOCASE) may find 'a' and 'A' equal
+            "SELECT s AS label, v FROM t ORDER BY LABEL",
+            'mcpgen_page."label", mcpgen_page."label" COLLATE "binary", mcpgen_page."v"',
+        ),
+        ("SELECT s, v FROM t ORDER BY ALL", 'mcpgen_page."s", mcpgen_page."v", mcpgen_page."s" COLLATE "binary"'),
+        ("SELECT s FROM t ORDER BY id DESC", 'mcpgen_page.mcpgen_page_key_0 DESC, mcpgen_page."s" COLLATE "binary"'),
+        ("SELECT s FROM t ORDER BY lower(s)", 'LOWER(mcpgen_page."s"), mcpgen_page."s" COLLATE "binary"'),
         (
             "SELECT s, count(*) AS n FROM t GROUP BY s ORDER BY count(*)",
-            'mcpgen_page.mcpgen_page_key_0, mcpgen_page."s", mcpgen_page."n"',
+            'mcpgen_page.mcpgen_page_key_0, mcpgen_page."s" COLLATE "binary", mcpgen_page."n"',
         ),
         (  # the select list ends in a comment: the keys mcpgen selects go on lines of their own
             "SELECT s -- the label\nFROM t ORDER BY v DESC, id",
-            'mcpgen_page.mcpgen_page_key_0 DESC, mcpgen_page.mcpgen_page_key_1, mcpgen_page."s"',
+            'mcpgen_page.mcpgen_page_key_0 DESC, mcpgen_page.mcpgen_page_key_1, mcpgen_page."s" COLLATE "binary"',
         ),
         (  # only the outermost ORDER BY and LIMIT count; a trailing semicolon is no key
             "WITH u AS (SELECT * FROM t ORDER BY id LIMIT 4) SELECT s FROM u ORDER BY id;",
-            'mcpgen_page.mcpgen_page_key_0, mcpgen_page."s"',
+            'mcpgen_page.mcpgen_page_key_0, mcpgen_page."s" COLLATE "binary"',
         ),
     ],
 )
