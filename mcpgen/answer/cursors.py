@@ -3,12 +3,12 @@
 A paged tool takes an optional `cursor` argument. Each page is the query's next rows in its
 order made total (`sql.pages`); when more remain, the answer carries a cursor for the next
 page. A cursor is opaque to the caller: where the page starts (the count of rows before it and,
-for keyset pages, the last row's sort key and how many rows at its end share that key; and the
-read-ahead that holds the page, if one does: `answer.readahead`) and an expiry time, signed
-(HMAC-SHA256) together with the tool, the arguments, the caller and the spec's version, so it
-only continues the answer it came from, and no one can make one up. A sort key longer than
-MAX_CURSOR_KEY bytes as JSON is not carried: that cursor continues by OFFSET, so no cursor is
-longer than about a kilobyte whatever the rows hold.
+for keyset pages, the last row's sort key and, when the page ends among copies of one row, how
+many of them were given; and the read-ahead that holds the page, if one does: `answer.readahead`)
+and an expiry time, signed (HMAC-SHA256) together with the tool, the arguments, the caller and
+the spec's version, so it only continues the answer it came from, and no one can make one up. A
+sort key longer than MAX_CURSOR_KEY bytes as JSON is not carried: that cursor continues by
+OFFSET, so no cursor is longer than about a kilobyte whatever the rows hold.
 
 >>> cursors = Cursors(b"k" * 32, ttl=60)
 >>> token = cursors.issue("t", "args-digest", Position(500, ("Tokyo", 3), 1))
@@ -74,7 +74,8 @@ class CursorError(ArgumentError):
 @dataclass(frozen=True)
 class Position:
     """Where a page starts: `offset` rows come before it; for keyset pages, `key` is the sort key of
-    the last of them and `skip` how many rows at their end have that key (None: pages use OFFSET);
+    the last of them (None: pages use OFFSET) and `skip`, when the row after them is a copy of that
+    last one, how many rows at their end have that key (0: the page is the rows after the key);
     `batch`, the read-ahead that holds the page (`answer.readahead`; "": none)."""
 
     offset: int
