@@ -103,7 +103,7 @@ class Pager:
         if keyed:
             assert at.key is not None
             query = self._statement((tuple(v is None for v in at.key), at.skip > 0), plan)
-            text = {i for i, v in enumerate(plan.values) if v.startswith("CAST(")}  # exact numbers, as text
+            text = {i for i, v in enumerate(plan.values) if v.startswith("CAST(")}  # bound as text, cast back
             params.update({f"{AFTER}{i}": str(v) if i in text else v for i, v in enumerate(at.key) if v is not None})
             params[OFFSET] = at.skip
         elif at.offset:

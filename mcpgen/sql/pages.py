@@ -308,8 +308,9 @@ def _seek(keys: tuple[Key, ...], nulls: tuple[bool, ...], values: tuple[str, ...
     """The rows strictly after the cursor's key values, in the keys' order, NULLs where each key puts them.
 
     Keys in `required` (positions) hold no NULL: no IS NULL for them, and their leading run that goes
-    one way is one row comparison `(a, b) >= (:a, :b)`, which an index on those columns serves, the
-    other keys deciding only among the rows equal on it (a filter, not an OR an index would split)."""
+    one way is one row comparison `(a, b) >= (:a, :b)` (`>` when it is every key), which an index on
+    those columns serves, the other keys deciding only among the rows equal on it (a filter, not an OR
+    an index would split)."""
     run = 0
     while run < len(keys) and run in required and keys[run].desc == keys[0].desc and not nulls[run]:
         run += 1

@@ -221,7 +221,7 @@ def test_postgres_pages_are_page_sized_index_reads(tmp_path, monkeypatch, postgr
 
         def rows_read(text: str) -> int:
             text = re.sub(r":(mcpgen_page_after_\d)", r"%(\1)s", text)
-            text = text.replace(":mcpgen_page_limit", "501").replace(":mcpgen_page_offset", "1")
+            text = text.replace(":mcpgen_page_limit", "501")
             with services.connect("postgresql") as con:
                 explained = con.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + text, params).fetchone()[0][0]
             scans = [n for n in _plan_nodes(explained["Plan"]) if "Scan" in n["Node Type"]]
