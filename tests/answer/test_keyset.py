@@ -1,5 +1,6 @@
-"""Keyset pages while the data changes between them, on DuckDB, PostgreSQL and MariaDB: every page is the rows
-that come after the last row given, as the data stands when the page is asked for (docs/spec-format.md, "Pages").
+"""Keyset pages while the data changes between them, on DuckDB, PostgreSQL, MariaDB and Spark (a slow test, on
+the local cluster): every page is the rows that come after the last row given, as the data stands when the page
+is asked for (docs/spec-format.md, "Pages").
 
 Each walk changes the table at every page boundary but one in six (the last row given deleted or moved, a copy
 of it added, rows tied with it on the query's own keys added on both sides of it, the next row deleted, the
@@ -50,6 +51,8 @@ TYPES = {  # on DuckDB, the view says them
 
 def _text_order(kind: str, s: str) -> str:
     """A text key as the engine's collation orders it (for these ASCII values)."""
+    if kind == "spark":  # by its bytes
+        return s
     return s.lower().rstrip(" ") if kind == "mariadb" else s.lower()
 
 
@@ -57,7 +60,7 @@ def _order(kind: str, columns: list[str], keys: list[tuple[str, bool, bool]]):
     """A sort key for result rows: the query's keys, then every result column (text by its bytes, NULLs where
     the engine puts them going up)."""
     parts = [(columns.index(c), desc, nulls_first, c == "s") for c, desc, nulls_first in keys]
-    parts += [(i, False, kind == "mariadb", False) for i in range(len(columns))]
+    parts += [(i, False, kind in ("mariadb", "spark"), False) for i in range(len(columns))]
 
     def compare(a: tuple, b: tuple) -> int:
         for i, desc, nulls_first, collated in parts:
@@ -84,10 +87,13 @@ def _sql(table: str, columns: list[str], keys: list[tuple[str, bool, bool]]) -> 
 class Table:
     """The test's table: rows held here, and written to the engine whole after each change."""
 
-    def __init__(self, kind: str, folder, ci: str):
-        self.kind, self.folder, self.rows = kind, folder, list(ROWS)
+    def __init__(self, kind: str, folder, ci: str, spark=None):
+        self.kind, self.folder, self.rows, self.spark = kind, folder, list(ROWS), spark
         self.name = "t" if kind == "duckdb" else services.unique_name("keyset")
-        if kind != "duckdb":
+        if kind == "spark":  # a view of a new table after each change: no session holds a stale file list
+            self.name, self.writes = f"{folder}.rows", 0
+            spark.sql(f"CREATE DATABASE {folder}")
+        elif kind != "duckdb":
             with services.connect(kind) as con:
                 i, s, r = (t.format(ci=ci) for t in TYPES[kind])
                 con.cursor().execute(f"CREATE TABLE {self.name} (id {i}, k {i}, s {s}, r {r})")
@@ -102,13 +108,27 @@ class Table:
             with open(folder / f"{secrets.token_hex(4)}.csv", "w", newline="") as f:
                 csv.writer(f, quoting=csv.QUOTE_NONNUMERIC).writerows(self.rows)
             return
+        if self.kind == "spark":
+            self.writes += 1
+            table = f"{self.folder}.rows_{self.writes}"
+            values = ", ".join(
+                f"({i}, CAST({'NULL' if k is None else k} AS INT), '{s}', CAST({r} AS FLOAT))"
+                for i, k, s, r in self.rows
+            )
+            self.spark.sql(
+                f"CREATE TABLE {table} USING parquet AS SELECT * FROM VALUES {values} AS v(id, k, s, r)",
+                f"CREATE OR REPLACE VIEW {self.name} AS SELECT * FROM {table}",
+            )
+            return
         with services.connect(self.kind) as con:
             cur = con.cursor()
             cur.execute(f"DELETE FROM {self.name}")
             cur.executemany(f"INSERT INTO {self.name} VALUES (%s, %s, %s, %s)", self.rows)
 
     def drop(self) -> None:
-        if self.kind != "duckdb":
+        if self.kind == "spark":
+            self.spark.sql(f"DROP DATABASE IF EXISTS {self.folder} CASCADE")
+        elif self.kind != "duckdb":
             services.drop_table(self.kind, self.name)
 
 
@@ -228,6 +248,43 @@ def test_each_page_is_the_rows_after_the_last_one_given_as_the_data_now_stands(
         try:
             assert page_plan(project.engines["db"], project.loaded.specs[0]).keyset
             boundaries, among_copies = _walk(project.registry, "rows", table, columns, _order(kind, columns, keys))
+            assert boundaries >= 8 and (among_copies >= 1 or shape != "copies")
+        finally:
+            project.close()
+    finally:
+        table.drop()
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_spark_pages_are_the_rows_after_the_last_one_given_too(
+    shape, spark_cluster, tmp_path, monkeypatch, no_read_ahead
+):
+    monkeypatch.chdir(tmp_path)
+    database = services.unique_name("keyset")
+    (tmp_path / "mcpgen.yaml").write_text(
+        f"connections:\n  db:\n    spark: {spark_cluster.remote}\n    database: {database}\n"
+    )
+    (tmp_path / "specs").mkdir()
+    columns, keys = SHAPES[shape]
+    table = Table("spark", database, "", spark=spark_cluster)
+    try:
+        (tmp_path / "specs" / "rows.yaml").write_text(
+            textwrap.dedent(f"""\
+                description: Rows, in pages.
+                connection: db
+                sql: {_sql(table.name, columns, keys)}
+                sources: [https://example.org/]
+                content: "{{{{ row_count }}}} rows"
+                page_size: {PAGE}
+                """)
+        )
+        project = open_project(tmp_path / "specs")
+        try:
+            assert page_plan(project.engines["db"], project.loaded.specs[0]).keyset
+            boundaries, among_copies = _walk(project.registry, "rows", table, columns, _order("spark", columns, keys))
             assert boundaries >= 8 and (among_copies >= 1 or shape != "copies")
         finally:
             project.close()
