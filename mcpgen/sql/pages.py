@@ -125,7 +125,8 @@ _EXACT_ON = {"decimal": {"duckdb"}, "real": {"duckdb", "spark"}}
 # Types without an order of their own: their text orders them.
 _UNORDERED = {"postgres": re.compile(r"json|xml|point|line|lseg|box|path|polygon|circle|(.*\[\])")}
 # Text a collation may find equal though its bytes differ ('a' and 'A' case-insensitively, 'a' and 'a ' where
-# trailing spaces pad): tied by its bytes too, so that rows equal on every key are identical.
+# trailing spaces pad): tied by its bytes too, so that rows equal on every key are identical. A collation's key
+# has the column's own value (not selected again); MariaDB's bytes are another value, selected alongside.
 _BYTES = {
     "mysql": (re.compile(r"(var_)?string|varchar|char|(tiny_|medium_|long_)?blob|text"), "CAST({} AS BINARY)"),
     "postgres": (re.compile(r"text|character( varying)?(\(\d+\))?|(var|bp)?char(\(\d+\))?|name"), '{} COLLATE "C"'),
@@ -296,7 +297,11 @@ class _Keys:
         if self.dialect in _UNORDERED and _UNORDERED[self.dialect].fullmatch(kind):
             self.add_outer(f"CAST({column} AS TEXT)", "", False, nulls, name)  # no order of its own
         elif self.dialect in _BYTES and _BYTES[self.dialect][0].fullmatch(kind):
-            self.add_outer(_BYTES[self.dialect][1].format(column), "", False, nulls, name)
+            text = _BYTES[self.dialect][1].format(column)
+            if self.dialect == "mysql":
+                self.add_outer(text, "", False, nulls, name)
+            else:
+                self.keys.append(Key(text, "", False, nulls, i, name))
         elif i not in self.direct:
             self.keys.append(Key(column, "", False, nulls, i, name))
         else:

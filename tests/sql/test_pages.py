@@ -129,7 +129,8 @@ def test_a_page_that_ends_among_copies_gives_the_copies_left_then_the_rows_after
     sql = "SELECT g, s FROM t ORDER BY g"
     plan = plan_pages(sql, "duckdb", [("g", "INTEGER"), ("s", "VARCHAR")])
     plan.choose([str(t) for t in con.sql(plan.core).types], "duckdb")
-    assert plan.keyset and len(plan.keys) == 2  # g, then s by its bytes
+    assert plan.keyset and len(plan.keys) == 2  # g, then s by its bytes: s's own value, not selected again
+    assert plan.keys[1].index == 1 and plan.core.startswith("SELECT mcpgen_page.* FROM")
     text = plan.after((False, False), copies=True).replace(":mcpgen_page_limit", "10")
     params = {f"{AFTER}0": 2, f"{AFTER}1": "b"}
     for name in params:
