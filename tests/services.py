@@ -101,6 +101,7 @@ def connect(service: str):
         autocommit=True,
         connect_timeout=3,
         charset="utf8mb4",
+        ssl_disabled=True,  # the test service has no TLS: PyMySQL would build a TLS context per connection (~40 ms)
     )
 
 

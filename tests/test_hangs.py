@@ -35,7 +35,8 @@ STUCK = {
 }
 
 
-@pytest.mark.parametrize("workers", ["0", "1"])
+# Under -n the same hooks run behind two more interpreters (pytest-xdist's controller and worker): slow, run in CI.
+@pytest.mark.parametrize("workers", ["0", pytest.param("1", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("shape", sorted(STUCK))
 def test_a_stuck_test_ends_the_run_within_its_timeout_with_a_stack(shape, workers, tmp_path):
     test = tmp_path / f"test_stuck_{shape}.py"

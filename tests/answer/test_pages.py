@@ -17,7 +17,8 @@ from mcpgen.commands.validate import run_validate
 from mcpgen.serve.project import open_project
 from mcpgen.spec.models import CURSOR
 
-COUNTRIES = "('FR', 'NL', 'BE')"  # 1,158 cities: nine pages of 137
+CODES = ("FR", "NL", "BE")
+COUNTRIES = str(CODES)  # ('FR', 'NL', 'BE'): 1,158 cities, nine pages of 137
 PAGE = 137
 
 # name -> (SQL in DuckDB's dialect, the ORDER BY columns the pages must follow exactly)
@@ -80,6 +81,8 @@ def _walk(registry, name: str) -> list[list]:
 def _project(tmp_path, monkeypatch, kind: str, request, city_rows) -> tuple[str, str]:
     """(mcpgen.yaml, table) for a cities table on `kind`."""
     monkeypatch.chdir(tmp_path)
+    # A file of this test's own holds the cities the shapes select and a few others, not all 34,000.
+    city_rows = [r for i, r in enumerate(city_rows) if r[2] in CODES or i % 100 == 0]
     if kind == "duckdb":
         services.load_cities("sqlite", "cities", city_rows, sqlite_path=tmp_path / "src.db")
         csv = tmp_path / "cities.csv"
