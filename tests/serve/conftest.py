@@ -2,6 +2,7 @@
 
 import pytest
 from callers import write_project
+from longwork import write_long_project
 
 from mcpgen.serve.project import open_project
 
@@ -12,5 +13,18 @@ def orders_project(tmp_path, monkeypatch):
     specs = write_project(tmp_path)
     monkeypatch.chdir(tmp_path)
     project = open_project(specs)
+    yield project
+    project.close()
+
+
+@pytest.fixture(scope="session")
+def long_project(tmp_path_factory):
+    """longwork's project opened once for the session (its table of 20 million numbers takes a while to fill):
+    the progress, cancellation and task tests only call it."""
+    root = tmp_path_factory.mktemp("long")
+    specs = write_long_project(root)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(root)
+        project = open_project(specs)
     yield project
     project.close()

@@ -174,19 +174,6 @@ def test_every_published_schema_compiles_under_strict_ajv(project):
 # -- long work: progress while a query runs, and cancellation that stops it ---------------------
 
 
-@pytest.fixture(scope="module")
-def long_project(tmp_path_factory):
-    from longwork import write_long_project
-
-    root = tmp_path_factory.mktemp("long")
-    specs = write_long_project(root)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.chdir(root)
-        project = open_project(specs)
-        yield project
-        project.close()
-
-
 def test_a_caller_who_asks_gets_growing_progress_while_duckdb_scans(long_project):
     async def check(client):
         seen = []

@@ -7,7 +7,7 @@ import time
 
 import anyio
 import pytest
-from longwork import TASKS, TasksClient, cancel_task, get_task, send, write_long_project
+from longwork import TASKS, TasksClient, cancel_task, get_task, send
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolRequestParams, CallToolResult, ClientCapabilities, ElicitResult, TextContent
@@ -16,20 +16,8 @@ from mcpgen import DataToolOutput, Registry, identity
 from mcpgen.answer.asking import ask as ask_person
 from mcpgen.engines.control import attached
 from mcpgen.serve import tasks as tasks_module
-from mcpgen.serve.project import open_project
 from mcpgen.serve.server import ToolServer
 from mcpgen.serve.tasks import TaskStore
-
-
-@pytest.fixture(scope="module")
-def project(tmp_path_factory):
-    root = tmp_path_factory.mktemp("tasks")
-    specs = write_long_project(root)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.chdir(root)
-        project = open_project(specs)
-        yield project
-        project.close()
 
 
 def assert_empty_ack(ack: dict) -> None:
@@ -45,8 +33,8 @@ def session(server, check, extensions=()):
     anyio.run(main)
 
 
-def test_a_long_running_tool_answers_a_task_that_is_polled_to_the_same_answer(project):
-    server, tasks = ToolServer(project.registry), TasksClient()
+def test_a_long_running_tool_answers_a_task_that_is_polled_to_the_same_answer(long_project):
+    server, tasks = ToolServer(long_project.registry), TasksClient()
 
     async def check(client):
         discovered = await client.session.discover() if hasattr(client.session, "discover") else None
@@ -68,7 +56,7 @@ def test_a_long_running_tool_answers_a_task_that_is_polled_to_the_same_answer(pr
     session(server, check, [tasks])
 
 
-def test_progress_of_a_task_shows_in_its_status_message(project):
+def test_progress_of_a_task_shows_in_its_status_message(long_project):
     tasks = TasksClient(poll=0.05)
 
     async def check(client):
@@ -76,11 +64,11 @@ def test_progress_of_a_task_shows_in_its_status_message(project):
         messages = [p.get("statusMessage") for p in tasks.polls if p["status"] == "working"]
         assert any(m and m.startswith("query ") and m.endswith("% done") for m in messages), messages
 
-    session(ToolServer(project.registry), check, [tasks])
+    session(ToolServer(long_project.registry), check, [tasks])
 
 
-def test_without_the_extension_a_long_running_tool_answers_as_always_and_tasks_methods_refuse(project):
-    server = ToolServer(project.registry)
+def test_without_the_extension_a_long_running_tool_answers_as_always_and_tasks_methods_refuse(long_project):
+    server = ToolServer(long_project.registry)
 
     async def check(client):
         answer = await client.call_tool("scan", {"k": 7})
@@ -94,8 +82,8 @@ def test_without_the_extension_a_long_running_tool_answers_as_always_and_tasks_m
     session(server, check)
 
 
-def test_a_tool_not_marked_long_running_answers_at_once_even_to_a_tasks_client(project):
-    server, tasks = ToolServer(project.registry), TasksClient()
+def test_a_tool_not_marked_long_running_answers_at_once_even_to_a_tasks_client(long_project):
+    server, tasks = ToolServer(long_project.registry), TasksClient()
 
     async def check(client):
         assert (await client.call_tool("quick", {})).content[0].text == "20000000 numbers."
@@ -104,7 +92,7 @@ def test_a_tool_not_marked_long_running_answers_at_once_even_to_a_tasks_client(p
     session(server, check, [tasks])
 
 
-def test_bad_arguments_complete_the_task_with_the_tools_one_sentence(project):
+def test_bad_arguments_complete_the_task_with_the_tools_one_sentence(long_project):
     tasks = TasksClient()
 
     async def check(client):
@@ -112,11 +100,11 @@ def test_bad_arguments_complete_the_task_with_the_tools_one_sentence(project):
         assert answer.is_error and answer.content[0].text.startswith("Invalid argument 'k': 0 is less than")
         assert tasks.polls[-1]["status"] == "completed" and tasks.polls[-1]["result"]["isError"] is True
 
-    session(ToolServer(project.registry), check, [tasks])
+    session(ToolServer(long_project.registry), check, [tasks])
 
 
-def test_cancel_stops_the_query_acks_empty_and_is_idempotent(project):
-    server = ToolServer(project.registry)
+def test_cancel_stops_the_query_acks_empty_and_is_idempotent(long_project):
+    server = ToolServer(long_project.registry)
     tasks = TasksClient(resolve=False)
 
     async def check(client):
@@ -137,7 +125,7 @@ def test_cancel_stops_the_query_acks_empty_and_is_idempotent(project):
     session(server, check, [tasks])
 
 
-def test_unknown_tasks_and_input_they_never_asked_for_are_invalid_params(project):
+def test_unknown_tasks_and_input_they_never_asked_for_are_invalid_params(long_project):
     tasks = TasksClient(resolve=False)
 
     async def check(client):
@@ -158,7 +146,7 @@ def test_unknown_tasks_and_input_they_never_asked_for_are_invalid_params(project
             assert caught.value.error.code == -32601
         await cancel_task(client.session, raw.task_id)
 
-    session(ToolServer(project.registry), check, [tasks])
+    session(ToolServer(long_project.registry), check, [tasks])
 
 
 def test_a_task_is_its_callers_alone():
@@ -180,9 +168,9 @@ def test_a_task_is_its_callers_alone():
     anyio.run(main)
 
 
-def test_past_max_tasks_a_long_running_call_answers_when_done(project, monkeypatch):
+def test_past_max_tasks_a_long_running_call_answers_when_done(long_project, monkeypatch):
     monkeypatch.setattr(tasks_module, "MAX_TASKS", 0)
-    server, tasks = ToolServer(project.registry), TasksClient()
+    server, tasks = ToolServer(long_project.registry), TasksClient()
 
     async def check(client):
         assert (await client.call_tool("scan", {"k": 7})).content[0].text == "1428572 multiples of 7."
