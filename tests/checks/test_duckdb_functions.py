@@ -55,19 +55,35 @@ ALLOWED = [
 ]
 
 
-@pytest.fixture
-def engine(tmp_path, monkeypatch):
-    (tmp_path / "data").mkdir()
-    (tmp_path / "data" / "t.csv").write_text("id\n1\n2\n")
-    (tmp_path / "mcpgen.yaml").write_text("password: hunter2\n")
-    monkeypatch.chdir(tmp_path)
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    """A project folder: data/t.csv and an mcpgen.yaml holding a password."""
+    folder = tmp_path_factory.mktemp("functions")
+    (folder / "data").mkdir()
+    (folder / "data" / "t.csv").write_text("id\n1\n2\n")
+    (folder / "mcpgen.yaml").write_text("password: hunter2\n")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def shared_engine(root):
+    """One engine for the module: the tests only prepare and run queries on it."""
     init = [
         "CREATE TABLE t AS SELECT * FROM read_csv('data/t.csv')",
         "CREATE MACRO doubled(n) AS TABLE SELECT id * n AS id FROM t",
     ]
-    e = DuckDBEngine("default", ":memory:", init, tmp_path)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(root)
+        e = DuckDBEngine("default", ":memory:", init, root)
     yield e
     e.close()
+
+
+@pytest.fixture
+def engine(shared_engine, root, monkeypatch):
+    """The module's engine, from its project folder (the queries name files relative to it)."""
+    monkeypatch.chdir(root)
+    return shared_engine
 
 
 def _project(tmp_path, sql: str):
