@@ -7,18 +7,34 @@ from mcpgen.engines.duckdb import DuckDBEngine
 from mcpgen.errors import QueryError, QueryTimeout, UnsafeSQL
 
 
-@pytest.fixture
-def engine(tmp_path, monkeypatch):
-    (tmp_path / "data").mkdir()
-    (tmp_path / "data" / "t.csv").write_text("id,name\n1,a\n2,b\n3,c\n")
-    (tmp_path / "secret.txt").write_text("x")
-    outside = tmp_path.parent / f"{tmp_path.name}-outside.csv"
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    """A project folder: data/t.csv, a secret, and a link to a file outside it."""
+    folder = tmp_path_factory.mktemp("project")
+    (folder / "data").mkdir()
+    (folder / "data" / "t.csv").write_text("id,name\n1,a\n2,b\n3,c\n")
+    (folder / "secret.txt").write_text("x")
+    outside = folder.parent / f"{folder.name}-outside.csv"
     outside.write_text("a\n1\n")
-    (tmp_path / "data" / "link.csv").symlink_to(outside)
-    monkeypatch.chdir(tmp_path)
-    e = DuckDBEngine("default", ":memory:", ["CREATE TABLE t AS SELECT * FROM read_csv('data/t.csv')"], tmp_path)
+    (folder / "data" / "link.csv").symlink_to(outside)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def shared_engine(root):
+    """One engine for the module: no test changes it (the ones that try check that they cannot)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(root)
+        e = DuckDBEngine("default", ":memory:", ["CREATE TABLE t AS SELECT * FROM read_csv('data/t.csv')"], root)
     yield e
     e.close()
+
+
+@pytest.fixture
+def engine(shared_engine, root, monkeypatch):
+    """The module's engine, from its project folder (the queries name files relative to it)."""
+    monkeypatch.chdir(root)
+    return shared_engine
 
 
 def run(engine, sql, params=None, max_rows=100, timeout=5):
