@@ -1,3 +1,4 @@
+import csv
 import json
 import os
 import re
@@ -265,6 +266,13 @@ content: "{% for r in rows %}{{ r.name }}; {% endfor %}"
 """
 
 
+def _japan_csv(path: Path) -> None:
+    """The header and Japan's rows of examples/data/cities.csv: all that PAGED_SPEC reads, not 34,000 cities."""
+    with (REPO / "examples/data/cities.csv").open(newline="") as source, path.open("w", newline="") as out:
+        rows = csv.reader(source)
+        csv.writer(out).writerows([next(rows), *(row for row in rows if row[2] == "JP")])
+
+
 def _call(project: Path, state: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "XDG_STATE_HOME": str(state)}
     command = [sys.executable, "-m", "mcpgen.cli", "call", "japan", "--specs", str(project / "specs"), *args]
@@ -276,7 +284,7 @@ def test_one_mcpgen_call_continues_the_cursor_another_printed(tmp_path):
     0600, outside the project, so no repository holds it) and the next page comes from a second call."""
     project, state = tmp_path / "project", tmp_path / "state"
     (project / "specs").mkdir(parents=True)
-    (project / "cities.csv").write_bytes((REPO / "examples/data/cities.csv").read_bytes())
+    _japan_csv(project / "cities.csv")
     (project / "specs" / "japan.yaml").write_text(PAGED_SPEC)
     first = _call(project, state)
     assert first.returncode == 0, first.stderr
@@ -293,7 +301,7 @@ def test_one_mcpgen_call_continues_the_cursor_another_printed(tmp_path):
 def test_a_cursor_from_another_key_is_refused_saying_why(tmp_path):
     project = tmp_path / "project"
     (project / "specs").mkdir(parents=True)
-    (project / "cities.csv").write_bytes((REPO / "examples/data/cities.csv").read_bytes())
+    _japan_csv(project / "cities.csv")
     (project / "specs" / "japan.yaml").write_text(PAGED_SPEC)
     cursor = re.search(r'cursor="([^"]+)"', _call(project, tmp_path / "one").stdout)
     assert cursor
