@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 import logging
-import subprocess
-import sys
 import textwrap
 import time
 
 import anyio
 import pytest
+from click.testing import CliRunner
 from mcp.server.auth.middleware.auth_context import auth_context_var
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
@@ -21,6 +20,7 @@ from mcpgen import logs
 from mcpgen.answer.cache import ENTRY_OVERHEAD, META_KEY, ResultCache
 from mcpgen.answer.numbers import FORMATS_META
 from mcpgen.answer.plain import TextContent, ToolResult, json_size
+from mcpgen.cli import main
 from mcpgen.serve.project import open_project
 from mcpgen.serve.reload import Reloader
 from mcpgen.serve.server import ToolServer
@@ -177,12 +177,8 @@ def test_the_call_log_says_hit_or_miss(make):
 
 def test_call_json_says_whether_the_answer_came_from_the_cache(make, tmp_path):
     make()
-    out = subprocess.run(
-        [sys.executable, "-m", "mcpgen.cli", "call", "rand", "-s", str(tmp_path / "specs"), "-a", "n=2", "--json"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    out = CliRunner().invoke(main, ["call", "rand", "-s", str(tmp_path / "specs"), "-a", "n=2", "--json"])
+    assert out.exit_code == 0, out.output
     assert json.loads(out.stdout)["_meta"][META_KEY] == "miss"
 
 
