@@ -118,23 +118,24 @@ def test_without_a_source_validate_points_at_the_line_to_fill(tmp_path, monkeypa
 
 
 def test_print_writes_nothing_and_force_replaces(tmp_path, monkeypatch):
-    folder = _project(tmp_path, "cities.csv")
-    printed = _draft(folder, monkeypatch, "data/cities.csv", "--print", "--source", SOURCE)
+    """On the small countries.csv: what a draft holds is tested above, here only where it goes."""
+    folder = _project(tmp_path, "countries.csv")
+    printed = _draft(folder, monkeypatch, "data/countries.csv", "--print", "--source", SOURCE)
     assert (
         printed.exit_code == 0
         and printed.stdout.startswith("# Drafted by `mcpgen draft`")
         and not (folder / "specs").exists()
     )
-    assert _draft(folder, monkeypatch, "data/cities.csv", "--source", SOURCE).exit_code == 0
-    again = _draft(folder, monkeypatch, "data/cities.csv")
+    assert _draft(folder, monkeypatch, "data/countries.csv", "--source", SOURCE).exit_code == 0
+    again = _draft(folder, monkeypatch, "data/countries.csv")
     assert again.exit_code == 1
     assert again.stderr == (
-        f"mcpgen: error: {Path('specs') / 'cities.yaml'} exists already; draft again with --force to replace it, "
+        f"mcpgen: error: {Path('specs') / 'countries.yaml'} exists already; draft again with --force to replace it, "
         "or --name another\n"
     )
-    assert _spec(folder, "cities")["sources"] == [SOURCE]
-    assert _draft(folder, monkeypatch, "data/cities.csv", "--force").exit_code == 0
-    assert _spec(folder, "cities")["sources"] == [PLACEHOLDER]
+    assert _spec(folder, "countries")["sources"] == [SOURCE]
+    assert _draft(folder, monkeypatch, "data/countries.csv", "--force").exit_code == 0
+    assert _spec(folder, "countries")["sources"] == [PLACEHOLDER]
 
 
 def test_a_sqlite_table_gets_its_connection_and_the_same_rows(tmp_path, monkeypatch, city_rows):
