@@ -4,6 +4,7 @@ compare answers with."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from pathlib import Path
 
@@ -32,14 +33,21 @@ def good_args(spec):
     return {}
 
 
-def direct_table(spec, args):
-    """The spec's SQL run straight on DuckDB with the project's init statements: no mcpgen code."""
+@functools.cache
+def _shipped_duckdb() -> duckdb.DuckDBPyConnection:
+    """A DuckDB of this process's own holding the project's init statements' tables, loaded once."""
     config = yaml.safe_load((REPO / "mcpgen.yaml").read_text())
     con = duckdb.connect()
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(REPO)
         for statement in config["connections"]["default"]["init"]:
             con.execute(statement)
+    return con
+
+
+def direct_table(spec, args):
+    """The spec's SQL run straight on DuckDB with the project's init statements: no mcpgen code."""
+    con = _shipped_duckdb().cursor()
     values = {}
     for name, p in (spec.get("parameters") or {}).items():
         value = args.get(name, p.get("default"))
