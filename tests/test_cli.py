@@ -298,15 +298,21 @@ def test_one_mcpgen_call_continues_the_cursor_another_printed(tmp_path):
     assert not list(project.rglob("*.key"))
 
 
-def test_a_cursor_from_another_key_is_refused_saying_why(tmp_path):
+def test_a_cursor_from_another_key_is_refused_saying_why(tmp_path, monkeypatch):
+    """In process (the key is read from its file at each call): another user's key refuses the cursor."""
     project = tmp_path / "project"
     (project / "specs").mkdir(parents=True)
     _japan_csv(project / "cities.csv")
     (project / "specs" / "japan.yaml").write_text(PAGED_SPEC)
-    cursor = re.search(r'cursor="([^"]+)"', _call(project, tmp_path / "one").stdout)
+    monkeypatch.chdir(project)
+
+    def call(state: str, *args: str):
+        return CliRunner().invoke(main, ["call", "japan", "--specs", "specs", *args], env={"XDG_STATE_HOME": state})
+
+    cursor = re.search(r'cursor="([^"]+)"', call(str(tmp_path / "one")).stdout)
     assert cursor
-    other = _call(project, tmp_path / "two", "-a", f"cursor={cursor[1]}")  # another user's key
-    assert other.returncode == 1
+    other = call(str(tmp_path / "two"), "-a", f"cursor={cursor[1]}")  # another user's key
+    assert other.exit_code == 1
     said = " ".join(other.stderr.split())
     assert "it was signed with another key than this project's: mcpgen call keeps one per project and user" in said
     assert "set cursors.secret_env in mcpgen.yaml for one key everywhere" in said and "Traceback" not in said
