@@ -389,15 +389,20 @@ def bounded_lipsum(lipsum):
 # The template's own syntax: loops, `~` and `{% set %}` blocks --------------------------------------
 
 
-def emit(value: Any) -> str:
-    """Every `{{ value }}` is printed through this (the environment's finalize), inside a
-    `{% set %}` block, a macro or a `{% filter %}` block too, where the output cap does not see it."""
+def as_text(value: Any) -> str:
+    """How a `{{ value }}` prints. The plain-Python renderer (mcpgen.templates.fast) prints through
+    this alone: it has no blocks that capture output, and its output cap sees all it writes."""
     if type(value) is str:
-        text = value
-    elif isinstance(value, (dt.datetime, dt.time)):
-        text = value.isoformat()  # as the table shows it (str() would put a space for the ISO T)
-    else:
-        text = str(printable(value))
+        return value
+    if isinstance(value, (dt.datetime, dt.time)):
+        return value.isoformat()  # as the table shows it (str() would put a space for the ISO T)
+    return str(printable(value))
+
+
+def emit(value: Any) -> str:
+    """Every `{{ value }}` Jinja renders is printed through this (the environment's finalize), inside a
+    `{% set %}` block, a macro or a `{% filter %}` block too, where the output cap does not see it."""
+    text = as_text(value)
     _limits.left -= len(text)
     if _limits.left < 0:
         raise SecurityError(f"a template may not build more than {MAX_BUILT:,} characters and items in all")

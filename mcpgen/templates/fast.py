@@ -10,9 +10,10 @@ missing column, a row that is not a dict), raises `Fallback` so the caller rende
 Jinja itself: the answer, or the error, is always Jinja's. Nothing here calls a method or
 reads an attribute of an object, so the sandbox has nothing to guard.
 
+>>> from mcpgen.templates.budget import as_text
 >>> from mcpgen.templates.render import PROSE
 >>> source = "{% for r in rows %}{{ r.city }}{{ ', ' if not loop.last }}{% endfor %}"
->>> fn = compile_simple(PROSE.parse(source), PROSE.finalize)
+>>> fn = compile_simple(PROSE.parse(source), as_text)
 >>> fn({"rows": [{"city": "Oslo"}, {"city": "Bergen"}]}, 1000)
 'Oslo, Bergen'
 """
@@ -73,11 +74,11 @@ class _Output(list):
         return self.size > self.limit
 
 
-def compile_simple(ast: nodes.Template, finalize: Callable[[Any], Any]) -> Renderer | None:
+def compile_simple(ast: nodes.Template, finalize: Callable[[Any], str]) -> Renderer | None:
     """A function `(context, limit) -> text` rendering `ast` (not stripped; it stops soon after
     `limit` characters), or None outside the subset.
 
-    `finalize` is the environment's: what every `{{ }}` value goes through before it is shown."""
+    `finalize`: how every `{{ }}` value prints (`budget.as_text`, URL-quoted in a source URL)."""
     compiler = _Compiler({**FILTERS, "length": len}, finalize)
     try:
         body = compiler.statements(ast.body, loop=None)
@@ -107,7 +108,7 @@ def _const(node: nodes.Node) -> Any:
 
 
 class _Compiler:
-    def __init__(self, filters: dict[str, Callable], finalize: Callable[[Any], Any]):
+    def __init__(self, filters: dict[str, Callable], finalize: Callable[[Any], str]):
         self.filters = filters
         self.finalize = finalize
 
@@ -132,27 +133,24 @@ class _Compiler:
         raise _Unsupported
 
     def output(self, node: nodes.Output, loop: str | None) -> Callable[[dict, list], None]:
-        pieces: list[str | Fn] = []
+        pieces: list[str | Fn] = []  # template text, or the value of a `{{ }}`, printed by finalize
         for child in node.nodes:
             if isinstance(child, nodes.TemplateData):
                 pieces.append(child.data)
             elif isinstance(child, nodes.CondExpr) and child.expr2 is None:  # `{{ a if b }}`: '' when b is false
-                pieces.append(self.shown(nodes.CondExpr(child.test, child.expr1, nodes.Const("")), loop))
+                pieces.append(self.expr(nodes.CondExpr(child.test, child.expr1, nodes.Const("")), loop))
             else:
-                pieces.append(self.shown(child, loop))
+                pieces.append(self.expr(child, loop))
         if all(isinstance(p, str) for p in pieces):
             text = "".join(pieces)  # type: ignore[arg-type]
             return lambda context, out: out.append(text)
+        finalize = self.finalize
 
         def run(context: dict, out: list) -> None:
             for piece in pieces:
-                out.append(piece if type(piece) is str else piece(context))  # type: ignore[operator]
+                out.append(piece if type(piece) is str else finalize(piece(context)))  # type: ignore[operator]
 
         return run
-
-    def shown(self, node: nodes.Node, loop: str | None) -> Fn:
-        value, finalize = self.expr(node, loop), self.finalize
-        return lambda context: str(finalize(value(context)))
 
     def if_(self, node: nodes.If, loop: str | None) -> Callable[[dict, list], None]:
         branches = [(self.expr(node.test, loop), self.statements(node.body, loop) if node.body else None)]
@@ -258,6 +256,16 @@ class _Compiler:
                 return field(i, n)
 
             return loop_value
+        if isinstance(node.node, nodes.Name) and node.node.name == loop:  # `r.city` in `for r in rows`
+            name = loop
+
+            def loop_column(context: dict) -> Any:
+                row = context[name]  # the loop sets it
+                if type(row) is dict and attr in row:
+                    return row[attr]
+                raise Fallback
+
+            return loop_column
         obj = self.expr(node.node, loop)
 
         def column(context: dict) -> Any:

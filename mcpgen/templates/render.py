@@ -62,6 +62,11 @@ class _Environment(ImmutableSandboxedEnvironment):
         return super().compile(*args, **kwargs)
 
 
+def _url_text(value: Any) -> str:
+    """How a value prints in a source URL rendered by the plain-Python renderer (Jinja's: `_make_env`)."""
+    return quote(budget.as_text(value), safe="")
+
+
 def _make_env(url: bool) -> _Environment:
     env = _Environment(
         undefined=StrictUndefined,
@@ -155,7 +160,7 @@ class Template:
         if self.constant is not None:
             return self.constant
         if self._fast is None:
-            self._fast = compile_simple(self.ast, self.env.finalize or (lambda value: value)) or False
+            self._fast = compile_simple(self.ast, _url_text if self.env is URL else budget.as_text) or False
         text = self._render_fast(context, limit) if self._fast else None
         if text is None:
             text = self._render_jinja(context, seconds, limit)

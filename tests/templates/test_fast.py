@@ -88,10 +88,11 @@ def test_broken_templates_fail_with_jinja_s_message():
 
 
 def test_the_subset_is_compiled_and_the_rest_is_left_to_jinja():
+    from mcpgen.templates.budget import as_text
     from mcpgen.templates.fast import compile_simple
     from mcpgen.templates.render import PROSE
 
-    compiled = [compile_simple(PROSE.parse(s), PROSE.finalize) is not None for s in TEMPLATES]
+    compiled = [compile_simple(PROSE.parse(s), as_text) is not None for s in TEMPLATES]
     assert compiled[:8] == [True] * 8
     assert compiled[10:13] == [False, False, False]
 
@@ -150,10 +151,26 @@ def test_every_shipped_answer_is_the_same_either_way(folder, tmp_path, monkeypat
 
 
 def test_a_long_loop_stops_soon_after_the_limit():
+    from mcpgen.templates.budget import as_text
     from mcpgen.templates.fast import compile_simple
     from mcpgen.templates.render import PROSE
 
-    fn = compile_simple(PROSE.parse("{% for r in rows %}{{ r.city }} {% endfor %}"), PROSE.finalize)
+    fn = compile_simple(PROSE.parse("{% for r in rows %}{{ r.city }} {% endfor %}"), as_text)
     rows = [{"city": "x" * 100}] * 1_000_000  # 101 MB of text if rendered whole
     text = fn({"rows": rows}, 10_000)
     assert 10_000 < len(text) < 20_000
+
+
+def test_many_renders_on_one_thread_stay_plain_python(monkeypatch):
+    """The plain-Python renderer spends no part of Jinja's per-render budget (MAX_BUILT), which only a
+    Jinja render starts afresh: a worker thread's thousandth answer renders as fast as its first."""
+    from mcpgen.limits import MAX_BUILT, MAX_OUTPUT
+
+    def jinja(*args):
+        raise AssertionError("rendered by Jinja")
+
+    template = Template("{% for r in rows %}{{ r.city }}{% endfor %}")
+    context = {"rows": [{"city": "x" * 1000}] * (MAX_OUTPUT // 1000)}
+    monkeypatch.setattr(Template, "_render_jinja", jinja)
+    for _ in range(MAX_BUILT // MAX_OUTPUT + 2):
+        assert len(template.render(context)) == MAX_OUTPUT
