@@ -246,14 +246,14 @@ _TYPES = {"string": (str,), "integer": (int,), "number": (int, float), "boolean"
 def _check(name: str, schema: dict[str, Any], value: Any) -> None:
     """Hold one value to its JSON Schema (the keywords `parameter_schema` writes); raise one sentence."""
     _check_type(name, schema["type"], value)
-    shown, size = as_json(value), len(value) if isinstance(value, (str, list)) else 0
+    size = len(value) if isinstance(value, (str, list)) else 0
     if "enum" in schema and value not in schema["enum"]:
         choices = [as_json(v, 30) for v in schema["enum"]]
         near = closest(value, schema["enum"]) if isinstance(value, str) else None
         hint = f" (did you mean {as_json(near)}?)" if near is not None else ""
-        _fail(name, f"{shown} is not one of {', '.join(choices)}{hint}")
-    _check_bounds(name, schema, value, shown)
-    _check_sizes(name, schema, value, shown, size)
+        _fail(name, f"{as_json(value)} is not one of {', '.join(choices)}{hint}")
+    _check_bounds(name, schema, value)
+    _check_sizes(name, schema, value, size)
     if schema["type"] == "array" and isinstance(value, list):
         for i, item in enumerate(value):
             _check(f"{name}[{i}]", schema["items"], item)
@@ -279,21 +279,21 @@ def _check_type(name: str, kind: str, value: Any) -> None:
         raise ArgumentError(f"Invalid argument '{name}': expected {article} {kind}, got {got}.")
 
 
-def _check_bounds(name: str, schema: dict[str, Any], value: Any, shown: str) -> None:
+def _check_bounds(name: str, schema: dict[str, Any], value: Any) -> None:
     if "minimum" in schema and value < schema["minimum"]:
-        _fail(name, f"{shown} is less than the minimum of {schema['minimum']}")
+        _fail(name, f"{as_json(value)} is less than the minimum of {schema['minimum']}")
     if "maximum" in schema and value > schema["maximum"]:
-        _fail(name, f"{shown} is greater than the maximum of {schema['maximum']}")
+        _fail(name, f"{as_json(value)} is greater than the maximum of {schema['maximum']}")
 
 
-def _check_sizes(name: str, schema: dict[str, Any], value: Any, shown: str, size: int) -> None:
+def _check_sizes(name: str, schema: dict[str, Any], value: Any, size: int) -> None:
     """Lengths of strings (and their pattern), numbers of items of arrays."""
     if "minLength" in schema and size < schema["minLength"]:
-        _fail(name, f"{shown} is shorter than the minimum length of {schema['minLength']}")
+        _fail(name, f"{as_json(value)} is shorter than the minimum length of {schema['minLength']}")
     if "maxLength" in schema and size > schema["maxLength"]:
         _fail(name, f"a string of {size} characters is longer than the maximum length of {schema['maxLength']}")
     if "pattern" in schema and isinstance(value, str) and not _matches(schema["pattern"], value):
-        _fail(name, f"{shown} does not match the pattern {schema['pattern']}")
+        _fail(name, f"{as_json(value)} does not match the pattern {schema['pattern']}")
     if "minItems" in schema and size < schema["minItems"]:
         _fail(name, f"{size} items are fewer than the minimum of {schema['minItems']}")
     if "maxItems" in schema and size > schema["maxItems"]:
