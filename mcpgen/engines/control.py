@@ -38,7 +38,7 @@ class CallControl:
         self._cancel: Callable[[], object] | None = None
         self._progress: Callable[[], float | None] | None = None
         self.cancelled = False
-        self.done = threading.Event()  # set by the server when the worker thread has returned
+        self.done = False  # set by the server when the worker thread has returned
 
     def attach(self, cancel: Callable[[], object], progress: Callable[[], float | None] | None = None) -> None:
         """What stops the query now running, and what says how far it is (None: the engine cannot say)."""

@@ -283,7 +283,7 @@ async def _in_thread(handler: Callable[[dict[str, Any]], Any], arguments: dict[s
         try:
             return handler(arguments)
         finally:
-            control.done.set()
+            control.done = True
 
     try:
         if progress is None:
@@ -302,7 +302,7 @@ async def _in_thread(handler: Callable[[dict[str, Any]], Any], arguments: dict[s
     except anyio.get_cancelled_exc_class():
         with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_WAIT):
             await anyio.to_thread.run_sync(control.cancel)  # a database's cancel request is I/O
-            while not control.done.is_set():
+            while not control.done:
                 await anyio.sleep(0.01)
         raise
     finally:
