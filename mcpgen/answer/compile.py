@@ -223,15 +223,20 @@ class SpecTool:
         if page is not None:
             note = _page_note(page, len(rows))
         else:
-            note = f"\n\n(Only the first {self.max_rows:,} rows are shown; the query matched more.)" * result.truncated
+            note = (
+                f"\n\n(Only the first {self.max_rows:,} rows are shown; the query matched more.)"
+                if result.truncated
+                else ""
+            )
         # The prose, with its note and the cursor the page carries twice (in the note and in _meta), fits
         # in what the sources and force leave; the table and charts get the rest.
         cursor = json_bytes(page.next) if page is not None and page.next is not None else 0
         links = links if rows and links else []
         if links:  # they take room in the answer too
             cursor += Downloads.size(links)
-        prose = within(prose, self.max_bytes - NOTE_ROOM - json_bytes(payload) - json_bytes(note) - cursor)
-        kept, formats = self._fit(json_bytes(prose + note) + json_bytes(payload) + cursor, payload, columns, rows)
+        cited = json_bytes(payload)  # the sources, and force
+        prose = within(prose, self.max_bytes - NOTE_ROOM - cited - json_bytes(note) - cursor)
+        kept, formats = self._fit(json_bytes(prose + note) + cited + cursor, payload, columns, rows)
         if kept < len(rows):
             prose += (
                 f"\n\n(The table holds the first {kept:,} of {len(rows):,} rows: all of them would pass the "
