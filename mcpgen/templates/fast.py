@@ -46,6 +46,7 @@ _LOOP = {
     "length": lambda i, n: n,
 }
 _MISSING = object()
+LONG_VALUE = 1000  # characters of a printed value past which the output's size is looked at at once
 
 
 class Fallback(Exception):
@@ -148,7 +149,13 @@ class _Compiler:
 
         def run(context: dict, out: list) -> None:
             for piece in pieces:
-                out.append(piece if type(piece) is str else finalize(piece(context)))  # type: ignore[operator]
+                if type(piece) is str:
+                    out.append(piece)
+                    continue
+                text = finalize(piece(context))  # type: ignore[operator]
+                out.append(text)
+                if len(text) > LONG_VALUE and isinstance(out, _Output) and out.past_limit():
+                    raise _Full  # long values: the limit is looked at now, not at the loop's next look
 
         return run
 

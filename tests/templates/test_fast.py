@@ -159,6 +159,8 @@ def test_a_long_loop_stops_soon_after_the_limit():
     rows = [{"city": "x" * 100}] * 1_000_000  # 101 MB of text if rendered whole
     text = fn({"rows": rows}, 10_000)
     assert 10_000 < len(text) < 20_000
+    text = fn({"rows": [{"city": "x" * 100_000}] * 1000}, 10_000)  # long values: the limit is looked at each time
+    assert len(text) <= 100_001
 
 
 def test_many_renders_on_one_thread_stay_plain_python(monkeypatch):
