@@ -14,6 +14,8 @@ mcpgen bundle specs/            an MCP Bundle (.mcpb) for desktop hosts (--serve
 
 from __future__ import annotations
 
+import atexit
+import gc
 import json
 import sys
 from pathlib import Path
@@ -342,6 +344,21 @@ def call(tool: str, args: tuple[str, ...], specs_dir: Path, as_json: bool, downl
     its connection opened (the other specs are read, or, while unchanged since the last call,
     remembered, and their errors are warnings); a tool that no spec defines is looked for in the
     Python files, which then run."""
+    # One short call: its objects go when their counts fall to zero, and the cycle collector, which
+    # walks every object the imports made again and again, waits till it ends; at the exit that
+    # follows, the interpreter's last collections pass over what is left (frozen) rather than walk it.
+    collecting = gc.isenabled()
+    gc.disable()
+    atexit.unregister(gc.freeze)  # once, however many calls a process makes
+    atexit.register(gc.freeze)
+    try:
+        _call(tool, args, specs_dir, as_json, download_to)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _call(tool: str, args: tuple[str, ...], specs_dir: Path, as_json: bool, download_to: Path | None) -> None:
     from .load.tools import defines
 
     _setup_logging()
