@@ -1,4 +1,5 @@
 import csv
+import gc
 import json
 import os
 import re
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from mcpgen import cli
 from mcpgen.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
@@ -25,6 +27,45 @@ def test_call_prints_prose_table_and_sources(runner):
     assert result.exit_code == 0, result.output
     assert "Shanghai" in result.output and "Beijing" in result.output
     assert "source: https://www.geonames.org/" in result.output
+
+
+def test_a_call_runs_no_cycle_collection_and_leaves_the_collector_on(runner):
+    """The collector would walk every object the imports made, again and again: a call runs without it."""
+    started: list[int] = []  # collections that started inside the call (click's parsing around it may collect)
+
+    def seen(phase: str, info: dict) -> None:
+        frame = sys._getframe()
+        while phase == "start" and frame is not None:
+            if frame.f_code is cli._call.__code__:
+                started.append(info["generation"])
+            frame = frame.f_back
+
+    gc.callbacks.append(seen)
+    try:
+        result = runner.invoke(main, ["call", "top_cities", "-a", "top_n=2"])
+    finally:
+        gc.callbacks.remove(seen)
+    assert result.exit_code == 0, result.output
+    assert started == [] and gc.isenabled()
+
+
+FROZEN_AT_EXIT = """
+import atexit, gc, sys
+atexit.register(lambda: sys.stderr.write(f"frozen {gc.get_freeze_count()}"))  # runs after mcpgen's handlers
+sys.argv = ["mcpgen", "call", "top_cities", "-a", "top_n=2"]
+from mcpgen.cli import main
+main()
+"""
+
+
+def test_what_a_call_leaves_is_frozen_before_the_interpreter_exits(tmp_path):
+    """The interpreter's last collections pass over it rather than walk each object once more."""
+    env = {**os.environ, "MCPGEN_CACHE_DIR": str(tmp_path / "cache")}
+    run = subprocess.run(
+        [sys.executable, "-c", FROZEN_AT_EXIT], capture_output=True, text=True, timeout=60, env=env, cwd=REPO
+    )
+    assert run.returncode == 0, run.stderr
+    assert "Shanghai" in run.stdout and int(run.stderr.rsplit("frozen ", 1)[1]) > 10_000
 
 
 def test_call_json_is_the_raw_result(runner):
