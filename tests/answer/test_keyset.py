@@ -231,26 +231,9 @@ def test_each_page_is_the_rows_after_the_last_one_given_as_the_data_now_stands(
         config = f"connections:\n  db:\n    url: {url}\n"
     (tmp_path / "mcpgen.yaml").write_text(config)
     (tmp_path / "specs").mkdir()
-    columns, keys = SHAPES[shape]
     table = Table(kind, tmp_path, collation)
     try:
-        (tmp_path / "specs" / "rows.yaml").write_text(
-            textwrap.dedent(f"""\
-                description: Rows, in pages.
-                connection: db
-                sql: {_sql(table.name, columns, keys)}
-                sources: [https://example.org/]
-                content: "{{{{ row_count }}}} rows"
-                page_size: {PAGE}
-                """)
-        )
-        project = open_project(tmp_path / "specs")
-        try:
-            assert page_plan(project.engines["db"], project.loaded.specs[0]).keyset
-            boundaries, among_copies = _walk(project.registry, "rows", table, columns, _order(kind, columns, keys))
-            assert boundaries >= 8 and (among_copies >= 1 or shape != "copies")
-        finally:
-            project.close()
+        _walk_in_pages(tmp_path, kind, table, shape)
     finally:
         table.drop()
 
@@ -268,25 +251,30 @@ def test_spark_pages_are_the_rows_after_the_last_one_given_too(
         f"connections:\n  db:\n    spark: {spark_cluster.remote}\n    database: {database}\n"
     )
     (tmp_path / "specs").mkdir()
-    columns, keys = SHAPES[shape]
     table = Table("spark", database, "", spark=spark_cluster)
     try:
-        (tmp_path / "specs" / "rows.yaml").write_text(
-            textwrap.dedent(f"""\
-                description: Rows, in pages.
-                connection: db
-                sql: {_sql(table.name, columns, keys)}
-                sources: [https://example.org/]
-                content: "{{{{ row_count }}}} rows"
-                page_size: {PAGE}
-                """)
-        )
-        project = open_project(tmp_path / "specs")
-        try:
-            assert page_plan(project.engines["db"], project.loaded.specs[0]).keyset
-            boundaries, among_copies = _walk(project.registry, "rows", table, columns, _order("spark", columns, keys))
-            assert boundaries >= 8 and (among_copies >= 1 or shape != "copies")
-        finally:
-            project.close()
+        _walk_in_pages(tmp_path, "spark", table, shape)
     finally:
         table.drop()
+
+
+def _walk_in_pages(tmp_path, kind: str, table: Table, shape: str) -> None:
+    """Serve `table` through a paged spec of `shape`'s order and walk it, changing it between pages."""
+    columns, keys = SHAPES[shape]
+    (tmp_path / "specs" / "rows.yaml").write_text(
+        textwrap.dedent(f"""\
+            description: Rows, in pages.
+            connection: db
+            sql: {_sql(table.name, columns, keys)}
+            sources: [https://example.org/]
+            content: "{{{{ row_count }}}} rows"
+            page_size: {PAGE}
+            """)
+    )
+    project = open_project(tmp_path / "specs")
+    try:
+        assert page_plan(project.engines["db"], project.loaded.specs[0]).keyset
+        boundaries, among_copies = _walk(project.registry, "rows", table, columns, _order(kind, columns, keys))
+        assert boundaries >= 8 and (among_copies >= 1 or shape != "copies")
+    finally:
+        project.close()
