@@ -192,25 +192,27 @@ def serve(
     # Start-up builds only long-lived objects, so collections would find nothing (they cost ~15% of
     # start-up); afterwards the frozen start-up objects stay out of every later collection.
     gc.disable()
-    import anyio
+    try:  # a refusal to start leaves the collector as it found it, too
+        import anyio
 
-    from . import logs
-    from .serve.server import ToolServer
+        from . import logs
+        from .serve.server import ToolServer
 
-    logs.setup(log_format, verbose)
-    specs_dir = specs_dir.resolve()  # opening the project changes the working directory
-    options = loaded = None
-    if http_:  # the project is read once: its `http:` settings first, then it is opened
-        from .http.connections import ConnectionLimits
+        logs.setup(log_format, verbose)
+        specs_dir = specs_dir.resolve()  # opening the project changes the working directory
+        options = loaded = None
+        if http_:  # the project is read once: its `http:` settings first, then it is opened
+            from .http.connections import ConnectionLimits
 
-        loaded = _load(specs_dir)
-        limits = ConnectionLimits(header_timeout, body_timeout, max_connections, listen_timeout)
-        options = _http_options(
-            loaded, host, port, token_envs, allow_hosts, allow_origins, max_body_bytes, insecure_no_auth, limits
-        )
-    project = _open(specs_dir, loaded, positions=False)  # a server holds no YAML positions past its start
-    gc.freeze()
-    gc.enable()
+            loaded = _load(specs_dir)
+            limits = ConnectionLimits(header_timeout, body_timeout, max_connections, listen_timeout)
+            options = _http_options(
+                loaded, host, port, token_envs, allow_hosts, allow_origins, max_body_bytes, insecure_no_auth, limits
+            )
+        project = _open(specs_dir, loaded, positions=False)  # a server holds no YAML positions past its start
+        gc.freeze()
+    finally:
+        gc.enable()
     server = ToolServer(project.registry, tags=_start_serving(project, tags, toolset))
     _say_chartjs_fallback(project)
     reloader = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import socket
 import subprocess
@@ -225,13 +226,14 @@ def test_non_loopback_without_a_token_refuses_to_start(host):
     result = CliRunner().invoke(main, ["serve", str(SPECS), "--http", "--host", host, "--port", str(free_port())])
     assert result.exit_code == 2, result.output
     assert "--insecure-no-auth" in result.stderr and "token" in result.stderr and not result.stdout
+    assert gc.isenabled()  # start-up turns the collector off for a while, and on again when it refuses
 
 
 def test_a_named_token_variable_that_is_unset_refuses_to_start(monkeypatch):
     monkeypatch.delenv("MCPGEN_UNSET_TOKEN", raising=False)
     args = ["serve", str(SPECS), "--http", "--port", str(free_port()), "--auth-token-env", "MCPGEN_UNSET_TOKEN"]
     result = CliRunner().invoke(main, args)
-    assert result.exit_code == 2 and "MCPGEN_UNSET_TOKEN" in result.stderr
+    assert result.exit_code == 2 and "MCPGEN_UNSET_TOKEN" in result.stderr and gc.isenabled()
 
 
 def test_non_loopback_with_insecure_no_auth_starts():
