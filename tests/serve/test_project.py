@@ -258,3 +258,24 @@ def test_the_tools_listing_shares_each_tools_schemas(specs):
         assert wire["inputSchema"] == tool.input_schema and wire["outputSchema"] == PUBLISHED_SCHEMA
     finally:
         project.close()
+
+
+def test_only_the_commands_that_run_a_few_tools_open_the_kept_snapshot(tmp_path, cache, monkeypatch):
+    """`call` and `test` open an in-memory DuckDB from the snapshot its `init` left; a server runs `init`
+    in memory, where each query costs less than on the read-only file."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "t.csv").write_text("one\n1\n")
+    init = "CREATE TABLE t AS SELECT * FROM read_csv('data/t.csv')"
+    (tmp_path / "mcpgen.yaml").write_text(f'connections:\n  db:\n    duckdb: ":memory:"\n    init: ["{init}"]\n')
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "one.yaml").write_text(
+        SPEC.replace("SELECT 1 AS one", "SELECT one FROM t") + "connection: db\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    for needed, kept in ((lambda path: True, True), (None, False), (lambda path: True, True)):
+        project = open_project(tmp_path / "specs", needed=needed)
+        try:
+            assert (project.engines["db"].snapshot is not None) is kept
+            assert project.registry.call_sync("one", {}).to_mcp().content[0].text == "1"
+        finally:
+            project.close()
