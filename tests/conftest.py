@@ -29,7 +29,7 @@ collect_ignore = [
 os.environ.setdefault("MCPGEN_PRIVILEGED_ROLE", "warn")
 
 
-# Parsed templates and spec files (mcpgen.templates.parsecache) are cached in a folder of this run, not the user's.
+# Parsed templates and spec files (mcpgen.cachefile) are cached in a folder of this run, not the user's.
 if "MCPGEN_CACHE_DIR" not in os.environ:
     os.environ["MCPGEN_CACHE_DIR"] = tempfile.mkdtemp(prefix="mcpgen-test-cache-")
     atexit.register(shutil.rmtree, os.environ["MCPGEN_CACHE_DIR"], True)

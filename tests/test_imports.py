@@ -37,7 +37,7 @@ CORE |= {"duckdb", "mypy_extensions", "cython_runtime", "annotated_types", "typi
 CHECKS = [f"checks.{m}" for m in ("charts", "duckdb_functions", "filters", "init_statements", "passwords")]
 CHECKS += ["checks.row_references"]
 CHECKS += ["checks", "checks.sql_paths", "checks.templates", "checks.urls"]
-LOADING = ["version", "errors", "identity", "keys", "limits", "text", "redaction", "cli", *CHECKS]
+LOADING = ["version", "errors", "identity", "keys", "limits", "text", "redaction", "cachefile", "cli", *CHECKS]
 LOADING += ["spec", "spec.config", "spec.models", "spec.params", "spec.patterns", "spec.prompts", "spec.yamlload"]
 LOADING += ["sql", "sql.dialects", "sql.lexing", "sql.pages", "sql.statements", "sql.transpile"]
 LOADING += [
@@ -45,7 +45,6 @@ LOADING += [
     "templates.budget",
     "templates.fast",
     "templates.filters",
-    "templates.parsecache",
     "templates.render",
 ]
 LOADING += [

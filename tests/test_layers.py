@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, ...]] = [
         "keys",
     ),  # foundation: imports nothing of mcpgen but itself
     ("spec",),  # what analysts write: spec files and mcpgen.yaml
-    ("redaction", "logs"),  # secrets kept out of messages, and the call log
+    ("redaction", "logs", "cachefile"),  # secrets kept from messages, the call log, the cache file
     ("sql", "templates", "checks"),  # reading SQL and templates, the static checks of single constructs
     ("engines",),  # where queries run
     ("load",),  # reading a project, and describing its queries

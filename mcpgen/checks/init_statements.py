@@ -4,7 +4,7 @@
 locked. It may create tables and views over the project's files; it may not change where
 files are read from or written to, load extensions, or write files.
 
-Each statement's verdict is kept in the cache of the project being loaded (`parsecache`, signed,
+Each statement's verdict is kept in the cache of the project being loaded (`cachefile`, signed,
 under the sha256 of the statement; its header names mcpgen's code and sqlglot's version), and for
 the rest of the process: loading an unchanged mcpgen.yaml, and opening its connections after,
 read no SQL again.
@@ -23,7 +23,7 @@ import functools
 import hashlib
 import re
 
-from ..templates import parsecache
+from .. import cachefile
 from .sql_paths import outside_paths
 
 # Settings that decide what DuckDB may read, write or load: only mcpgen sets them.
@@ -41,11 +41,11 @@ _WRITES = {"COPY", "EXPORT", "IMPORT", "CHECKPOINT", "VACUUM"}
 def init_problem(sql: str) -> str | None:
     """Why an init statement is refused ("changes the setting ..."), or None when it may run."""
     key = "init:" + hashlib.sha256(sql.encode()).hexdigest()
-    kept = parsecache.get(key)
+    kept = cachefile.get(key)
     if kept is not None:
         return kept.decode() or None
     problem = _problem(sql)
-    parsecache.put(key, (problem or "").encode())
+    cachefile.put(key, (problem or "").encode())
     return problem
 
 

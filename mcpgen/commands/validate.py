@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import cachefile
 from ..errors import Findings, Problem
 from ..load import checked
 from ..load.columns import LIVE_TIMEOUT, check_spec_live, checked_by_default
 from ..redaction import redact, secrets_of
 from ..spec.params import param_types
-from ..templates import parsecache
 from ..text import first_line
 
 if TYPE_CHECKING:
@@ -136,7 +136,7 @@ def _static_parallel(
     chunks = [paths[i::jobs] for i in range(jobs)]
     with multiprocessing.get_context("fork").Pool(jobs) as pool:
         results = pool.starmap(_static_chunk, [(specs_dir, chunk, columns, timeout) for chunk in chunks])
-    parsecache.save([result[3] for result in results])  # the project's cache files, as one process reads them
+    cachefile.save([result[3] for result in results])  # the project's cache files, as one process reads them
     problems: list[Problem] = []
     named: list[_Named] = []
     connections: dict[str, str] = {}
@@ -169,7 +169,7 @@ def _static_chunk(specs_dir: Path, chunk: list[Path], columns: bool, timeout: fl
     """(the problems, names and connections of a part of a project, and what it used of the project's cache)."""
     from ..load.project import load_project
 
-    with parsecache.collecting() as kept:
+    with cachefile.collecting() as kept:
         loaded = load_project(specs_dir, paths=chunk, unique_names=False, scope=())
         report = Report(str(specs_dir), len(chunk), list(loaded.problems))
         if columns:
@@ -295,9 +295,9 @@ def _describe_all(
     kept with the state of the data (`load.checked`: its data is the project's files), and that state."""
     secrets = secrets_of(loaded.config)
     state = checked.data_state(loaded.root, loaded.config)
-    with parsecache.session(loaded.root, loaded.specs_dir.resolve(), "described"):
-        if state is not None and parsecache.get(checked.state_key(state)) is None:
-            parsecache.put(checked.state_key(state), b"described")
+    with cachefile.session(loaded.root, loaded.specs_dir.resolve(), "described"):
+        if state is not None and cachefile.get(checked.state_key(state)) is None:
+            cachefile.put(checked.state_key(state), b"described")
         for spec in specs:
             engine = engines.get(spec.spec.connection)
             if engine is None:

@@ -6,7 +6,7 @@ A snapshot is a DuckDB file named `memory.duckdb` (so its catalogue is `memory`,
 folder named by the sha256 of the state of the project's data (`load.checked.data_state`, which the
 caller passes: the name, size, time and inode of every file DuckDB may read there), the `init`
 statements, the project folder, DuckDB's version and the cache's header (mcpgen's code, its
-libraries). It is signed (HMAC-SHA256 of its bytes, with the cache's key, `parsecache.signature`) and
+libraries). It is signed (HMAC-SHA256 of its bytes, with the cache's key, `cachefile.signature`) and
 opened read-only; one that is missing, damaged, edited or not signed with this user's key is built
 again from `init` (run under the same limits as the connection's), never trusted. Building a new one
 drops the project's others. One bigger than MAX_SNAPSHOT_BYTES (each start reads it whole to check
@@ -27,8 +27,8 @@ from pathlib import Path
 
 import duckdb
 
+from .. import cachefile
 from ..limits import MAX_SNAPSHOT_BYTES
-from ..templates import parsecache
 
 NAME = "memory.duckdb"
 TOO_BIG = "too-big"  # the mark of a state whose snapshot is not kept
@@ -36,7 +36,7 @@ TOO_BIG = "too-big"  # the mark of a state whose snapshot is not kept
 
 def folder(root: Path, state: str, init: list[str]) -> Path | None:
     """Where the snapshot of this project's connection, in this state of its data, is kept (None: no cache)."""
-    project = parsecache.cache_file("duckdb", "", str(root))
+    project = cachefile.cache_file("duckdb", "", str(root))
     if project is None:
         return None
     key = hashlib.sha256("\0".join((state, duckdb.__version__, *init)).encode()).hexdigest()[:32]
@@ -53,7 +53,7 @@ def kept(where: Path) -> Path | None:
         mark = (where / "signature").read_bytes()
     except OSError:
         return None
-    return where / NAME if hmac.compare_digest(mark, parsecache.signature(str(where), data)) else None
+    return where / NAME if hmac.compare_digest(mark, cachefile.signature(str(where), data)) else None
 
 
 def private(path: Path) -> bool:
@@ -96,7 +96,7 @@ def keep(where: Path, fill: Callable[[duckdb.DuckDBPyConnection], None], config:
             (building / NAME).unlink()
             (building / TOO_BIG).touch()
         else:
-            (building / "signature").write_bytes(parsecache.signature(str(where), (building / NAME).read_bytes()))
+            (building / "signature").write_bytes(cachefile.signature(str(where), (building / NAME).read_bytes()))
         for other in where.parent.iterdir():  # the project's snapshots of other states, and a damaged one of this
             if not other.name.startswith(".tmp-"):
                 shutil.rmtree(other, ignore_errors=True)

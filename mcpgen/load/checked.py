@@ -2,7 +2,7 @@
 or nothing, and every problem at file:line:col), so that restarting an unchanged project neither
 parses nor checks its specs again.
 
-An entry lives in the project's cache file (`templates.parsecache`, whose header holds the versions
+An entry lives in the project's cache file (`cachefile`, whose header holds the versions
 of mcpgen, Jinja2, Python and sqlglot) under the sha256 of everything the checks read: the spec
 file's text and its path as shown, the project folder, mcpgen.yaml as loaded, and the versions of
 pydantic and (with a DuckDB connection, whose function catalogue the checks read) DuckDB. A
@@ -22,7 +22,7 @@ the name, size, time and inode of every visible file in the project folder, whic
 connection may read, and of each DuckDB database file): any file that changes, appears or goes makes
 every query described again. The entry also holds the SQL it was made from, compared when it is read.
 
-Every entry is signed in the cache file (`parsecache`): one damaged or edited in any part, the
+Every entry is signed in the cache file (`cachefile`): one damaged or edited in any part, the
 positions included, is checked again from scratch, never trusted. Reading an entry builds mcpgen's
 own spec classes, prepared statements, Jinja's nodes, YAML's mappings, paths and plain values only;
 an entry that cannot be read is checked again, as if there were none. The spec's YAML with its
@@ -45,12 +45,12 @@ from typing import Any
 import pydantic
 from jinja2 import nodes
 
+from .. import cachefile
 from ..checks import HARMLESS_SIDE_EFFECTS, TABLE_FUNCTIONS, reads_files
 from ..engines.protocol import Prepared
 from ..errors import Problem
 from ..spec import models, yamlload
 from ..spec.config import DuckDBConnection, ProjectConfig
-from ..templates import parsecache
 from ..templates.render import PROSE, URL, Template
 from .specs import LoadedSpec
 
@@ -83,7 +83,7 @@ def _project(config: ProjectConfig) -> str:
 
 def get(name: str) -> tuple[LoadedSpec | None, list[Problem]] | None:
     """(the loaded spec or None, the problems) kept under `name`, when its files are unchanged."""
-    data = parsecache.get(name)
+    data = cachefile.get(name)
     if data is None:
         return None
     try:
@@ -120,7 +120,7 @@ def put(name: str, loaded: LoadedSpec | None, problems: list[Problem], data: Any
         if loaded is not None:  # the positions apart, read only by what asks where a key is
             loaded = copy.copy(loaded)
             del loaded.data
-        parsecache.put(name, _pickled((files, loaded, positions, problems)))
+        cachefile.put(name, _pickled((files, loaded, positions, problems)))
     except Exception:  # something in it cannot be kept: it is checked on every load
         return
 
@@ -135,7 +135,7 @@ def data_state(root: Path, config: ProjectConfig) -> str | None:
     """The state of every file a DuckDB connection of the project may read (None: too many to tell)."""
     from ..engines.file_reach import MAX_ENTRIES
 
-    skip = parsecache.cache_dir()
+    skip = cachefile.cache_dir()
     skip_text = str(skip.resolve()) if skip is not None else None
     digest = hashlib.sha256()
     seen = 0
@@ -168,7 +168,7 @@ def state_key(state: str) -> str:
 def described_in(root: Path, specs_dir: Path, config: ProjectConfig) -> bool:
     """Whether the queries of the project were described in the current state of its data."""
     state = data_state(root, config)
-    return state is not None and state_key(state) in parsecache.kept(root, specs_dir, "described")
+    return state is not None and state_key(state) in cachefile.kept(root, specs_dir, "described")
 
 
 _ALLOWED = "\0".join(sorted(TABLE_FUNCTIONS)) + "\0\0" + "\0".join(sorted(HARMLESS_SIDE_EFFECTS))
@@ -186,7 +186,7 @@ def described_key(loaded: LoadedSpec, state: str) -> str | None:
 def described(name: str, sql: str) -> tuple[list[Problem], Prepared] | None:
     """(the warnings describing the query found, the statement preparing it made) when `sql` was
     prepared and described without an error in this very state (None: not kept)."""
-    data = parsecache.get(name)
+    data = cachefile.get(name)
     if data is None:
         return None
     try:
@@ -202,7 +202,7 @@ def keep_described(name: str, problems: list[Problem], sql: str, statement: Prep
     """Keep what describing a query found, with the statement it described, if it found no error (a
     timeout or an outage may pass)."""
     if not any(p.severity == "error" for p in problems):
-        parsecache.put(name, _pickled((problems, sql, statement)))
+        cachefile.put(name, _pickled((problems, sql, statement)))
 
 
 def _digest(path: Path) -> str | None:

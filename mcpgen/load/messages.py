@@ -18,11 +18,11 @@ from typing import Annotated, Any, Union, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from .. import cachefile
 from ..errors import Problem, SpecError
 from ..limits import MAX_FILE_BYTES
 from ..spec.models import Spec, is_union_tag
 from ..spec.yamlload import Located
-from ..templates import parsecache
 from ..text import closest, did_you_mean, line_col
 
 
@@ -53,7 +53,7 @@ def read_text(path: Path, problems: list[Problem]) -> str | None:
 def mapping_of(text: str, shown: str, problems: list[Problem], not_a_mapping: str) -> Located | None:
     """The top-level YAML mapping of `text` (parsed through the cache), or None with the problem added."""
     try:
-        data = parsecache.load_yaml(text, shown, problems)
+        data = cachefile.load_yaml(text, shown, problems)
     except SpecError as exc:
         problems.extend(exc.problems)
         return None

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from .. import cachefile
 from ..checks import (
     init_problem,
     literal_password,
@@ -25,7 +26,6 @@ from ..errors import Problem, SpecError
 from ..spec.config import DuckDBConnection, ProjectConfig, URLConnection
 from ..spec.models import Spec
 from ..spec.yamlload import Located, load_yaml
-from ..templates import parsecache
 from . import checked
 from .discovery import find_config, python_paths, spec_paths
 from .icons import as_mcp_icons
@@ -49,7 +49,7 @@ def load_project(
     paths = spec_paths(specs_dir) if paths is None else paths
     config_path, root = _where(specs_dir)
     # Parsed templates, spec files and verdicts come from the cache of this project (or of this part of it).
-    with parsecache.session(root, specs_dir.resolve(), *scope, within=(specs_dir.resolve(),) if scope else ()):
+    with cachefile.session(root, specs_dir.resolve(), *scope, within=(specs_dir.resolve(),) if scope else ()):
         config = load_config(config_path, problems) if config_path else ProjectConfig()
         _check_root(root, config, config_path or specs_dir, problems)
         icons = _project_icons(config, config_path, root, problems)
@@ -86,7 +86,7 @@ def unchecked(specs_dir: Path, paths: list[Path], described: bool = False) -> in
     config = load_config(config_path, []) if config_path else ProjectConfig()
     if described and not checked.described_in(root, specs_dir.resolve(), config):
         return len(paths)
-    kept = parsecache.kept(root, specs_dir.resolve())
+    kept = cachefile.kept(root, specs_dir.resolve())
     texts = ((path, read_text(path, [])) for path in paths)
     return sum(text is None or checked.key(str(path), root, text, config) not in kept for path, text in texts)
 

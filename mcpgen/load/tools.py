@@ -3,7 +3,7 @@ spec file that defines NAME and no other.
 
 What reading the whole project found is recorded (`record`): the tool name of each spec file (None
 for a file too broken to name one), and every problem at file:line:col. It is kept in the cache
-folder (`templates.parsecache.cache_file`: one file per project folder, as spelled and as resolved,
+folder (`cachefile.cache_file`: one file per project folder, as spelled and as resolved,
 and per version of mcpgen's code), with the state (size, time, inode) of every file that reading
 the project reads: mcpgen.yaml, the spec, prompt and Python files of the folder. `defining` answers
 from it only while every one of those files is as recorded and no file came or went; otherwise
@@ -22,8 +22,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from .. import cachefile
 from ..errors import Problem
-from ..templates import parsecache
 from . import project
 from .discovery import find_config, prompt_paths, python_paths, spec_paths
 from .specs import LoadedProject
@@ -122,7 +122,7 @@ def defining(specs_dir: Path, tool: str) -> tuple[Path | None, list[Problem]] | 
 
 
 def _index_file(specs_dir: Path) -> Path | None:
-    return parsecache.cache_file("tools", ".json", str(specs_dir), specs_dir.resolve())
+    return cachefile.cache_file("tools", ".json", str(specs_dir), specs_dir.resolve())
 
 
 def _read(specs_dir: Path) -> dict | None:

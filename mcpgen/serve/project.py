@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from .. import cachefile
 from ..answer.compile import SpecTool, compile_spec
 from ..answer.cursors import OTHER_THAN_PROJECT, Cursors, project_key
 from ..answer.prompts import Prompt
@@ -32,7 +33,6 @@ from ..load.project import load_project
 from ..load.prompts import LoadedPrompt, check_prompt_tools
 from ..load.specs import LoadedProject, LoadedSpec
 from ..spec.models import AppSettings
-from ..templates import parsecache
 from ..text import first_line
 from .mcp_app import project_apps
 from .registry import Registry, default_registry
@@ -100,7 +100,7 @@ def open_project(
     # The queries found prepared and described in this state are kept (`load.checked`), in a file of
     # their own per set of specs compiled (a command that needs a few keeps theirs apart).
     scope = (loaded.specs_dir.resolve(), "described", *(sorted(str(s.path) for s in loaded.specs) if needed else ()))
-    with parsecache.session(loaded.root, *scope):
+    with cachefile.session(loaded.root, *scope):
         for spec in loaded.specs:
             engine = engines.get(spec.spec.connection)
             if engine is None:

@@ -20,10 +20,11 @@ import jinja2
 from jinja2 import StrictUndefined, TemplateError, UndefinedError, nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
+from .. import cachefile
 from ..errors import RenderError
 from ..limits import MAX_OUTPUT
 from ..text import neutralise
-from . import budget, parsecache
+from . import budget
 from .fast import compile_simple
 from .filters import FILTERS
 
@@ -107,7 +108,7 @@ class Template:
     def _parse(self) -> nodes.Template:
         if "{" not in self.source:  # no Jinja syntax at all: skip the parser (most source URLs)
             return nodes.Template([nodes.Output([nodes.TemplateData(self.source)])])
-        return parsecache.parse(self.env, "url" if self.env is URL else "prose", self.source)
+        return cachefile.parse(self.env, "url" if self.env is URL else "prose", self.source)
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled (`load.checked`) without its tree, which is parsed again when first read (`ast`):

@@ -232,15 +232,15 @@ def test_validate_reads_what_its_workers_kept_in_one_process(tmp_path, cache, ch
 def test_another_version_of_a_library_checks_again(tmp_path, cache, checks, monkeypatch, library):
     import pydantic
 
-    from mcpgen.templates import parsecache
+    from mcpgen import cachefile
 
     specs = project(tmp_path, towns=SPEC)
     load_project(specs)
     if library == "pydantic":
         monkeypatch.setattr(pydantic, "VERSION", pydantic.VERSION + ".next")
     else:  # read from its installed version file, without importing it
-        assert parsecache._sqlglot_version() in parsecache._HEADER
-        monkeypatch.setattr(parsecache, "_HEADER", parsecache._HEADER.replace(parsecache._sqlglot_version(), "next"))
+        assert cachefile._sqlglot_version() in cachefile._HEADER
+        monkeypatch.setattr(cachefile, "_HEADER", cachefile._HEADER.replace(cachefile._sqlglot_version(), "next"))
     checks.clear()
     load_project(specs)
     assert checks == ["towns.yaml"]

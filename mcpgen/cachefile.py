@@ -1,4 +1,5 @@
-"""A cache of parsed templates and spec files, so that restarting an unchanged project parses nothing.
+"""The project's cache file: parsed templates and spec files, specs as checked and the verdicts of their checks,
+kept between runs so that restarting an unchanged project parses and checks nothing.
 
 Parsing is most of the cost of loading a big project. Each template's tree, and each spec file's
 YAML (with the positions of its keys and its warnings), is kept, pickled, in one file per project
@@ -19,9 +20,9 @@ lists of YAML, and plain values only.
 Where: `MCPGEN_CACHE_DIR`, else `$XDG_CACHE_HOME/mcpgen`, else `~/.cache/mcpgen`.
 `MCPGEN_CACHE=off` turns it off. The folder is safe to delete at any time.
 
-    with parsecache.session(root, "specs"):   # reads the project's file, writes it back if it grew
-        ast = parsecache.parse(PROSE, "prose", "{{ n }} rows")
-        data = parsecache.load_yaml(text, "specs/x.yaml", warnings)
+    with cachefile.session(root, "specs"):   # reads the project's file, writes it back if it grew
+        ast = cachefile.parse(PROSE, "prose", "{{ n }} rows")
+        data = cachefile.load_yaml(text, "specs/x.yaml", warnings)
 """
 
 from __future__ import annotations
@@ -45,10 +46,10 @@ from typing import Any
 import jinja2
 from jinja2 import nodes
 
-from ..errors import Problem
-from ..keys import kept_key
-from ..spec import yamlload
-from ..version import __version__
+from .errors import Problem
+from .keys import kept_key
+from .spec import yamlload
+from .version import __version__
 
 
 def _sqlglot_version() -> str:

@@ -12,11 +12,11 @@ from pathlib import Path
 import anyio
 import pytest
 
+from mcpgen import cachefile
 from mcpgen.load.project import load_project
-from mcpgen.templates import parsecache
 from mcpgen.templates.render import PROSE, URL
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 
 SPEC = """\
 description: Cities of a country.
@@ -199,7 +199,7 @@ def test_deleting_the_cache_is_safe(tmp_path, cache, parses):
 def test_another_version_parses_again(tmp_path, cache, parses, monkeypatch):
     specs = project(tmp_path, towns=SPEC)
     load_project(specs)
-    monkeypatch.setattr(parsecache, "_HEADER", parsecache._HEADER + " (next)")
+    monkeypatch.setattr(cachefile, "_HEADER", cachefile._HEADER + " (next)")
     parses.clear()
     load_project(specs)
     assert len(parses) == 2  # the content and the templated source URL
@@ -217,12 +217,12 @@ def test_the_cache_folder_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.delenv("MCPGEN_CACHE_DIR", raising=False)
     monkeypatch.delenv("MCPGEN_CACHE", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert parsecache.cache_dir() == tmp_path / "mcpgen"
+    assert cachefile.cache_dir() == tmp_path / "mcpgen"
     monkeypatch.setenv("MCPGEN_CACHE_DIR", str(tmp_path / "elsewhere"))
-    assert parsecache.cache_dir() == tmp_path / "elsewhere"
+    assert cachefile.cache_dir() == tmp_path / "elsewhere"
     for off in ("off", "0", "false", "No"):
         monkeypatch.setenv("MCPGEN_CACHE", off)
-        assert parsecache.cache_dir() is None
+        assert cachefile.cache_dir() is None
 
 
 @pytest.mark.slow
