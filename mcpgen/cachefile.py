@@ -8,7 +8,7 @@ prose or URL). The file records the versions of mcpgen, Jinja2, Python and sqlgl
 and the name, size and time of each of mcpgen's own files; any other version reads it as empty. A
 key that is not there is parsed, so an edit can never meet a stale result, and what fails to parse
 is never kept. `get` and `put` keep other bytes in the same file under a key of the caller's
-(`load.checked`: specs as checked, and the verdicts of their SQL checks). Each entry is signed
+(`load.checked`: specs and mcpgen.yaml as checked, and the verdicts of their SQL checks). Each entry is signed
 (HMAC-SHA256 of its key and bytes) with a key kept for the user outside the cache (`keys.kept_key`):
 an entry damaged, edited or written by anyone without that key reads as missing, and is parsed and
 checked again. A file that cannot be read (deleted, truncated, corrupt, written by someone else) is
@@ -67,7 +67,7 @@ def _sqlglot_version() -> str:
 
 
 _HEADER = f"mcpgen {__version__} jinja2 {jinja2.__version__} python {sys.version_info[:3]} sqlglot {_sqlglot_version()}"
-_PACKAGE = Path(__file__).resolve().parent.parent
+_PACKAGE = Path(__file__).resolve().parent
 
 
 @functools.cache

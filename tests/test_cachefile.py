@@ -205,6 +205,24 @@ def test_another_version_parses_again(tmp_path, cache, parses, monkeypatch):
     assert len(parses) == 2  # the content and the templated source URL
 
 
+def test_the_code_a_cache_file_belongs_to_is_mcpgen_s_own(tmp_path, monkeypatch):
+    """The state of mcpgen's own files names the cache file (an edited checkout keeps its own); that walk
+    covers the package alone, not the folder that holds it (a checkout's tests and node packages, or an
+    install's whole site-packages, read at every start)."""
+    import mcpgen
+
+    assert Path(mcpgen.__file__).resolve().parent == cachefile._PACKAGE
+    cachefile._code.cache_clear()
+    seen: list[str] = []
+    real = os.walk
+    monkeypatch.setattr(os, "walk", lambda top, *a, **k: seen.append(str(top)) or real(top, *a, **k))
+    try:
+        cachefile._code()
+    finally:
+        cachefile._code.cache_clear()
+    assert seen == [str(Path(mcpgen.__file__).resolve().parent)]
+
+
 def test_an_unwritable_cache_folder_only_costs_the_parse(tmp_path, monkeypatch, parses):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
