@@ -227,9 +227,12 @@ INTS = st.integers(-(2**65), 2**65)
 FLOATS = st.floats(allow_nan=False, allow_infinity=False)
 
 
-def json_values():
-    scalars = st.none() | st.booleans() | INTS | FLOATS | TEXT
-    return st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=3))
+def _containers(inner):
+    return st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=3)
+
+
+# Built once: hypothesis checks a strategy the first time it draws from it, and a recursive one costs.
+JSON_VALUES = st.recursive(st.none() | st.booleans() | INTS | FLOATS | TEXT, _containers)
 
 
 @st.composite
@@ -306,7 +309,7 @@ def beyond_the_schema(kind: str, value, param: P) -> bool:
 @given(data=st.data())
 def test_the_checker_agrees_with_jsonschema_on_the_published_schema(data):
     param = data.draw(parameters(), label="parameter")
-    value = data.draw(near(param) | json_values(), label="argument")
+    value = data.draw(near(param) | JSON_VALUES, label="argument")
     args = Arguments({"p": param})
     try:
         args.validate({"p": value})
@@ -321,7 +324,7 @@ def test_the_checker_agrees_with_jsonschema_on_the_published_schema(data):
 
 
 @settings(max_examples=100, deadline=None)
-@given(value=json_values())
+@given(value=JSON_VALUES)
 def test_every_refusal_is_one_sentence_naming_the_parameter(value):
     """Whatever JSON arrives, the checker answers with the values or one ArgumentError naming the parameter."""
     args = Arguments(
