@@ -1,11 +1,13 @@
 """A project whose queries take long, for the progress, cancellation and task tests: `big` holds
-ROWS integers; `scan` reads it once (DuckDB reports progress), `forever` joins it with itself
+ROWS integers (fewer in process, IN_PROCESS_ROWS, where a test may shorten the progress poll);
+`scan` reads it once (DuckDB reports progress), `forever` joins it with itself
 (minutes of work unless cancelled), `quick` answers at once. One slot: a query left running would
 hold up every later call, so a call answering at once proves the cancelled query stopped. `scan` and
 `forever` are long-running (tasks for clients of the tasks extension, like TasksClient below)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Literal
 
@@ -16,8 +18,9 @@ from mcp_types import CancelTaskRequest, CancelTaskRequestParams, GetTaskRequest
 from pydantic import ConfigDict, TypeAdapter
 
 ROWS = 20_000_000
+IN_PROCESS_ROWS = 4_000_000
 
-CONFIG = f"""\
+CONFIG = """\
 connections:
   default:
     duckdb: ":memory:"
@@ -25,7 +28,7 @@ connections:
     max_concurrent: 1
     queue_timeout: 30
     init:
-      - CREATE TABLE big AS SELECT range AS x FROM range({ROWS})
+      - CREATE TABLE big AS SELECT range AS x FROM range({rows})
 """
 
 SPECS = {
@@ -60,9 +63,9 @@ content: "{{ rows[0].n }} numbers."
 }
 
 
-def write_long_project(root: Path, extra: dict[str, str] | None = None) -> Path:
-    """The project under `root`; returns its specs folder."""
-    (root / "mcpgen.yaml").write_text(CONFIG)
+def write_long_project(root: Path, extra: dict[str, str] | None = None, rows: int = ROWS) -> Path:
+    """The project under `root`, `big` holding `rows` numbers; returns its specs folder."""
+    (root / "mcpgen.yaml").write_text(CONFIG.format(rows=rows))
     specs = root / "specs"
     specs.mkdir()
     for name, text in {**SPECS, **(extra or {})}.items():
@@ -112,6 +115,12 @@ class TasksClient(ClientExtension):
                     raise RuntimeError(f"task {got['status']}: {got.get('error') or got.get('statusMessage')}")
                 return CallToolResult.model_validate(got["result"])
             await anyio.sleep(self.poll if self.poll is not None else got["pollIntervalMs"] / 1000)
+
+
+def multiples(k: int, rows: int) -> int:
+    """What `scan` counts for `k` over `rows` numbers: the even multiples of k below the last multiple of 3."""
+    below = (rows - 1) // 3 * 3
+    return len(range(0, below, math.lcm(2, k)))
 
 
 async def get_task(session, task_id: str) -> dict:

@@ -4,10 +4,12 @@ over stdio and HTTP is driven in test_e2e_stdio.py and tests/http/test_app.py.""
 
 import anyio
 import pytest
+from longwork import IN_PROCESS_ROWS
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 from shipped import REPO, direct_table, good_args, shipped_specs
 
+from mcpgen.serve import registry
 from mcpgen.serve.project import open_project
 from mcpgen.serve.registry import Registry
 from mcpgen.serve.server import ToolServer, instructions_for
@@ -174,7 +176,9 @@ def test_every_published_schema_compiles_under_strict_ajv(project):
 # -- long work: progress while a query runs, and cancellation that stops it ---------------------
 
 
-def test_a_caller_who_asks_gets_growing_progress_while_duckdb_scans(long_project):
+def test_a_caller_who_asks_gets_growing_progress_while_duckdb_scans(long_project, monkeypatch):
+    monkeypatch.setattr(registry, "PROGRESS_EVERY", 0.02)  # several looks during the short scan
+
     async def check(client):
         seen = []
 
@@ -200,7 +204,7 @@ def test_a_cancelled_call_stops_its_query_and_the_server_serves_on(long_project)
         assert scope.cancelled_caught
         with anyio.fail_after(10):  # one slot: had the join gone on, this call would wait minutes
             result = await client.call_tool("quick", {})
-        assert result.content[0].text == "20000000 numbers."
+        assert result.content[0].text == f"{IN_PROCESS_ROWS} numbers."
 
     session(ToolServer(long_project.registry), check)
     assert long_project.registry.active == 0

@@ -7,7 +7,7 @@ import time
 
 import anyio
 import pytest
-from longwork import TASKS, TasksClient, cancel_task, get_task, send
+from longwork import IN_PROCESS_ROWS, TASKS, TasksClient, cancel_task, get_task, multiples, send
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolRequestParams, CallToolResult, ClientCapabilities, ElicitResult, TextContent
@@ -15,9 +15,13 @@ from mcp.types import CallToolRequestParams, CallToolResult, ClientCapabilities,
 from mcpgen import DataToolOutput, Registry, identity
 from mcpgen.answer.asking import ask as ask_person
 from mcpgen.engines.control import attached
+from mcpgen.serve import registry as registry_module
 from mcpgen.serve import tasks as tasks_module
 from mcpgen.serve.server import ToolServer
 from mcpgen.serve.tasks import TaskStore
+
+SEVENS = f"{multiples(7, IN_PROCESS_ROWS)} multiples of 7."  # the scan's answer
+NUMBERS = f"{IN_PROCESS_ROWS} numbers."  # the quick count's
 
 
 def assert_empty_ack(ack: dict) -> None:
@@ -41,8 +45,11 @@ def test_a_long_running_tool_answers_a_task_that_is_polled_to_the_same_answer(lo
         if discovered is not None:
             assert TASKS in (discovered.capabilities.extensions or {})
         answer = await client.call_tool("scan", {"k": 7})
-        assert answer.content[0].text == "1428572 multiples of 7."
-        assert answer.structured_content["table"] == [["n", "h"], [1428572, answer.structured_content["table"][1][1]]]
+        assert answer.content[0].text == SEVENS
+        assert answer.structured_content["table"] == [
+            ["n", "h"],
+            [multiples(7, IN_PROCESS_ROWS), answer.structured_content["table"][1][1]],
+        ]
         created = tasks.created[0]
         assert created.status == "working" and created.ttl_ms == 3_600_000 and created.poll_interval_ms == 1000
         assert created.created_at.endswith("Z") and len(created.task_id) >= 24
@@ -51,13 +58,14 @@ def test_a_long_running_tool_answers_a_task_that_is_polled_to_the_same_answer(lo
         assert last["status"] == "completed" and last["taskId"] == created.task_id
         assert "requestState" not in last and set(last["result"].get("_meta", {})) <= {"mcpgen/formats"}
         again = await get_task(client.session, created.task_id)  # kept for its TTL, result inlined again
-        assert again["status"] == "completed" and again["result"]["content"][0]["text"] == "1428572 multiples of 7."
+        assert again["status"] == "completed" and again["result"]["content"][0]["text"] == SEVENS
 
     session(server, check, [tasks])
 
 
-def test_progress_of_a_task_shows_in_its_status_message(long_project):
-    tasks = TasksClient(poll=0.05)
+def test_progress_of_a_task_shows_in_its_status_message(long_project, monkeypatch):
+    monkeypatch.setattr(registry_module, "PROGRESS_EVERY", 0.02)  # several looks during the short scan
+    tasks = TasksClient(poll=0.02)
 
     async def check(client):
         await client.call_tool("scan", {"k": 3})
@@ -72,7 +80,7 @@ def test_without_the_extension_a_long_running_tool_answers_as_always_and_tasks_m
 
     async def check(client):
         answer = await client.call_tool("scan", {"k": 7})
-        assert answer.content[0].text == "1428572 multiples of 7." and len(server.tasks) == 0
+        assert answer.content[0].text == SEVENS and len(server.tasks) == 0
         for ask in (get_task, cancel_task):
             with pytest.raises(MCPError) as caught:
                 await ask(client.session, "nope")
@@ -86,7 +94,7 @@ def test_a_tool_not_marked_long_running_answers_at_once_even_to_a_tasks_client(l
     server, tasks = ToolServer(long_project.registry), TasksClient()
 
     async def check(client):
-        assert (await client.call_tool("quick", {})).content[0].text == "20000000 numbers."
+        assert (await client.call_tool("quick", {})).content[0].text == NUMBERS
         assert tasks.created == [] and len(server.tasks) == 0
 
     session(server, check, [tasks])
@@ -117,7 +125,7 @@ def test_cancel_stops_the_query_acks_empty_and_is_idempotent(long_project):
         assert got["status"] == "cancelled" and "result" not in got
         started = time.monotonic()
         with anyio.fail_after(10):  # one slot: the join has stopped, or this would wait minutes
-            assert (await client.call_tool("quick", {})).content[0].text == "20000000 numbers."
+            assert (await client.call_tool("quick", {})).content[0].text == NUMBERS
         assert time.monotonic() - started < 10
         assert_empty_ack(await cancel_task(client.session, task_id))  # terminal: the same ack
         assert (await get_task(client.session, task_id))["status"] == "cancelled"
@@ -173,7 +181,7 @@ def test_past_max_tasks_a_long_running_call_answers_when_done(long_project, monk
     server, tasks = ToolServer(long_project.registry), TasksClient()
 
     async def check(client):
-        assert (await client.call_tool("scan", {"k": 7})).content[0].text == "1428572 multiples of 7."
+        assert (await client.call_tool("scan", {"k": 7})).content[0].text == SEVENS
         assert tasks.created == []
 
     session(server, check, [tasks])
