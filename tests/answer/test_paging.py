@@ -445,7 +445,7 @@ HOSTILE_ANSWERS = {
     "many columns": ("n, " + ", ".join(f"label || '{WIDE}' AS c{i}" for i in range(300)), "{{ row_count }} rows", ""),
     "wide prose": ("n, label", f"{{% for r in rows %}}{WIDE * 90}{{{{ r.label }}}}\\n{{% endfor %}}", ""),
     "wide force text": ("n, label", "{{ row_count }} rows", f"{{% for r in rows %}}{WIDE * 90}\\n{{% endfor %}}"),
-    "long values": ("n, repeat('x', 100000) AS label", "{{ row_count }} rows", ""),
+    "long values": ("n, repeat('x', 60000) AS label", "{{ row_count }} rows", ""),  # one cell over max_bytes
 }
 
 
