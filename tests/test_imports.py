@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 
 DUMP = """
@@ -97,7 +99,11 @@ def modules(tmp_path: Path, *command: str) -> list[str]:
 
 def loaded(tmp_path: Path, *command: str) -> tuple[set[str], set[str]]:
     """(mcpgen modules, other top-level packages) that running `command` loaded."""
-    names = modules(tmp_path, *command)
+    return split(modules(tmp_path, *command))
+
+
+def split(names: list[str]) -> tuple[set[str], set[str]]:
+    """(mcpgen modules, other top-level packages) of a `modules` answer."""
     ours = {n for n in names if n == "mcpgen" or n.startswith("mcpgen.")}
     tops = {n.split(".")[0] for n in names} - set(sys.stdlib_module_names) - {"mcpgen", "__main__"} - bare()
     return ours, {t for t in tops if not t.startswith("_")}
@@ -139,11 +145,20 @@ def test_validate_loads_neither_the_sdk_nor_serving(tmp_path):
     assert not any(n.startswith(("mcpgen.answer", "mcpgen.serve.server", "mcpgen.http")) for n in ours)
 
 
-def test_call_of_a_spec_loads_neither_the_sdk_nor_the_protocol_types(tmp_path):
+@pytest.fixture(scope="module")
+def top_cities_calls(tmp_path_factory) -> tuple[list[str], list[str]]:
+    """The modules of a first `mcpgen call` of a DuckDB spec (a fresh cache folder) and of a second (the
+    project recorded, the spec checked and kept, its statement prepared): three tests read them."""
+    tmp_path = tmp_path_factory.mktemp("call")
+    command = ("call", "top_cities", "-a", "top_n=2", "-s", "specs")
+    return modules(tmp_path, *command), modules(tmp_path, *command)
+
+
+def test_call_of_a_spec_loads_neither_the_sdk_nor_the_protocol_types(top_cities_calls):
     """`mcpgen call` of a spec builds mcpgen's own result (mcpgen.answer.plain) and prints it: neither
     the SDK (the `mcp` package, about a second of imports) nor the protocol types (`mcp_types`, a
     quarter of a second), which only a server's answer and a hand-written tool need, is loaded."""
-    ours, others = loaded(tmp_path, "call", "top_cities", "-a", "top_n=2", "-s", "specs")
+    ours, others = split(top_cities_calls[0])
     assert ours == mcpgen(CALL), sorted(ours ^ mcpgen(CALL))
     assert others <= CORE | TERMINAL, others - (CORE | TERMINAL)
     assert not others & {"mcp", "mcp_types"}
@@ -158,13 +173,11 @@ NOT_OURS_FOR_CALL += ("mcpgen.commands.clients", "mcpgen.commands.profile", "mcp
 SQLGLOT_PER_DIALECT = ("sqlglot.dialects.", "sqlglot.generators.", "sqlglot.parsers.", "sqlglot.typing.")
 
 
-def test_a_cached_call_of_a_duckdb_spec_loads_neither_servers_nor_other_dialects(tmp_path):
+def test_a_cached_call_of_a_duckdb_spec_loads_neither_servers_nor_other_dialects(top_cities_calls):
     """The second `mcpgen call` of a DuckDB spec (its project recorded, its spec checked and kept):
     no server stack (the SDK, HTTP, stdio), no protocol types, no other engine's driver, no command it does not run,
     and of sqlglot's per-dialect modules (each costs tens of milliseconds) DuckDB's alone."""
-    command = ("call", "top_cities", "-a", "top_n=2", "-s", "specs")
-    modules(tmp_path, *command)  # records the project and keeps its spec checked
-    names = modules(tmp_path, *command)
+    names = top_cities_calls[1]
     assert "mcpgen.load.tools" in names  # the call did run
     assert not {n.split(".")[0] for n in names} & (NOT_FOR_CALL | {"mcp_types"})
     assert [n for n in names if n.startswith(NOT_OURS_FOR_CALL)] == []
@@ -172,13 +185,11 @@ def test_a_cached_call_of_a_duckdb_spec_loads_neither_servers_nor_other_dialects
     assert dialects <= {"duckdb", "dialect", "base"}, dialects
 
 
-def test_a_call_of_a_kept_spec_reads_no_sql(tmp_path):
+def test_a_call_of_a_kept_spec_reads_no_sql(top_cities_calls):
     """Once a `mcpgen call` has kept the spec checked and its statement prepared (it read the whole
     project; the next reads the spec's own file, and what the whole's held), a call runs no SQL check:
     it loads no sqlglot (about a tenth of a second and 10 MiB) and none of mcpgen's SQL modules."""
-    command = ("call", "top_cities", "-a", "top_n=2", "-s", "specs")
-    modules(tmp_path, *command)
-    names = modules(tmp_path, *command)
+    names = top_cities_calls[1]
     assert {n for n in names if n.startswith("mcpgen")} == mcpgen(KEPT_CALL)
     assert not {n.split(".")[0] for n in names} & {"sqlglot", "re2"}
 
