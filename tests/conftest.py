@@ -21,6 +21,7 @@ collect_ignore = [
     "shipped.py",
     "tcpproxy.py",
     "hangs.py",
+    "walks.py",
 ]
 
 # The test services are reached as their superusers (postgres, root), which mcpgen refuses by default:

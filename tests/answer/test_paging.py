@@ -16,6 +16,7 @@ import duckdb
 import pytest
 import services
 from mcp import Client, StdioServerParameters
+from walks import follow, ok
 
 from mcpgen.answer.cursors import NEXT_CURSOR_META, Cursors, Position
 from mcpgen.answer.numbers import FORMATS_META, column_formats
@@ -65,25 +66,6 @@ def make(tmp_path, monkeypatch):
     yield build
     for project in opened:
         project.close()
-
-
-def ok(result):
-    assert not result.is_error, result.content[0].text
-    return result
-
-
-def follow(call, arguments: dict) -> list[list]:
-    """Every row of every page, following the cursors in _meta; also checks what the prose says."""
-    rows, cursor = [], None
-    for _ in range(10_000):
-        page = ok(call({**arguments, CURSOR: cursor} if cursor else arguments))
-        header, *body = page.structured_content["table"]
-        rows += body
-        cursor = (page.meta or {}).get(NEXT_CURSOR_META)
-        if cursor is None:
-            return [header, *rows]
-        assert f'cursor="{cursor}"' in page.content[0].text
-    raise AssertionError("the pages never ended")
 
 
 def test_pages_cover_every_row_once_in_order(make):

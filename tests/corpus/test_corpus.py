@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 import fcntl
+import functools
 import math
 import os
 import secrets
@@ -39,12 +40,15 @@ import pytest
 import services
 import yaml
 from sqlalchemy.engine import make_url
+from walks import follow, ok
 
 from mcpgen.answer.results import to_cell
 from mcpgen.engines.duckdb import bind_text
+from mcpgen.load.columns import page_plan
 from mcpgen.load.project import load_project
 from mcpgen.serve.project import open_project
 from mcpgen.spec.params import param_types
+from mcpgen.sql.pages import orders_rows
 
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = ("tpch", "tpcds")
@@ -300,6 +304,8 @@ class Opened:
     project: object | None
     refused: dict[str, str]  # spec name -> the load problem (file:line:col: message)
     warned: dict[str, list[str]]  # spec name -> what validate warns of for it
+    folder: Path | None = None  # the project's root (mcpgen.yaml, and the data a DuckDB project reads)
+    paged: Paged | None = None  # the same specs paged, on the same connection (opened by the pages test)
 
 
 def open_corpus(folder: Path, benchmark: str, connection: dict) -> Opened:
@@ -317,7 +323,7 @@ def open_corpus(folder: Path, benchmark: str, connection: dict) -> Opened:
     warned: dict[str, list[str]] = {}
     for p in project.loaded.warnings:
         warned.setdefault(Path(p.path).stem, []).append(p.message)
-    return Opened(project, refused, warned)
+    return Opened(project, refused, warned, folder)
 
 
 def _duckdb_connection(data: Data, benchmark: str, folder: Path) -> dict:
@@ -342,6 +348,8 @@ class Lazy:
     def close(self) -> None:
         for opened in self._opened.values():
             opened.project.close()
+            if opened.paged is not None:
+                opened.paged.project.close()
 
 
 @pytest.fixture(scope="session")
@@ -659,3 +667,163 @@ def test_the_thirds_of_tpcds_cover_every_spec_once(monkeypatch):
 def test_every_corpus_spec_passes_validate_on_duckdb(corpus_duckdb, suite):
     assert corpus_duckdb[suite].refused == {}
     assert [w for ws in corpus_duckdb[suite].warned.values() for w in ws] == []
+
+
+# -- pages: every page walked gives the whole query ------------------------------------------------------
+#
+# Each spec is also served paged (docs/spec-format.md, "Pages"), on the same connection and data, as four
+# specs: NAME_whole (unpaged), NAME_one (paged, one page holding every row: the whole in mcpgen's total
+# order, read at once), NAME_p3 and NAME_p7 (pages of 3 and 7 rows). An outermost LIMIT, which a paged
+# query may not have, is taken out of all four, and the spec as written is paged too (NAME_limited), to
+# see `validate` refuse it. Walking the cursors of NAME_p3 (read-ahead off: every page seeks from its
+# cursor) and NAME_p7 (read-ahead on, as served) must give NAME_one's rows exactly, in order, every page but the
+# last full, and those are
+# NAME_whole's rows, in the order its ORDER BY defines.
+
+PAGE_SIZES = (3, 7)
+WALKED = {
+    "sqlite": (7,)
+}  # every page on SQLite is an OFFSET page: one size shows them (and keeps the default run cheap)
+# The key types each engine's pages use OFFSET for, as docs/spec-format.md says (SQLite's results carry no types;
+# a MariaDB DECIMAL or Spark decimal is not bound back exactly): anywhere else the corpus pages seek by key.
+OFFSET_KEYS = {
+    "duckdb": (),
+    "postgresql": (),
+    "sqlite": ("unknown",),
+    "mariadb": ("newdecimal",),
+    "spark": ("decimal",),
+}
+ALL_ROWS = 100_000  # more rows than any corpus query returns without its LIMIT at this scale
+ALL_BYTES = 500_000_000
+
+
+@dataclass
+class Paged:
+    project: object
+    problems: dict[str, list[tuple[str, str]]]  # spec name -> (severity, message) from `validate --live`
+
+
+def without_limit(sql: str) -> str:
+    """`sql` without its outermost LIMIT (or OFFSET/FETCH) clause: the query a paged spec may page."""
+    from sqlglot.tokens import TokenType
+
+    from mcpgen.sql.statements import tokenize
+
+    depth = 0
+    for token in tokenize(sql, "duckdb"):
+        if token.token_type == TokenType.L_PAREN:
+            depth += 1
+        elif token.token_type == TokenType.R_PAREN:
+            depth -= 1
+        elif depth == 0 and token.token_type in (TokenType.LIMIT, TokenType.OFFSET, TokenType.FETCH):
+            return sql[: token.start].rstrip() + "\n"
+    return sql
+
+
+def open_paged(opened: Opened, benchmark: str, paths: list[Path]) -> Paged:
+    """The specs of `paths` paged, in a specs folder of their own beside `opened`'s (the same mcpgen.yaml,
+    connection and data), checked by `validate --live` (its warnings and errors, by spec) and opened."""
+    from mcpgen.commands.validate import run_validate
+
+    assert opened.folder is not None
+    specs = opened.folder / "paged"
+    specs.mkdir()
+    for path in paths:
+        spec = yaml.safe_load(path.read_text())
+        spec.pop("max_rows", None)
+        sql = without_limit(spec["sql"])
+        variants = {"whole": {"max_rows": ALL_ROWS}, "one": {"page_size": ALL_ROWS}}
+        variants |= {f"p{n}": {"page_size": n} for n in PAGE_SIZES}
+        for suffix, settings in variants.items():
+            text = yaml.safe_dump({**spec, "sql": sql, **settings, "max_bytes": ALL_BYTES}, sort_keys=False)
+            (specs / f"{path.stem}_{suffix}.yaml").write_text(text)
+        if sql != spec["sql"]:
+            text = yaml.safe_dump({**spec, "page_size": PAGE_SIZES[0]}, sort_keys=False)
+            (specs / f"{path.stem}_limited.yaml").write_text(text)
+    checked = sorted(p for p in specs.glob("*.yaml") if p.stem.endswith((f"_p{PAGE_SIZES[0]}", "_limited")))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(opened.folder)
+        report = run_validate(specs, live=True, loaded=load_project(specs, paths=checked))
+        problems: dict[str, list[tuple[str, str]]] = {}
+        for p in report.problems:
+            problems.setdefault(Path(p.path).stem, []).append((p.severity, p.message))
+        project = open_project(specs, columns=False, needed=lambda path: False)  # validate has described them
+    return Paged(project, problems)
+
+
+def page_outcome(paged: Paged, name: str, sql: str, sizes: tuple[int, ...]) -> tuple[str, str]:
+    """("keyset" | "offset" | "refused" | "slow", detail) for one spec paged on one engine; AssertionError for
+    pages that are not the whole query. "slow" when a query took longer than QUERY_TIMEOUT (its speed: the
+    whole query without its LIMIT, or an OFFSET page deep into it)."""
+    try:
+        return _page_outcome(paged, name, sql, sizes)
+    except AssertionError as exc:
+        if "ran longer than" in str(exc):
+            return "slow", str(exc).splitlines()[0]
+        raise
+
+
+def _page_outcome(paged: Paged, name: str, sql: str, sizes: tuple[int, ...]) -> tuple[str, str]:
+    from mcpgen.answer import pages
+    from mcpgen.answer.readahead import ReadAhead
+
+    problems = paged.problems
+    errors = [m for severity, m in problems.get(f"{name}_p3", []) if severity == "error"]
+    if not orders_rows(sql, "duckdb"):  # one row, or rows in no order: no pages
+        assert errors and all("page_size needs the query to end with ORDER BY" in m for m in errors), errors
+        assert f"{name}_p3" in {Path(p.path).stem for p in paged.project.loaded.left_out}
+        return "refused", errors[0]
+    assert not errors, errors
+    warned = [m for severity, m in problems.get(f"{name}_p3", []) if severity == "warning" and "page_size" in m]
+    registry = paged.project.registry
+    spec = next(s for s in paged.project.loaded.specs if s.name == f"{name}_p3")
+    plan = page_plan(paged.project.engines["default"], spec)
+    assert bool(warned) != plan.keyset, (name, warned, plan.reason)  # validate says so where pages use OFFSET
+    want = ok(registry.call_sync(f"{name}_whole", {})).structured_content["table"]
+    assert len(want) - 1 < ALL_ROWS
+    one = follow(functools.partial(registry.call_sync, f"{name}_one"), {}, bound=1)
+    assert one[0] == want[0], name
+    key = lambda row: repr(row)  # noqa: E731  (the same engine: the same values, exactly)
+    assert sorted(one[1:], key=key) == sorted(want[1:], key=key), f"{name}: the pages' rows are not the query's"
+    order = sort_columns(sql, want[0])
+    if order is not None:
+        keys = lambda rows: [[r[i] for i in order] for r in rows]  # noqa: E731
+        assert keys(one[1:]) == keys(want[1:]), f"{name}: the pages are not in the query's ORDER BY"
+    for size in sizes:
+        with pytest.MonkeyPatch.context() as mp:
+            if size == PAGE_SIZES[0]:  # every page seeks from its cursor; the others read ahead, as served
+                mp.setattr(pages, "READ_AHEAD", ReadAhead(budget=0))
+            walked = follow(functools.partial(registry.call_sync, f"{name}_p{size}"), {}, size, len(one))
+        assert walked == one, f"{name}: the pages of {size} rows, walked, are not the whole query in its order"
+    return ("offset", warned[0]) if warned else ("keyset", f"{len(one) - 1} rows")
+
+
+def run_pages(engine: str, benchmark: str, corpora: Lazy) -> dict[str, tuple[str, str]]:
+    opened = corpora[benchmark]
+    paths = chosen(engine, benchmark)
+    if opened.paged is None:
+        opened.paged = open_paged(opened, benchmark, paths)
+    out = {}
+    for path in paths:
+        if path.stem in opened.refused:  # not on this engine at all (counted by the corpus test)
+            continue
+        sql = yaml.safe_load(path.read_text())["sql"]
+        if without_limit(sql) != sql:  # as written, with its LIMIT: validate refuses to page it
+            limited = [m for s, m in opened.paged.problems.get(f"{path.stem}_limited", []) if s == "error"]
+            assert limited and "LIMIT" in limited[0], (path.stem, limited)
+        out[path.stem] = page_outcome(opened.paged, path.stem, without_limit(sql), WALKED.get(engine, PAGE_SIZES))
+    return out
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize(("engine", "suite"), [pytest.param(e, b, marks=m, id=f"{e}-{b}") for e, b, m in CASES])
+def test_walking_every_page_of_a_corpus_spec_gives_its_whole_result(engine, suite, request):
+    corpora = request.getfixturevalue(f"corpus_{engine}")
+    results = run_pages(engine, suite, corpora)
+    counts = {k: sum(1 for v in results.values() if v[0] == k) for k in ("keyset", "offset", "refused", "slow")}
+    lines = [f"{engine} {suite} paged: " + ", ".join(f"{v} {k}" for k, v in counts.items())]
+    lines += [f"  {name}: {kind}: {detail}" for name, (kind, detail) in sorted(results.items()) if kind != "keyset"]
+    request.node.user_properties.append(("summary", "\n".join(lines)))
+    offset = {name: detail for name, (kind, detail) in results.items() if kind == "offset"}
+    unexpected = {name: d for name, d in offset.items() if not any(f" is {t}" in d for t in OFFSET_KEYS[engine])}
+    assert not unexpected, f"{engine}: pages use OFFSET where they could seek by key: {unexpected}"
