@@ -104,7 +104,8 @@ def _outer_tokens(sql: str, dialect: str | None) -> list:
 PAGE, KEY, AFTER = "mcpgen_page", "mcpgen_page_key_", "mcpgen_page_after_"
 # Result types a cursor carries and binds back exactly (a sqlglot-free reading of the engines' names).
 _KINDS = (
-    ("integer", r"(big|small|tiny|medium|huge|u?)?int(eger)?\d*( unsigned)?|long(long)?|short|tiny|int24|year"),
+    ("integer", r"(big|small|tiny|medium|u?)?int(eger)?\d*( unsigned)?|long(long)?|short|tiny|int24|year"),
+    ("wide", r"u?hugeint|ubigint"),  # DuckDB's integers past a signed 64-bit one
     ("real", r"real|float4?"),  # a 4-byte float, as PostgreSQL's, MariaDB's and DuckDB's names go
     ("number", r"double( precision)?|float\d*"),
     ("string", r"(var)?char(acter)?( varying)?(\(\d+\))?|text|string|var_string|name"),
@@ -116,12 +117,14 @@ _KINDS = (
     ),
     ("boolean", r"bool(ean)?"),
 )
-# Keys bound as their text and read back by a cast, where the value a driver reads is not the one stored as a
-# float: an exact number, and PostgreSQL's 4-byte float (read as the shortest decimal that names it).
-_AS_TEXT = {"postgres": {"decimal": "NUMERIC", "real": "REAL"}}
+# Keys bound as their text and read back by a cast (to the type named, "{}" for the key's own): where the value a
+# driver reads is not the one stored as a float (an exact number, PostgreSQL's 4-byte float, read as the shortest
+# decimal that names it), or where a parameter cannot hold it (an integer past 64 bits, which DuckDB sums of
+# BIGINT are).
+_AS_TEXT = {"postgres": {"decimal": "NUMERIC", "real": "REAL"}, "duckdb": {"wide": "{}"}}
 # Where the rest of these come exactly, bound as they are (elsewhere a driver reads them with less than their
 # value, as MariaDB's 4-byte float in six digits, and pages use OFFSET).
-_EXACT_ON = {"decimal": {"duckdb"}, "real": {"duckdb", "spark"}}
+_EXACT_ON = {"decimal": {"duckdb"}, "real": {"duckdb", "spark"}, "wide": set()}  # wide: only as text, above
 # Types without an order of their own: their text orders them.
 _UNORDERED = {"postgres": re.compile(r"json|xml|point|line|lseg|box|path|polygon|circle|(.*\[\])")}
 # Text a collation may find equal though its bytes differ ('a' and 'A' case-insensitively, 'a' and 'a ' where
@@ -214,7 +217,7 @@ class PagePlan:
             value = f":{AFTER}{i}"
             cast = _AS_TEXT.get(dialect or "", {}).get(kind or "")
             if cast:
-                kind, value = "string", f"CAST({value} AS {cast})"
+                kind, value = "string", f"CAST({value} AS {cast.format(type_.upper())})"
             elif kind in _EXACT_ON and dialect not in _EXACT_ON[kind]:
                 kind = None
             if kind is None or key.nulls_first is None:

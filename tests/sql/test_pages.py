@@ -194,3 +194,19 @@ def test_keys_that_hold_no_null_seek_as_one_row_comparison(order, required):
         for name in params:
             text = text.replace(f":{name}", f"${name}")
         assert con.execute(text, params).fetchall() == ordered[n + 1 :], (order, last)
+
+
+@pytest.mark.parametrize("type_", ["HUGEINT", "UHUGEINT", "UBIGINT"])
+def test_integers_past_64_bits_seek_by_their_text(type_):
+    """DuckDB's sum of BIGINTs is a HUGEINT: a key past a 64-bit parameter is bound as its text, cast back."""
+    con = duckdb.connect()
+    con.execute(f"CREATE TABLE t AS SELECT i::{type_} * 3000000000000000000 + i % 2 AS x FROM range(6) r(i)")
+    sql = "SELECT x FROM t ORDER BY x DESC"
+    plan = plan_pages(sql, "duckdb", [("x", type_)])
+    plan.choose([type_], "duckdb")
+    assert plan.keyset and plan.kinds == ("string",) and plan.values == (f"CAST(:{AFTER}0 AS {type_})",)
+    ordered = con.execute(plan.first().replace(":mcpgen_page_limit", "100")).fetchall()
+    assert ordered[0][0] > 2**63
+    for n, (last,) in enumerate(ordered):
+        text = plan.after((False,)).replace(":mcpgen_page_limit", "100").replace(f":{AFTER}0", f"${AFTER}0")
+        assert con.execute(text, {f"{AFTER}0": str(last)}).fetchall() == ordered[n + 1 :]
