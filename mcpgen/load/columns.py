@@ -179,8 +179,17 @@ def page_plan(
     if columns is None:
         columns = describe(engine, loaded, timeout)
     plan = plan_pages(loaded.sql, loaded.dialect, columns)
-    core = engine.prepare(plan.core, param_types(loaded.spec.parameters))
-    described = describe(engine, loaded, timeout, core)
+    try:
+        core = engine.prepare(plan.core, param_types(loaded.spec.parameters))
+        described = describe(engine, loaded, timeout, core)
+    except MCPGenError:
+        if not plan.inside:
+            raise
+        # A key naming an alias, computed inside the query, where no column of its tables has that name:
+        # the alias it means is computed from the result.
+        plan = plan_pages(loaded.sql, loaded.dialect, columns, inside=False)
+        core = engine.prepare(plan.core, param_types(loaded.spec.parameters))
+        described = describe(engine, loaded, timeout, core)
     not_null: frozenset[int] = frozenset()
     if hasattr(engine, "not_null") and not plan.outer_joins:  # engines that know it from the tables
         names = engine.not_null(core, timeout)

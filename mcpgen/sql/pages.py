@@ -180,6 +180,8 @@ class PagePlan:
     values: tuple[str, ...] = ()  # each key's value in the seek: its parameter, or a cast of it
     required: frozenset[int] = frozenset()  # the keys (positions) that are never NULL
     outer_joins: bool = False  # the query may make a column NULL that its table declares NOT NULL
+    inside: bool = False  # a key of a result column's alias is computed inside the query, where a column of
+    # the query's tables by that name comes first: the engine refusing it means there is none (`plan_pages`)
 
     def first(self) -> str:
         return f"{self.core}\nORDER BY {self.order}\nLIMIT :{LIMIT}"
@@ -230,13 +232,20 @@ class PagePlan:
         self.kinds, self.values = tuple(kinds), tuple(values)
 
 
-def plan_pages(sql: str, dialect: str | None, columns: list[tuple[str, str]]) -> PagePlan:
+def plan_pages(sql: str, dialect: str | None, columns: list[tuple[str, str]], inside: bool = True) -> PagePlan:
     """The pages of `sql` (in `dialect`), whose result `columns` are (name, type) as described.
-    PagingError when its order cannot be made total."""
+    PagingError when its order cannot be made total.
+
+    An ORDER BY expression (`a + 0`) naming a result column that aliases something else (`b AS a`) means
+    the column of the query's tables by that name, where there is one, on every engine: it is computed
+    inside the query, `inside`; without, from the result column (for a name that is only an alias, which
+    the select list of PostgreSQL and MariaDB cannot name)."""
     body, written, insert_at, distinct = _split_order(sql, dialect)
     plan = _Keys(dialect, [name for name, _ in columns])
+    expressions = any(len(w.tokens) > 1 for w in written)  # only they may name an alias (one parse of the query)
+    aliases = _aliases(body, dialect) if expressions and inside and insert_at is not None and not distinct else set()
     for w in written:
-        plan.add_written(w, insert_at is not None, distinct)
+        plan.add_written(w, insert_at is not None, distinct, aliases)
     for i, (name, type_) in enumerate(columns):
         plan.add_tie(i, name, type_)
     inner = body
@@ -256,7 +265,7 @@ def plan_pages(sql: str, dialect: str | None, columns: list[tuple[str, str]]) ->
     words = {t.text.upper() for t in tokenize(sql, dialect)}
     outer_joins = bool(words & {"LEFT", "RIGHT", "FULL", "OUTER", "ROLLUP", "CUBE", "GROUPING", "UNION"})
     outer_joins |= bool(words & {"EXCEPT", "INTERSECT", "NATURAL"})
-    return PagePlan(len(plan.names), keys, tuple(plan.ties), core, order, outer_joins=outer_joins)
+    return PagePlan(len(plan.names), keys, tuple(plan.ties), core, order, outer_joins=outer_joins, inside=plan.inside)
 
 
 class _Keys:
@@ -269,6 +278,7 @@ class _Keys:
         self.outer: list[str] = []  # expressions of result columns, computed by the page
         self.direct: set[int] = set()  # result columns that are keys as they are
         self.ties: list[str] = []
+        self.inside = False  # a key naming an alias is computed inside the query
 
     def column(self, i: int) -> str:
         return f"{PAGE}.{_quote(self.names[i], self.dialect)}"
@@ -277,13 +287,15 @@ class _Keys:
         self.keys.append(Key(sql, modifiers, desc, nulls_first, -1 - len(self.outer), label))
         self.outer.append(sql)
 
-    def add_written(self, w: _Written, selectable: bool, distinct: bool) -> None:
+    def add_written(self, w: _Written, selectable: bool, distinct: bool, aliases: set[str]) -> None:
+        """One key as written: a result column, an expression of result columns (computed inside the query
+        when it names an alias, in `aliases`), or an expression of the query's own level, selected."""
         targets = _result_columns(w, self.names)
         if targets is not None:
             for i in targets:
                 self.keys.append(Key(self.column(i), w.modifiers, w.desc, w.nulls_first, i, self.names[i]))
                 self.direct.add(i)
-        elif _outer_expression(w, self.names, self.dialect):
+        elif (named := _outer_expression(w, self.names, self.dialect)) and not named & aliases:
             self.add_outer(_requalify(w, self.names, self.dialect), w.modifiers, w.desc, w.nulls_first, w.text)
         elif not selectable:
             raise PagingError(f"ORDER BY {w.text} of a UNION, INTERSECT or EXCEPT must name one of its result columns")
@@ -293,6 +305,7 @@ class _Keys:
             index = len(self.names) + len(self.hidden)
             self.keys.append(Key(f"{PAGE}.{KEY}{len(self.hidden)}", w.modifiers, w.desc, w.nulls_first, index, w.text))
             self.hidden.append(w.text)
+            self.inside |= bool(named)
 
     def add_tie(self, i: int, name: str, type_: str) -> None:
         """A result column as the last keys: rows equal on all of them are the same row to the reader."""
@@ -455,18 +468,38 @@ def _result_columns(w: _Written, names: list[str]) -> list[int] | None:
     return None
 
 
-def _outer_expression(w: _Written, names: list[str], dialect: str | None) -> bool:
-    """Whether a key is an expression of result columns only (no aggregate, window or sub-query):
-    then the page computes it from them (a result column's name is only in scope there)."""
+def _outer_expression(w: _Written, names: list[str], dialect: str | None) -> set[str]:
+    """The result columns (lower case) a key names when it is an expression of result columns only (no
+    aggregate, window or sub-query): then the page may compute it from them (a result column's name is
+    only in scope there). Empty when it is not."""
     try:
         tree = sqlglot.parse_one(w.text, read=dialect)
     except SqlglotError:
-        return False
+        return set()
     if tree.find(exp.AggFunc, exp.Window, exp.Subquery, exp.Select, exp.Placeholder) is not None:
-        return False
+        return set()
     columns = list(tree.find_all(exp.Column))
     lowered = {name.lower() for name in names}
-    return bool(columns) and all(not c.table and c.name.lower() in lowered for c in columns)
+    if columns and all(not c.table and c.name.lower() in lowered for c in columns):
+        return {c.name.lower() for c in columns}
+    return set()
+
+
+def _aliases(body: str, dialect: str | None) -> set[str]:
+    """The result columns (lower case) of the outermost select list that are not a column of the same name
+    (`b AS a`, `count(*) AS n`): an ORDER BY expression naming one may mean a column of the tables."""
+    try:
+        tree = sqlglot.parse_one(body, read=dialect)
+    except SqlglotError:
+        return set()
+    if not isinstance(tree, exp.Select):
+        return set()
+    out = set()
+    for item in tree.expressions:
+        value = item.this if isinstance(item, exp.Alias) else item
+        if not (isinstance(value, exp.Column) and value.name.lower() == item.alias_or_name.lower()):
+            out.add(item.alias_or_name.lower())
+    return out
 
 
 def _requalify(w: _Written, names: list[str], dialect: str | None) -> str:

@@ -14,10 +14,12 @@ from __future__ import annotations
 import csv
 import functools
 import secrets
+import sqlite3
 import textwrap
 
 import pytest
 import services
+from walks import follow, ok
 
 from mcpgen.answer import pages
 from mcpgen.answer.cursors import NEXT_CURSOR_META
@@ -278,3 +280,52 @@ def _walk_in_pages(tmp_path, kind: str, table: Table, shape: str) -> None:
         assert boundaries >= 8 and (among_copies >= 1 or shape != "copies")
     finally:
         project.close()
+
+
+# -- ORDER BY shapes: walking every page gives the whole query, in its order --------------------------------------
+
+LETTERS = [(i, 8 - i, "abcdefg"[i - 1]) for i in range(1, 8)]  # (a, b, s): each column unique, b falling as a rises
+WALKS = {
+    # a result column named as a column of the table that it is not: in an expression, the name means the table's
+    # column on every engine (the pages once computed it from the result column: a + 0 ordered by b)
+    "an_alias_shadowing_a_column": "SELECT b AS a, s FROM {t} ORDER BY a + 0",
+    "an_alias_shadowing_a_column_descending": "SELECT s, a * 10 AS b FROM {t} ORDER BY -b DESC",
+    # ... and a name that is only an alias means the result column
+    "an_alias_alone": "SELECT s, b * 2 AS n FROM {t} ORDER BY n * -1",
+}
+
+
+@pytest.mark.parametrize("shape", WALKS)
+@pytest.mark.parametrize("kind", ["duckdb", "sqlite", "postgresql", "mariadb"])
+def test_walking_every_page_gives_the_whole_query_in_its_order(kind, shape, tmp_path, monkeypatch, no_read_ahead):
+    monkeypatch.chdir(tmp_path)
+    values = ", ".join(f"({a}, {b}, '{s}')" for a, b, s in LETTERS)
+    table = "t" if kind in ("duckdb", "sqlite") else services.unique_name("walks")
+    if kind == "duckdb":
+        init = f"CREATE TABLE t AS SELECT * FROM (VALUES {values}) v(a, b, s)"
+        config = f'connections:\n  db:\n    duckdb: ":memory:"\n    init: ["{init}"]\n'
+    elif kind == "sqlite":
+        with sqlite3.connect(tmp_path / "t.db") as con:
+            con.execute("CREATE TABLE t (a INTEGER, b INTEGER, s TEXT)")
+            con.execute(f"INSERT INTO t VALUES {values}")
+        config = "connections:\n  db:\n    url: sqlite:///t.db\n"
+    else:
+        url = services.require(kind)
+        with services.connect(kind) as con:
+            con.cursor().execute(f"CREATE TABLE {table} (a INT, b INT, s VARCHAR(8))")
+            con.cursor().execute(f"INSERT INTO {table} VALUES {values}")
+        config = f"connections:\n  db:\n    url: {url}\n"
+    (tmp_path / "mcpgen.yaml").write_text(config)
+    (tmp_path / "specs").mkdir()
+    spec = f"description: Rows.\nconnection: db\nsql: {WALKS[shape].format(t=table)}\nsources: [https://example.org/]\n"
+    spec += 'content: "{{ row_count }} rows"\n'
+    (tmp_path / "specs" / "whole.yaml").write_text(spec)
+    (tmp_path / "specs" / "rows.yaml").write_text(spec + "page_size: 2\n")
+    project = open_project(tmp_path / "specs")
+    try:
+        whole = ok(project.registry.call_sync("whole", {})).structured_content["table"]
+        assert follow(lambda a: project.registry.call_sync("rows", a), {}, 2, len(LETTERS)) == whole
+    finally:
+        project.close()
+        if kind in ("postgresql", "mariadb"):
+            services.drop_table(kind, table)

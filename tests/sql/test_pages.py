@@ -77,6 +77,10 @@ def _plan(sql: str, dialect: str = "duckdb"):
             "SELECT s -- the label\nFROM t ORDER BY v DESC, id",
             'mcpgen_page.mcpgen_page_key_0 DESC, mcpgen_page.mcpgen_page_key_1, mcpgen_page."s" COLLATE "binary"',
         ),
+        (  # a result column named as a column of the table it is not: in an expression, the name is the table's
+            "SELECT v AS id, s FROM t ORDER BY id + 0",
+            'mcpgen_page.mcpgen_page_key_0, mcpgen_page."id", mcpgen_page."s" COLLATE "binary"',
+        ),
         (  # only the outermost ORDER BY and LIMIT count; a trailing semicolon is no key
             "WITH u AS (SELECT * FROM t ORDER BY id LIMIT 4) SELECT s FROM u ORDER BY id;",
             'mcpgen_page.mcpgen_page_key_0, mcpgen_page."s" COLLATE "binary"',
