@@ -391,8 +391,9 @@ def _quote(name: str, dialect: str | None) -> str:
 
 
 def _split_order(sql: str, dialect: str | None) -> tuple[str, list[_Written], int | None, bool]:
-    """The query before its outermost ORDER BY, that ORDER BY's keys, where the outermost select list
-    ends (None: a set operation), and whether it is SELECT DISTINCT."""
+    """The query before its outermost ORDER BY (all of it for SELECT DISTINCT ON, whose rows that ORDER BY
+    chooses), that ORDER BY's keys, where the outermost select list ends (None: a set operation), and
+    whether it is SELECT DISTINCT."""
     try:
         tokens = tokenize(sql, dialect)
     except SqlglotError:
@@ -421,16 +422,19 @@ def _split_order(sql: str, dialect: str | None) -> tuple[str, list[_Written], in
     sets = {TokenType.UNION, TokenType.INTERSECT, TokenType.EXCEPT}
     insert_at: int | None = None
     distinct = False
+    body = sql[: tokens[at].start].rstrip()
     if not any(tokens[i].token_type in sets for i in before):
         selects = [i for i in before if tokens[i].token_type == TokenType.SELECT]
         if selects:
             s = selects[-1]
             distinct = s + 1 < len(tokens) and tokens[s + 1].token_type == TokenType.DISTINCT
+            if distinct and s + 2 < len(tokens) and tokens[s + 2].token_type == TokenType.ON:
+                body = sql[: tokens[end - 1].end + 1]  # DISTINCT ON keeps the first row its ORDER BY puts first
             stops = {TokenType.FROM, TokenType.WHERE, TokenType.GROUP_BY, TokenType.HAVING, TokenType.WINDOW}
             stops.add(TokenType.QUALIFY)
             stop = next((i for i in before if i > s and tokens[i].token_type in stops), None)
             insert_at = tokens[stop].start if stop is not None else tokens[at].start
-    return sql[: tokens[at].start].rstrip(), written, insert_at, distinct
+    return body, written, insert_at, distinct
 
 
 def _written(sql: str, group: list, dialect: str | None) -> _Written:
