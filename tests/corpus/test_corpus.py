@@ -17,6 +17,9 @@ docs/databases.md). Anything else fails, and so does a KNOWN entry that starts t
 out). TPC-H on DuckDB and SQLite runs in the default test run; the rest is `slow`, Spark also `spark`
 (and of TPC-DS on Spark, SQLite and MariaDB every third spec, a different third on each, and of TPC-H on
 Spark every other, unless MCPGEN_CORPUS_ALL=1: `chosen`).
+
+The same specs are paged on every engine too ("pages" below): walking every page, following the cursors, gives
+exactly the rows of the whole query on that engine, in its order.
 """
 
 from __future__ import annotations
