@@ -7,6 +7,9 @@ of it added, rows tied with it on the query's own keys added on both sides of it
 first row given changed so that most orders move it after the cursor) and checks each page against the table
 as it now is, sorted here in the order the page follows: the query's own ORDER BY, then every result column.
 Read-ahead is off, so every page seeks by key.
+
+Shapes of ORDER BY whose meaning is the engine's own (a name both an alias and a table's column, DISTINCT ON) are
+walked on unchanging tables of every engine, and must give the whole query, in its order.
 """
 
 from __future__ import annotations
