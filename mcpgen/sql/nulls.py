@@ -99,7 +99,7 @@ def _keys(sql: str, dialect: str | None) -> tuple[exp.Expression, list[_Key]] | 
     """The parsed query and its ORDER BY keys with a spelled-out NULL order on a table's column."""
     try:
         tree = sqlglot.parse_one(sql, read=dialect)
-    except SqlglotError:
+    except (SqlglotError, RecursionError):  # nested past the parser's depth (a page's seek past 30-odd keys)
         return None
     if not isinstance(tree, exp.Select) or tree.args.get("with_") or tree.args.get("with") or _grouping_sets(tree):
         return None

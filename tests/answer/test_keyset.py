@@ -295,6 +295,8 @@ WALKS = {
     "an_alias_shadowing_a_column_descending": "SELECT s, a * 10 AS b FROM {t} ORDER BY -b DESC",
     # ... and a name that is only an alias means the result column
     "an_alias_alone": "SELECT s, b * 2 AS n FROM {t} ORDER BY n * -1",
+    # every result column is a key: the seek past the last row given nests 40 deep, past what SQL parsers read
+    "a_wide_result": "SELECT s, " + ", ".join(f"a + {i} AS a{i}" for i in range(40)) + " FROM {t} ORDER BY s DESC",
     # the ORDER BY chooses the row each group keeps (the last of each written): it stays in the query
     "distinct_on": "SELECT DISTINCT ON (g) a % 3 AS g, s FROM {t} ORDER BY g, s DESC",
 }
