@@ -2,7 +2,7 @@
 
 - `tool`: `Tool` and `Answer`, and the results every call ends in (`error_result`, `check_result`)
 - `compile`: a loaded spec compiled into a tool: arguments checked, the query run, the answer built
-- `plain`: mcpgen's own result (`ToolResult`), made into the protocol's CallToolResult where it leaves mcpgen
+- `plain`: mcpgen's own result (`ToolResult`), made into the protocol's result (or its JSON) where it leaves mcpgen
 - `results`: the result's shape (`DataToolOutput`, the published output schema), table cells
 - `charts`: Chart.js configs from the rows
 - `numbers`: one number format per table column (`_meta["mcpgen/formats"]`), for the app and `mcpgen call`

@@ -88,7 +88,7 @@ class Cursors:
     """Issues and checks cursors with one key (shared by every replica that should accept them)."""
 
     def __init__(self, key: bytes = PROCESS_KEY, ttl: float = DEFAULT_TTL, project: str = "", other_key: str = ""):
-        self._key = key
+        self._keyed = hmac.new(key, digestmod=hashlib.sha256)  # copied for each MAC rather than keyed again
         self.ttl = ttl
         self.project = project  # the project's version (its settings): a changed project refuses older cursors
         self._kid = _b64(hmac.new(key, b"mcpgen cursor key", hashlib.sha256).digest()[:6])
@@ -98,8 +98,9 @@ class Cursors:
         )
 
     def _mac(self, tool: str, binding: str, body: str) -> bytes:
-        message = "\x1f".join((self.project, tool, binding, body)).encode()
-        return hmac.new(self._key, message, hashlib.sha256).digest()[:16]
+        mac = self._keyed.copy()
+        mac.update("\x1f".join((self.project, tool, binding, body)).encode())
+        return mac.digest()[:16]
 
     def seal(self, tool: str, binding: str, body: str) -> str:
         """`body`, signed for `tool` and `binding`, as URL-safe text (cursors, and download links)."""

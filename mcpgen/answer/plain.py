@@ -1,6 +1,7 @@
 """A tool's result as mcpgen holds it: plain objects, made into the protocol's `CallToolResult` only
 where they leave mcpgen (`to_mcp`), so that `mcpgen call` runs without the protocol types (a
-quarter of a second of imports). A hand-written tool's `CallToolResult` is held as it is read
+quarter of a second of imports); serve hands the SDK their JSON form instead (`sent`), which the SDK
+checks as it would the model. A hand-written tool's `CallToolResult` is held as it is read
 (`from_mcp`), its content items unchanged.
 
 >>> result = ToolResult([TextContent("hi")], {"sources": ["https://example.org/"]})
@@ -83,6 +84,12 @@ def wire(result: ToolResult) -> dict[str, Any]:
     return out
 
 
+def sent(result: ToolResult) -> dict[str, Any]:
+    """`result` as `to_mcp` would dump it (with the result type the protocol adds), without building the
+    model: what serve hands the SDK, which validates and writes a dict as it would the model."""
+    return {**wire(result), "resultType": "complete"}
+
+
 def json_size(result: ToolResult) -> int:
     """Characters of `result` as compact JSON."""
     return len(json.dumps(wire(result), separators=(",", ":"), ensure_ascii=False, default=str))
@@ -92,7 +99,11 @@ def _wire(item: Any) -> dict[str, Any]:
     if isinstance(item, TextContent):
         return {"type": "text", "text": item.text}
     if isinstance(item, ResourceLink):
-        return {"mimeType" if k == "mime_type" else k: v for k, v in _fields(item).items()}
+        out = {"type": item.type, "uri": item.uri, "name": item.name}
+        for key, value in (("title", item.title), ("description", item.description), ("mimeType", item.mime_type)):
+            if value is not None:
+                out[key] = value
+        return out
     return item.model_dump(mode="json", by_alias=True, exclude_none=True)  # a hand-written tool's own item
 
 

@@ -25,7 +25,6 @@ from mcp.types import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     CallToolRequestParams,
-    CallToolResult,
     CompleteRequestParams,
     CompleteResult,
     Completion,
@@ -44,6 +43,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from .. import identity, logs
 from ..answer import downloads
 from ..answer.asking import ANSWERS, prompt_schema, questions_for
+from ..answer.plain import sent
 from ..answer.tool import Tool, error_result
 from ..errors import ArgumentError, MCPGenError
 from ..text import inert
@@ -93,7 +93,7 @@ class ToolServer:
             version=__version__,
             instructions=instructions,
             on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
+            on_call_tool=self._call_tool,  # type: ignore[arg-type]  # a dict: the SDK sends any, checked as a result
             on_subscriptions_listen=self.listen,
             get_tool_input_schema=self._input_schema,
             on_list_prompts=self._list_prompts,
@@ -254,7 +254,7 @@ class ToolServer:
         registry = self.registry
         return registry.get(name).input_schema if self._visible(registry, name) else None
 
-    async def _call_tool(self, ctx, params: CallToolRequestParams) -> CallToolResult:
+    async def _call_tool(self, ctx, params: CallToolRequestParams) -> dict[str, Any]:
         self._remember(ctx)
         registry = self.registry  # one registry per call, even if a reload swaps it meanwhile
         if not self._visible(registry, params.name):  # a hidden tool is answered like an unknown one
@@ -274,20 +274,22 @@ class ToolServer:
             return pending
 
         outcome = await asking.run(questions, lambda: self._run_call(ctx, params, registry, filled))
-        return error_result(outcome).to_mcp() if isinstance(outcome, str) else outcome  # type: ignore[return-value]
+        return sent(error_result(outcome)) if isinstance(outcome, str) else outcome  # type: ignore[return-value]
 
-    async def _run_call(self, ctx, params: CallToolRequestParams, registry: Registry, arguments) -> CallToolResult:
+    async def _run_call(self, ctx, params: CallToolRequestParams, registry: Registry, arguments) -> dict[str, Any]:
+        """The call's result as a dict (answer.plain.sent): the SDK validates a result for the client's protocol
+        version whatever it is given, so building the protocol's CallToolResult first validated it twice."""
         tool = registry.get(params.name)
         if tool.long_running and tasks.declared(ctx, params):
             if tool.confirm_rows is not None and ANSWERS.get() is not None:  # asked before the task, never in it
                 refused = await registry.confirm_rows(tool, arguments or {})
                 if refused is not None:
-                    return refused.to_mcp()
+                    return sent(refused)
             created = self.tasks.start(params.name, lambda progress: registry.call(params.name, arguments, progress))
             if created is not None:
-                return created  # type: ignore[return-value]  # a CreateTaskResult: the SDK sends any dict
+                return created  # a CreateTaskResult, as a dict too
         progress = ctx.session.report_progress if _wants_progress(ctx, params) else None
-        return (await registry.call(params.name, arguments, progress)).to_mcp()
+        return sent(await registry.call(params.name, arguments, progress))
 
     def _remember(self, ctx) -> None:
         # ctx.session lives for one request; its connection lives as long as the client (stdio).

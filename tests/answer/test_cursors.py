@@ -25,6 +25,18 @@ def test_a_cursor_gives_back_its_offset(cursors):
     assert re.fullmatch(r"[A-Za-z0-9_-]{8}", kid)
 
 
+def test_a_token_is_the_same_from_every_version_and_every_call():
+    """Replicas that share cursors.secret_env read each other's cursors and links, whatever mcpgen each
+    runs: a token is HMAC-SHA256 over the project, tool, binding and body (its first 16 bytes), and the key's
+    fingerprint, and one Cursors signs each token as a fresh one would."""
+    cursors = Cursors(b"k" * 32, ttl=60, project="p")
+    for _ in range(2):
+        assert (
+            cursors.seal("cities", "b" * 64, "csv.1765000000") == "Y3N2LjE3NjUwMDAwMDA.cHD_8gRPGe32nsFJx9JAuw.FQqqvnaS"
+        )
+    assert cursors.unseal(Cursors(b"k" * 32, project="p").seal("t", "b", "1.2"), "t", "b") == "1.2"
+
+
 @pytest.mark.parametrize(
     "change",
     [

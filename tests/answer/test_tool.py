@@ -3,11 +3,13 @@
 import json
 import math
 
-from mcp.types import CallToolResult, TextContent
+import pytest
+from mcp.types import CallToolResult, ImageContent, TextContent
+from mcp_types.methods import SERVER_RESULTS, serialize_server_result
 
 from mcpgen import logs
 from mcpgen.answer.numbers import FORMATS_META
-from mcpgen.answer.plain import ResourceLink, ToolResult, json_size, wire
+from mcpgen.answer.plain import ResourceLink, ToolResult, json_size, sent, wire
 from mcpgen.answer.plain import TextContent as Text
 from mcpgen.answer.results import PUBLISHED_SCHEMA
 from mcpgen.answer.tool import READ_ONLY, Answer, Tool, check_result, error_result
@@ -122,3 +124,31 @@ def test_mcpgens_result_leaves_as_the_protocol_writes_it():
     }
     assert json_size(result) == len(json.dumps(wire(result), separators=(",", ":")))
     assert error_result("No.").to_mcp().is_error
+
+
+LINK = ResourceLink(uri="mcpgen://download/t.csv?args=e30&link=x", name="t.csv", title="CSV", description="d")
+
+
+@pytest.mark.parametrize("version", sorted(v for m, v in SERVER_RESULTS if m == "tools/call"))
+@pytest.mark.parametrize(
+    "result",
+    [
+        ToolResult([Text("prose"), LINK], {"sources": ["https://example.org/"], "table": [["a"], [None]]}),
+        ToolResult([Text("prose")], {"sources": []}, meta={"mcpgen/formats": [None]}),
+        error_result("Nothing matched."),
+        ToolResult([TextContent(type="text", text="hand"), ImageContent(type="image", data="AA==", mime_type="x")]),
+    ],
+    ids=["links", "meta", "error", "hand-written"],
+)
+def test_what_serve_hands_the_sdk_goes_out_as_the_protocol_s_result_would(result, version):
+    """serve gives the SDK `sent(result)`, not `result.to_mcp()`: the SDK validates and dumps either for the
+    client's protocol version, and the JSON it writes is the same to the byte (or both are refused alike)."""
+
+    def written(data):
+        try:
+            return json.dumps(serialize_server_result("tools/call", version, data), ensure_ascii=False)
+        except ValueError as exc:  # pydantic's ValidationError: this version has no such content
+            return type(exc).__name__
+
+    dumped = result.to_mcp().model_dump(by_alias=True, mode="json", exclude_none=True)  # what the SDK did with it
+    assert written(sent(result)) == written(dumped)
