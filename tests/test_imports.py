@@ -203,3 +203,39 @@ def test_a_cached_call_of_the_shipped_python_tool_loads_no_sdk_and_no_spec_check
     tops = {n.split(".")[0] for n in names}
     assert "mcpgen.load.tools" in names and "mcp_types" in tops
     assert not tops & (NOT_FOR_CALL | {"duckdb"}), tops & (NOT_FOR_CALL | {"duckdb"})
+
+
+BUILT = """
+import atexit, json, sys
+out = sys.argv[1]
+
+
+def dump():
+    from pydantic import BaseModel
+
+    def below(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from below(sub)
+
+    ours = {c for c in below(BaseModel) if c.__module__.startswith("mcpgen") and c.__pydantic_complete__}
+    open(out, "w").write(json.dumps(sorted(f"{c.__module__}.{c.__qualname__}" for c in ours)))
+
+
+atexit.register(dump)
+sys.argv = ["mcpgen", *sys.argv[2:]]
+from mcpgen.cli import main
+main()
+"""
+
+
+def test_a_call_of_a_kept_project_builds_no_validator_but_the_answers(tmp_path):
+    """A `mcpgen call` of an unchanged project reads mcpgen.yaml and the spec as kept (`load.checked`) and
+    builds no validator of theirs (each tens of ms; the first one built also looks up pydantic's plugins):
+    of mcpgen's models only the answer's, which holds every result to the output schema, is built."""
+    out = tmp_path / "built.json"
+    command = [sys.executable, "-c", BUILT, str(out), "call", "top_cities", "-a", "top_n=2", "-s", "specs"]
+    env = {**os.environ, "MCPGEN_CACHE_DIR": str(tmp_path / "cache")}
+    for _ in range(2):  # the first keeps the project; the second reads it as kept
+        subprocess.run(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, timeout=120, check=True)
+    assert json.loads(out.read_text()) == ["mcpgen.answer.results.DataToolPayload"]

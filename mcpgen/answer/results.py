@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import copy
 import datetime as dt
+import functools
 import json
 import math
 import operator
@@ -60,17 +61,16 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _output_schema() -> dict[str, Any]:
+@functools.cache
+def output_schema() -> dict[str, Any]:
     """The payload's JSON Schema without pydantic's `"default": null` on fields typed array or
-    string (a null default contradicts the type, and strict validators refuse the schema)."""
+    string (a null default contradicts the type, and strict validators refuse the schema). Made
+    when first asked for: `mcpgen call` lists no tool, and does without."""
     schema = DataToolPayload.model_json_schema()
     for prop in schema["properties"].values():
         if "default" in prop and prop["default"] is None:
             del prop["default"]
     return schema
-
-
-OUTPUT_SCHEMA = _output_schema()
 
 
 def _published(schema: dict[str, Any]) -> dict[str, Any]:
@@ -79,7 +79,7 @@ def _published(schema: dict[str, Any]) -> dict[str, Any]:
     construction, a hand-written tool's by `check_result`); a client checking each cell again
     costs more than the query at 1,000 rows.
 
-    >>> _published(OUTPUT_SCHEMA)["properties"]["table"]["items"]
+    >>> _published(output_schema())["properties"]["table"]["items"]
     {'type': 'array'}
     """
     out = copy.deepcopy(schema)
@@ -91,7 +91,10 @@ def _published(schema: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-PUBLISHED_SCHEMA = _published(OUTPUT_SCHEMA)
+@functools.cache
+def published_schema() -> dict[str, Any]:
+    """The one outputSchema every tool of mcpgen publishes (`_published`), made when first asked for."""
+    return _published(output_schema())
 
 
 def to_cell(value: Any) -> Any:

@@ -26,7 +26,7 @@ from ..spec.models import ScopeRule
 from ..text import inert
 from .numbers import FORMATS_META, column_formats
 from .plain import TextContent, ToolResult, from_mcp
-from .results import PUBLISHED_SCHEMA, DataToolPayload
+from .results import DataToolPayload, published_schema
 
 if TYPE_CHECKING:
     from mcp_types import Tool as MCPTool
@@ -105,7 +105,7 @@ class Tool:
             title=self.title,
             description=self.description,
             input_schema=self.input_schema,
-            output_schema=PUBLISHED_SCHEMA,
+            output_schema=published_schema(),
             annotations=self.annotations,
             _meta={"ui": {"resourceUri": self.app}} if self.app else None,
             icons=[Icon.model_validate(icon) for icon in self.icons] if self.icons else None,
@@ -113,7 +113,7 @@ class Tool:
         )
         # Validating copies every dict: the listing shares this tool's input schema and the one published
         # output schema instead of holding a copy of each per tool (nothing changes either once built).
-        tool.input_schema, tool.output_schema = self.input_schema, PUBLISHED_SCHEMA
+        tool.input_schema, tool.output_schema = self.input_schema, published_schema()
         return tool
 
 

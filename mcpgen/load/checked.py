@@ -10,6 +10,10 @@ pydantic and (with a DuckDB connection, whose function catalogue the checks read
 spec whose checks read other files (icons beside it, a parameter whose enum names the files a
 query reads) is checked on every load: it is never kept.
 
+mcpgen.yaml itself is kept the same way (`config_key`, `get_config`, `put_config`): the config as
+loaded and its problems, under the sha256 of its text and path and the pydantic version, so that
+loading an unchanged project builds none of the config's validators.
+
 Serving and validating keep one more fact per spec: that its query, on its DuckDB connection, was
 prepared and described without an error, with the warnings that found and the statement preparing
 made (`described_key`, `described`, `keep_described`), and that validate described a project's
@@ -49,6 +53,7 @@ from .. import cachefile
 from ..checks import HARMLESS_SIDE_EFFECTS, TABLE_FUNCTIONS, reads_files
 from ..engines.protocol import Prepared
 from ..errors import Problem
+from ..spec import config as project_models
 from ..spec import models, yamlload
 from ..spec.config import DuckDBConnection, ProjectConfig
 from ..templates.render import PROSE, URL, Template
@@ -121,6 +126,35 @@ def put(name: str, loaded: LoadedSpec | None, problems: list[Problem], data: Any
             loaded = copy.copy(loaded)
             del loaded.data
         cachefile.put(name, _pickled((files, loaded, positions, problems)))
+    except Exception:  # something in it cannot be kept: it is checked on every load
+        return
+
+
+def config_key(shown: str, text: str) -> str:
+    """The name of the entry for mcpgen.yaml with this text and path (as its problems show it). Its
+    checks read nothing else: `${VAR}` is read from the environment when a connection opens, not here."""
+    parts = (_FORMAT, pydantic.VERSION, shown, text)
+    return "config:" + hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+def get_config(name: str) -> tuple[ProjectConfig, list[Problem]] | None:
+    """(mcpgen.yaml as loaded, its problems) kept under `name` (None: not kept, or not readable)."""
+    data = cachefile.get(name)
+    if data is None:
+        return None
+    try:
+        config, problems = _Unpickler(io.BytesIO(data)).load()
+    except Exception:  # foreign, corrupt or from classes that changed: checked again
+        return None
+    if not isinstance(config, ProjectConfig) or not all(isinstance(p, Problem) for p in problems):
+        return None
+    return config, problems
+
+
+def put_config(name: str, config: ProjectConfig, problems: list[Problem]) -> None:
+    """Keep mcpgen.yaml as loaded with what checking it found."""
+    try:
+        cachefile.put(name, _pickled((config, problems)))
     except Exception:  # something in it cannot be kept: it is checked on every load
         return
 
@@ -238,9 +272,9 @@ _CLASSES: dict[tuple[str, str], type] = {
 
 
 class _Unpickler(pickle.Unpickler):
-    """Builds the classes of a loaded spec only: LoadedSpec, its pydantic models (mcpgen.spec.models),
-    templates, Jinja's nodes, YAML's positioned containers, problems, paths, and the prepared
-    statements of engines (mcpgen.engines.protocol.Prepared and its kinds)."""
+    """Builds the classes of a loaded spec or project only: LoadedSpec, their pydantic models
+    (mcpgen.spec.models, mcpgen.spec.config), templates, Jinja's nodes, YAML's positioned containers,
+    problems, paths, and the prepared statements of engines (mcpgen.engines.protocol.Prepared and its kinds)."""
 
     def persistent_load(self, pid: Any) -> Any:
         if pid in _ENVS:
@@ -259,8 +293,8 @@ def _allowed(module: str, name: str) -> type:
         statement = getattr(sys.modules.get(module), name, None)
         if isinstance(statement, type) and issubclass(statement, Prepared):
             return statement
-    if module == models.__name__:
-        model = getattr(models, name, None)
+    if module in (models.__name__, project_models.__name__):
+        model = getattr(sys.modules[module], name, None)
         if isinstance(model, type) and issubclass(model, pydantic.BaseModel):
             return model
     if module == "jinja2.nodes":

@@ -50,7 +50,7 @@ def load_project(
     config_path, root = _where(specs_dir)
     # Parsed templates, spec files and verdicts come from the cache of this project (or of this part of it).
     with cachefile.session(root, specs_dir.resolve(), *scope, within=(specs_dir.resolve(),) if scope else ()):
-        config = load_config(config_path, problems) if config_path else ProjectConfig()
+        config = load_config(config_path, problems) if config_path else ProjectConfig.model_construct()
         _check_root(root, config, config_path or specs_dir, problems)
         icons = _project_icons(config, config_path, root, problems)
         specs = []
@@ -83,7 +83,7 @@ def unchecked(specs_dir: Path, paths: list[Path], described: bool = False) -> in
     """How many of these spec files the cache of the project does not hold as checked as they are now;
     with `described`, all of them when their queries were not described in this state of the data."""
     config_path, root = _where(specs_dir)
-    config = load_config(config_path, []) if config_path else ProjectConfig()
+    config = load_config(config_path, []) if config_path else ProjectConfig.model_construct()
     if described and not checked.described_in(root, specs_dir.resolve(), config):
         return len(paths)
     kept = cachefile.kept(root, specs_dir.resolve())
@@ -105,19 +105,36 @@ def _project_icons(config: ProjectConfig, path: Path | None, root: Path, problem
 
 
 def load_config(path: Path, problems: list[Problem]) -> ProjectConfig:
+    """mcpgen.yaml as loaded, its problems added to `problems`; while its text is unchanged, from the
+    cache of checked specs (`checked.get_config`) without building any of the config's validators."""
     try:
-        data = load_yaml(path.read_text(encoding="utf-8"), str(path), problems)
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        problems.append(not_utf8(path, exc))
+        return ProjectConfig.model_construct()
+    name = checked.config_key(str(path), text)
+    found = checked.get_config(name)
+    if found is None:
+        found = _check_config(path, text)
+        checked.put_config(name, *found)
+    problems += found[1]
+    return found[0]
+
+
+def _check_config(path: Path, text: str) -> tuple[ProjectConfig, list[Problem]]:
+    """(mcpgen.yaml as loaded from `text`, else the defaults, and what is wrong in it)."""
+    problems: list[Problem] = []
+    try:
+        data = load_yaml(text, str(path), problems)
         config = ProjectConfig.model_validate(data if data is not None else {})
         _check_secrets(config, data, path, problems)
         _check_init(config, data, path, problems)
-        return config
+        return config, problems
     except SpecError as exc:
         problems.extend(exc.problems)
     except ValidationError as exc:
         problems.extend(validation_problems(exc, data, path, ProjectConfig))
-    except UnicodeDecodeError as exc:
-        problems.append(not_utf8(path, exc))
-    return ProjectConfig()
+    return ProjectConfig.model_construct(), problems
 
 
 def _check_secrets(config: ProjectConfig, data: Any, path: Path, problems: list[Problem]) -> None:

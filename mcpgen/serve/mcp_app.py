@@ -203,7 +203,7 @@ def project_apps(
     override the project's; a tool whose settings differ from the project's gets its own app."""
     if project_setting is False:
         return {}, {}
-    base = project_setting if isinstance(project_setting, AppSettings) else AppSettings()
+    base = project_setting if isinstance(project_setting, AppSettings) else AppSettings.model_construct()
     apps: dict[str, App] = {}
     chosen: dict[str, str] = {}
     for tool, setting in specs.items():

@@ -236,17 +236,21 @@ class TelemetryConfig(Strict):
     enabled: StrictBool = Field(default=True, description="false: configured but off.")
 
 
+# Defaults are built with model_construct (their fields' own defaults, nothing to check): building them
+# by validation would build each model's validator at import, which a call of a kept project never needs.
 class ProjectConfig(Strict):
     dialect: SQLDialect = Field(
         default="duckdb", description="The SQL dialect specs are written in, unless a spec says otherwise."
     )
     connections: dict[str, Connection] = Field(
-        default={"default": DuckDBConnection()},
+        default={"default": DuckDBConnection.model_construct()},
         description="Named connections: an embedded DuckDB, or any database by SQLAlchemy URL.",
     )
-    defaults: Defaults = Field(default=Defaults(), description="Defaults for every spec.")
-    http: HTTPSettings = Field(default=HTTPSettings(), description="serve --http settings.")
-    cursors: CursorSettings = Field(default=CursorSettings(), description="How page cursors are signed.")
+    defaults: Defaults = Field(default=Defaults.model_construct(), description="Defaults for every spec.")
+    http: HTTPSettings = Field(default=HTTPSettings.model_construct(), description="serve --http settings.")
+    cursors: CursorSettings = Field(
+        default=CursorSettings.model_construct(), description="How page cursors are signed."
+    )
     auth: AuthConfig | None = Field(
         default=None, description="serve --http as an OAuth resource server: JWT access tokens from your IdP."
     )

@@ -318,7 +318,9 @@ def download_settings(spec: DownloadChoice | None, project: DownloadChoice | Non
     >>> download_settings(DownloadSettings(formats=["csv"]), DownloadSettings(ttl=60)).model_dump()
     {'formats': ['csv'], 'ttl': 60.0, 'max_rows': 100000, 'max_bytes': 20000000}
     """
-    base = project if isinstance(project, DownloadSettings) else DownloadSettings()
+    base = (
+        project if isinstance(project, DownloadSettings) else DownloadSettings.model_construct()
+    )  # no validator built
     chosen = project if spec is None else spec
     if not chosen:
         return None
@@ -593,7 +595,10 @@ class Spec(Strict):
     tests: list[SpecTest] = Field(
         default=[], description="Examples that `mcpgen test` runs against the real connection."
     )
-    annotations: Annotations = Field(default=Annotations(), description="MCP tool annotations.")
+    annotations: Annotations = Field(
+        default=Annotations.model_construct(),  # not Annotations(): that builds its validator at import
+        description="MCP tool annotations.",
+    )
     scopes: Scopes | None = Field(
         default=None,
         description="OAuth scopes a caller needs to see and call the tool: a list (all of them) or {any, all}.",

@@ -31,7 +31,7 @@ def spec_schema() -> dict[str, Any]:
     from .models import PARAM_NAME_RE, TEMPLATE_VARIABLES, Spec
 
     schema = _base(
-        Spec.model_json_schema(),
+        _defaults_built(Spec).model_json_schema(),
         "mcpgen spec",
         "One MCP tool: parameters, one read-only SQL query, sources and a prose template.",
     )
@@ -49,10 +49,24 @@ def config_schema() -> dict[str, Any]:
     from .config import ProjectConfig
 
     return _base(
-        ProjectConfig.model_json_schema(),
+        _defaults_built(ProjectConfig).model_json_schema(),
         "mcpgen project file (mcpgen.yaml)",
         "Named connections (an embedded DuckDB, or any SQLAlchemy URL) and defaults.",
     )
+
+
+def _defaults_built(model: Any) -> Any:
+    """`model`, once the classes of its fields' default objects are built: those defaults are made with
+    `model_construct`, which builds no validator at import, and pydantic writes a default into the
+    schema with its own class's serializer."""
+    from pydantic import BaseModel
+
+    for field in model.model_fields.values():
+        default = field.default
+        for value in default.values() if isinstance(default, dict) else (default,):
+            if isinstance(value, BaseModel):
+                type(value).model_rebuild()
+    return model
 
 
 def _base(schema: dict, title: str, description: str) -> dict[str, Any]:

@@ -34,27 +34,27 @@ def test_table_columns_and_headers():
 def test_whole_decimals_stay_integers_and_cells_publish_one_type_list():
     assert to_cell(Decimal("4542820771.000")) == 4542820771
     assert to_cell(Decimal("1E+30")) == str(10**30)
-    from mcpgen.answer.results import OUTPUT_SCHEMA
+    from mcpgen.answer.results import output_schema
 
-    cell = OUTPUT_SCHEMA["properties"]["table"]["items"]["items"]
+    cell = output_schema()["properties"]["table"]["items"]["items"]
     assert cell == {"type": ["string", "number", "boolean", "null"]}
 
 
 def test_the_published_schema_promises_the_same_shape_without_re_checking_cells():
     import jsonschema
 
-    from mcpgen.answer.results import OUTPUT_SCHEMA, PUBLISHED_SCHEMA
+    from mcpgen.answer.results import output_schema, published_schema
 
     good = {"sources": ["https://example.org/"], "table": [["a", "b"], [1, None], ["x", True]]}
-    jsonschema.validate(good, OUTPUT_SCHEMA)
-    jsonschema.validate(good, PUBLISHED_SCHEMA)  # all the full schema accepts, the published one does
+    jsonschema.validate(good, output_schema())
+    jsonschema.validate(good, published_schema())  # all the full schema accepts, the published one does
     for bad in ({"table": [["a"]]}, {"sources": ["ftp://x"]}, {"sources": ["https://x/"], "table": [1]}):
         with pytest.raises(jsonschema.ValidationError):
-            jsonschema.validate(bad, PUBLISHED_SCHEMA)
+            jsonschema.validate(bad, published_schema())
     cells = {"sources": ["https://x/"], "table": [["a"], [{"nested": 1}]]}
-    jsonschema.validate(cells, PUBLISHED_SCHEMA)  # cells are the server's check (DataToolPayload) ...
+    jsonschema.validate(cells, published_schema())  # cells are the server's check (DataToolPayload) ...
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(cells, OUTPUT_SCHEMA)  # ... which holds them to the full schema
+        jsonschema.validate(cells, output_schema())  # ... which holds them to the full schema
 
 
 def test_a_column_is_converted_as_a_whole_only_when_every_value_allows():

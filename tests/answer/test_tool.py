@@ -11,7 +11,7 @@ from mcpgen import logs
 from mcpgen.answer.numbers import FORMATS_META
 from mcpgen.answer.plain import ResourceLink, ToolResult, json_size, sent, wire
 from mcpgen.answer.plain import TextContent as Text
-from mcpgen.answer.results import PUBLISHED_SCHEMA
+from mcpgen.answer.results import published_schema
 from mcpgen.answer.tool import READ_ONLY, Answer, Tool, check_result, error_result
 from mcpgen.engines.protocol import QueryResult
 
@@ -94,7 +94,7 @@ def test_a_table_mcpgen_built_is_checked_by_its_header_and_every_other_by_each_c
 def test_a_tool_publishes_its_schemas_and_its_app():
     tool = Tool(name="t", description="d", input_schema={"type": "object", "properties": {}}, handler=lambda a: None)
     plain = tool.to_mcp()
-    assert (plain.name, plain.output_schema, plain.meta) == ("t", PUBLISHED_SCHEMA, None)
+    assert (plain.name, plain.output_schema, plain.meta) == ("t", published_schema(), None)
     tool.app, tool.annotations = "ui://mcpgen/answer", READ_ONLY
     published = tool.to_mcp()
     assert published.meta == {"ui": {"resourceUri": "ui://mcpgen/answer"}}

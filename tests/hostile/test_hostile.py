@@ -25,7 +25,7 @@ import jsonschema
 import pytest
 from hostile_specs import CITIES, PYTHON_TOOLS, SPECS, write_project
 
-from mcpgen.answer.results import OUTPUT_SCHEMA
+from mcpgen.answer.results import output_schema
 from mcpgen.engines.protocol import Prepared
 from mcpgen.errors import QueryError, SpecError
 from mcpgen.load.project import load_project
@@ -594,7 +594,7 @@ def test_14_awkward_types_give_a_valid_result(project):
     result = call(project, "odd_types")
     assert not result.is_error, text(result)
     payload = result.structured_content
-    jsonschema.validate(payload, OUTPUT_SCHEMA)
+    jsonschema.validate(payload, output_schema())
     json.dumps(payload, allow_nan=False)  # no NaN or Infinity on the wire
     header, row = payload["table"]
     cells = dict(zip(header, row))

@@ -386,3 +386,106 @@ def test_a_part_read_for_the_first_time_starts_from_the_whole_project(tmp_path, 
     part = load_project(specs, [specs / "towns.yaml"], unique_names=False)
     assert checks == [] and [s.name for s in part.specs] == ["towns"]
     assert len(set(cache.glob("load-*.pickle")) - files) == 1
+
+
+# -- mcpgen.yaml, kept as checked ---------------------------------------------------------------
+
+
+@pytest.fixture
+def config_checks(monkeypatch):
+    """The mcpgen.yaml contents that were validated into a ProjectConfig (checked rather than kept)."""
+    from mcpgen.spec.config import ProjectConfig
+
+    seen: list = []
+    real = ProjectConfig.model_validate
+    monkeypatch.setattr(ProjectConfig, "model_validate", lambda data, **kw: seen.append(data) or real(data, **kw))
+    return seen
+
+
+WARNED = CONFIG + "  shop:\n    url: mysql+pymysql://reader:s3cret@db.example/shop\n"
+BROKEN_CONFIG = CONFIG.replace("duckdb: ':memory:'", "duckdb: ':memory:'\n    threads: many")
+
+
+@pytest.mark.parametrize("text", [WARNED, BROKEN_CONFIG], ids=["warning", "error"])
+def test_an_unchanged_mcpgen_yaml_is_kept_as_checked_with_its_problems(
+    tmp_path, cache, config_checks, monkeypatch, text
+):
+    specs = project(tmp_path, towns=SPEC)
+    (specs.parent / "mcpgen.yaml").write_text(text)
+    monkeypatch.setenv("MCPGEN_CACHE", "off")
+    fresh = load_project(specs)
+    monkeypatch.delenv("MCPGEN_CACHE")
+    load_project(specs)
+    config_checks.clear()
+    warm = load_project(specs)
+    assert config_checks == []
+    assert warm.config == fresh.config and repr(warm.config) == repr(fresh.config)
+    assert outcome(warm) == outcome(fresh) and warm.problems
+    assert any("mcpgen.yaml:" in str(p) for p in warm.problems)
+
+
+def test_an_edited_mcpgen_yaml_is_checked_again_at_once(tmp_path, cache, config_checks):
+    specs = project(tmp_path, towns=SPEC)
+    load_project(specs)
+    (specs.parent / "mcpgen.yaml").write_text(CONFIG + "defaults:\n  max_rows: 7\n")
+    config_checks.clear()
+    loaded = load_project(specs)
+    assert len(config_checks) == 1 and loaded.config.defaults.max_rows == 7
+    (specs.parent / "mcpgen.yaml").write_text(CONFIG + "defaults:\n  max_rows: 0\n")
+    assert any("mcpgen.yaml:" in str(p) and "max_rows" in str(p) for p in load_project(specs).errors)
+
+
+def test_a_kept_mcpgen_yaml_reads_its_variables_when_the_connection_opens(tmp_path, cache, config_checks, monkeypatch):
+    """`${VAR}` is not part of mcpgen.yaml as checked: with the kept config, a call reads the variable as it
+    is now, so a changed value is used at once."""
+    import sqlite3
+
+    from click.testing import CliRunner
+
+    from mcpgen.cli import main
+
+    monkeypatch.chdir(tmp_path)  # a call moves into its project's folder: moved back after the test
+    specs = project(tmp_path, towns=SPEC.replace("towns WHERE", "places WHERE"))
+    for name, town in (("a", "Lyon"), ("b", "Nice")):
+        with sqlite3.connect(tmp_path / f"{name}.db") as db:
+            db.execute("CREATE TABLE places (name TEXT, people INTEGER, country TEXT)")
+            db.execute("INSERT INTO places VALUES (?, 1000, 'FR')", (town,))
+    (specs.parent / "mcpgen.yaml").write_text(
+        "dialect: sqlite\nconnections:\n  default:\n    url: sqlite:///${TOWNS_DB}\n"
+    )
+    said = []
+    for name in ("a", "b", "a"):
+        monkeypatch.setenv("TOWNS_DB", str(tmp_path / f"{name}.db"))
+        result = CliRunner().invoke(main, ["call", "towns", "-a", "unused=1", "--specs", str(specs)])
+        assert result.exit_code == 0, result.output
+        said.append("Lyon" if "Lyon has" in result.output else "Nice" if "Nice has" in result.output else result.output)
+    assert said == ["Lyon", "Nice", "Lyon"]
+    assert len(config_checks) == 1  # the first call checked mcpgen.yaml; the others used it as kept
+
+
+def test_a_forged_mcpgen_yaml_entry_is_checked_again(tmp_path, cache, config_checks, monkeypatch, hostile):
+    """An entry edited without the user's key (a looser config, or a pickle that would run code) is refused:
+    mcpgen.yaml is checked again, as a fresh load checks it."""
+    from mcpgen.spec.config import ProjectConfig
+
+    specs = project(tmp_path, towns=SPEC)
+    fresh = load_project(specs).config
+    looser = ProjectConfig.model_validate({"defaults": {"max_rows": 10**9}})
+    assert edit_entries(cache, "config:", lambda data: checked._pickled((looser, []))) == 1
+    config_checks.clear()
+    assert load_project(specs).config == fresh and len(config_checks) == 1
+    assert edit_entries(cache, "config:", lambda data: pickle.dumps((hostile, []))) == 1
+    monkeypatch.chdir(tmp_path)
+    assert load_project(specs).config == fresh and len(config_checks) == 2
+    assert not (tmp_path / "hostile-was-run").exists()
+
+
+def test_another_pydantic_checks_mcpgen_yaml_again(tmp_path, cache, config_checks, monkeypatch):
+    import pydantic
+
+    specs = project(tmp_path, towns=SPEC)
+    load_project(specs)
+    monkeypatch.setattr(pydantic, "VERSION", pydantic.VERSION + ".next")
+    config_checks.clear()
+    load_project(specs)
+    assert len(config_checks) == 1

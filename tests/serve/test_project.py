@@ -246,16 +246,16 @@ def test_a_server_lets_go_of_the_yaml_positions_of_the_specs_it_compiled(specs):
 
 
 def test_the_tools_listing_shares_each_tools_schemas(specs):
-    from mcpgen.answer.results import PUBLISHED_SCHEMA
+    from mcpgen.answer.results import published_schema
 
     (specs / "one.yaml").write_text(SPEC)
     project = open_project(specs)
     try:
         tool = project.registry.get("one")
         listed = tool.to_mcp()
-        assert listed.input_schema is tool.input_schema and listed.output_schema is PUBLISHED_SCHEMA
+        assert listed.input_schema is tool.input_schema and listed.output_schema is published_schema()
         wire = listed.model_dump(mode="json", by_alias=True, exclude_none=True)
-        assert wire["inputSchema"] == tool.input_schema and wire["outputSchema"] == PUBLISHED_SCHEMA
+        assert wire["inputSchema"] == tool.input_schema and wire["outputSchema"] == published_schema()
     finally:
         project.close()
 
