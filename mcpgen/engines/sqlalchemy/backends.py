@@ -245,11 +245,16 @@ class MySQL(Backend):
         """A connect timeout; and with PyMySQL, no TLS when neither the URL nor `connect_args` asks for it.
         PyMySQL would otherwise build a TLS context for every connection (the system's CA certificates
         read and parsed, tens of ms of CPU) to try TLS unverified, and only if the server offers it. Any
-        `ssl*` option, or an option file (which may set ssl-ca), is left to the driver as given."""
+        `ssl*` option, or an option file (which may set ssl-ca), is left to the driver as given; the two
+        spellings of TLS PyMySQL cannot take (it would fail at the first query) are refused here."""
         connect_args.setdefault("connect_timeout", 10)
-        if url.get_driver_name() == "pymysql" and not any(
-            key.startswith(("ssl", "read_default_")) for key in (*url.query, *connect_args)
-        ):
+        if url.get_driver_name() != "pymysql":
+            return url
+        if "ssl_mode" in url.query or "ssl_mode" in connect_args:
+            raise ValueError("PyMySQL takes no ssl_mode: ask for TLS with ssl_ca (see docs/databases.md)")
+        if "ssl" in url.query or not isinstance(connect_args.get("ssl", {}), dict):
+            raise ValueError("ssl must be a mapping in connect_args, such as {ca: FILE}; or give ssl_ca in the url")
+        if not any(key.startswith(("ssl", "read_default_")) for key in (*url.query, *connect_args)):
             connect_args["ssl_disabled"] = True
         return url
 

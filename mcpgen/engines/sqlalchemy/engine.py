@@ -109,7 +109,10 @@ class SQLAlchemyEngine:
             pool_timeout=self.pool_timeout,
             hide_parameters=True,
         )
-        url = self.backend.configure(url, options, connect_args)
+        try:
+            url = self.backend.configure(url, options, connect_args)
+        except ValueError as exc:  # options the driver cannot take, said before any connection
+            raise QueryError(f"connection '{name}': {exc}") from None
         if connect_args:
             options["connect_args"] = connect_args
         try:

@@ -104,3 +104,22 @@ def test_tls_set_in_an_option_file_is_left_to_the_driver(mariadb_url, contexts, 
     finally:
         engine.close()
     assert contexts
+
+
+REFUSED = {
+    "ssl_mode in the URL": ("?ssl_mode=REQUIRED", {}),
+    "ssl_mode in connect_args": ("", {"ssl_mode": "VERIFY_IDENTITY"}),
+    "ssl=true in the URL": ("?ssl=true", {}),
+    "ssl: true in connect_args": ("", {"ssl": True}),
+}
+
+
+@pytest.mark.parametrize("query, connect_args", list(REFUSED.values()), ids=list(REFUSED))
+def test_tls_spellings_pymysql_cannot_take_are_refused_in_one_sentence(mariadb_url, query, connect_args):
+    """PyMySQL has no ssl_mode, and takes `ssl` as a mapping only: rather than fail at the first query (a
+    TypeError from the driver), the connection is refused at once, in one sentence that says what to write."""
+    url = make_url(mariadb_url).render_as_string(hide_password=False) + query
+    with pytest.raises(QueryError) as info:
+        SQLAlchemyEngine("maria", URLConnection(url=url, connect_args=connect_args))
+    assert str(info.value).startswith("connection 'maria': ") and "\n" not in str(info.value)
+    assert "ssl_ca" in str(info.value)
