@@ -13,7 +13,7 @@ session (a setting, a lock, a variable) reaches the next call on the same pooled
 * MariaDB/MySQL: `START TRANSACTION READ ONLY` on a read-only session, the query under
   `max_statement_time` (MySQL: `max_execution_time`) and `sql_select_limit`, unbuffered
   cursor; then ROLLBACK and COM_RESET_CONNECTION (user variables, GET_LOCK locks, settings).
-  TLS as the URL or `connect_args` asks (`MySQL.configure`), none when neither asks.
+  TLS as the URL or `connect_args` asks (`MySQL.configure`), else where the server offers it.
 * SQLite: a `mode=ro` file with `query_only`, no ATTACH, a progress handler as the timer.
 * Any other dialect (`Backend` itself): a streaming cursor; read-only and time limits are the role's business.
 
@@ -242,11 +242,10 @@ class MySQL(Backend):
     """MariaDB and MySQL."""
 
     def configure(self, url, options, connect_args):
-        """A connect timeout; and with PyMySQL, no TLS when neither the URL nor `connect_args` asks for it.
-        PyMySQL would otherwise build a TLS context for every connection (the system's CA certificates
-        read and parsed, tens of ms of CPU) to try TLS unverified, and only if the server offers it. Any
-        `ssl*` option, or an option file (which may set ssl-ca), is left to the driver as given; the two
-        spellings of TLS PyMySQL cannot take (it would fail at the first query) are refused here."""
+        """A connect timeout; with PyMySQL, TLS as the driver reads it: any `ssl*` option, or an option file
+        (which may set ssl-ca), is left to the driver as given and then required; with none, the driver
+        tries TLS where the server offers it. The two spellings of TLS PyMySQL cannot take (it would fail
+        at the first query with a TypeError) are refused here, in one sentence."""
         connect_args.setdefault("connect_timeout", 10)
         if url.get_driver_name() != "pymysql":
             return url
@@ -254,8 +253,6 @@ class MySQL(Backend):
             raise ValueError("PyMySQL takes no ssl_mode: ask for TLS with ssl_ca (see docs/databases.md)")
         if "ssl" in url.query or not isinstance(connect_args.get("ssl", {}), dict):
             raise ValueError("ssl must be a mapping in connect_args, such as {ca: FILE}; or give ssl_ca in the url")
-        if not any(key.startswith(("ssl", "read_default_")) for key in (*url.query, *connect_args)):
-            connect_args["ssl_disabled"] = True
         return url
 
     def on_connect(self, dbapi_connection, record) -> None:
