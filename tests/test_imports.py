@@ -239,3 +239,13 @@ def test_a_call_of_a_kept_project_builds_no_validator_but_the_answers(tmp_path):
     for _ in range(2):  # the first keeps the project; the second reads it as kept
         subprocess.run(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, timeout=120, check=True)
     assert json.loads(out.read_text()) == ["mcpgen.answer.results.DataToolPayload"]
+
+
+def test_a_restart_of_serve_on_an_unchanged_project_reads_no_sql(tmp_path):
+    """`serve` started again on a project whose specs and statements are kept (`load.checked`) checks no
+    SQL: it loads no sqlglot (about 9 MiB of a server's idle memory) and none of mcpgen's SQL modules."""
+    modules(tmp_path, "serve", "specs")  # keeps the specs checked and their statements prepared
+    names = modules(tmp_path, "serve", "specs")
+    assert "mcpgen.serve.stdio" in names  # it did serve
+    assert not {n.split(".")[0] for n in names} & {"sqlglot", "re2"}
+    assert [n for n in names if n.startswith(("mcpgen.sql", "mcpgen.load.spec_checks"))] == []

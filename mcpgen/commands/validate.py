@@ -126,8 +126,8 @@ def _static_parallel(
     import multiprocessing
 
     from ..load.discovery import python_paths
+    from ..load.project import check_unique_names
     from ..load.prompts import load_prompts
-    from ..load.spec_checks import check_unique_names
 
     # Warm up here (lazy imports: the SQL dialect, ...), not once per worker.
     _static_chunk(specs_dir, paths[:1], False, timeout)  # what it used of the cache is kept by a worker too

@@ -59,8 +59,6 @@ def load_project(
             if loaded is not None:
                 specs.append(loaded)
         if unique_names:
-            from .spec_checks import check_unique_names
-
             check_unique_names(specs, problems)
         python_files = python_paths(specs_dir)
         # Prompts with the whole project (validate's workers load parts of it; it reads them once itself).
@@ -274,3 +272,21 @@ def _without_broken_extras(exc: ValidationError, data: Located) -> tuple[Spec, L
         return Spec.model_validate(kept), kept
     except ValidationError:
         return None
+
+
+def check_unique_names(specs: list, problems: list[Problem]) -> None:
+    """A problem for each spec whose tool name an earlier one has (the SQL checks are not loaded for it)."""
+    seen: dict[str, LoadedSpec] = {}
+    for loaded in specs:
+        if loaded.name in seen:
+            line, col = loaded.where("name")
+            problems.append(
+                Problem(
+                    str(loaded.path),
+                    line,
+                    col,
+                    f"tool name '{loaded.name}' is already used by {seen[loaded.name].path}",
+                )
+            )
+        else:
+            seen[loaded.name] = loaded

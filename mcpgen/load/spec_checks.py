@@ -483,20 +483,3 @@ def _check_charts(loaded: LoadedSpec, problems: list[Problem]) -> None:
             where: tuple[int | None, int | None] = item.where(key) if key in item else item.where()
             prefix = "chart" if not isinstance(node, list) else f"chart[{i}]"
             problems.append(Problem(str(loaded.path), *where, f"{prefix}: {message}", severity))
-
-
-def check_unique_names(specs: list, problems: list[Problem]) -> None:
-    seen: dict[str, LoadedSpec] = {}
-    for loaded in specs:
-        if loaded.name in seen:
-            line, col = loaded.where("name")
-            problems.append(
-                Problem(
-                    str(loaded.path),
-                    line,
-                    col,
-                    f"tool name '{loaded.name}' is already used by {seen[loaded.name].path}",
-                )
-            )
-        else:
-            seen[loaded.name] = loaded

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from mcpgen.load.project import load_project
-from mcpgen.load.spec_checks import LOOP_ROWS_WARNING, check_spec, check_unique_names
+from mcpgen.load.project import check_unique_names, load_project
+from mcpgen.load.spec_checks import LOOP_ROWS_WARNING, check_spec
 from mcpgen.load.specs import LoadedSpec
 from mcpgen.spec.config import ProjectConfig
 from mcpgen.spec.models import Spec
