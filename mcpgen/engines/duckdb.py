@@ -109,9 +109,12 @@ class DuckDBEngine:
         max_concurrent: int = 8,
         queue_timeout: float = 10.0,
         state: str | None = None,
+        copy: bool = False,
     ):
         """`state`: of the project's data (`load.checked.data_state`); with it, an in-memory database is
-        opened from the snapshot `init` left in this state (`snapshots`), built when there is none."""
+        opened from the snapshot `init` left in this state (`snapshots`), built when there is none; with
+        `copy`, the snapshot is copied into memory rather than read as a file (a server: a query on the
+        read-only file takes about twice as long)."""
         self.name = name
         self._catalogue: Catalogue | None = None
         self.snapshot: Path | None = None  # the DuckDB file of `snapshots` this connection reads, if any
@@ -133,7 +136,12 @@ class DuckDBEngine:
         if where is not None:
             fill = functools.partial(_fill, name=name, reach=reach, init=init)
             self.snapshot = snapshots.kept(where) or snapshots.keep(where, fill, config)
-        opened = snapshots.opened(self.snapshot, config) if self.snapshot is not None else None
+        opened = None
+        if self.snapshot is not None and copy:
+            opened = snapshots.copied(self.snapshot, config, functools.partial(_limit, reach=reach))
+        elif self.snapshot is not None:
+            opened = snapshots.opened(self.snapshot, config)
+        limited = opened is not None and copy  # a copy is limited before it is made
         if opened is not None:  # init ran when it was built: its tables, views and macros are there
             self._con, init = opened, []
         elif database == ":memory:":
@@ -146,14 +154,17 @@ class DuckDBEngine:
                 raise QueryError(f"connection '{name}': the DuckDB file {database} does not exist")
             self._con = duckdb.connect(str(path), read_only=True, config=config)
         try:
-            self._lock_down(name, reach, init)
+            self._lock_down(name, None if limited else reach, init)
         except BaseException:
             self.close()
             raise
 
-    def _lock_down(self, name: str, reach: Readable, init: list[str]) -> None:
-        """What may be read, then no other access; `init` runs inside those limits; then no changes."""
-        _fill(self._con, name, reach, init)
+    def _lock_down(self, name: str, reach: Readable | None, init: list[str]) -> None:
+        """What may be read, then no other access (`reach` None: set already); `init` runs inside those
+        limits; then no changes."""
+        if reach is not None:
+            _limit(self._con, reach)
+        _run_init(self._con, name, init)
         # Calls run on cursors made here, before the lock: a cursor's progress settings are its own, and
         # only an unlocked one can turn them on (query_progress() then says how far a query is).
         self._cursors = [self._progress_cursor() for _ in range(self.max_concurrent)]
@@ -265,12 +276,44 @@ class DuckDBEngine:
         shutil.rmtree(self._temp, ignore_errors=True)
 
 
-def _fill(con: duckdb.DuckDBPyConnection, name: str, reach: Readable, init: list[str]) -> None:
-    """What may be read, then no other access; then `init`, inside those limits (QueryError if it fails)."""
+def _fill(con: duckdb.DuckDBPyConnection, name: str, reach: Readable, init: list[str]) -> bool:
+    """A snapshot being built (`snapshots.keep`): what may be read, then no other access; then `init`,
+    inside those limits (QueryError if it fails). Whether the file holds all that `init` left: not
+    when it changed a setting, set a variable, attached a database or made a temporary object."""
+    _limit(con, reach)
+    before = _beside_the_file(con)
+    _run_init(con, name, init)
+    return _beside_the_file(con) == before
+
+
+def _limit(con: duckdb.DuckDBPyConnection, reach: Readable) -> None:
+    """What `con` may read (`file_reach`), then no other access."""
     con.execute("SET allowed_directories = $dirs", {"dirs": reach.directories})
     con.execute("SET allowed_paths = $paths", {"paths": reach.paths})
     for setting in ("enable_external_access", "autoinstall_known_extensions", "autoload_known_extensions"):
         con.execute(f"SET {setting} = false")
+
+
+# What a connection holds outside its database file: settings, variables, databases, and how many
+# temporary objects there are. (Secrets need an extension, which init may not load.)
+_BESIDE_THE_FILE = """
+SELECT (SELECT list((name, value) ORDER BY name) FROM duckdb_settings()),
+    (SELECT list(name ORDER BY name) FROM duckdb_variables()),
+    (SELECT list(database_name ORDER BY database_name) FROM duckdb_databases()),
+    (SELECT count(*) FROM duckdb_tables() WHERE temporary)
+    + (SELECT count(*) FROM duckdb_views() WHERE temporary AND NOT internal)
+    + (SELECT count(*) FROM duckdb_sequences() WHERE temporary)
+    + (SELECT count(*) FROM duckdb_functions() WHERE database_name = 'temp' AND NOT internal)
+    + (SELECT count(*) FROM duckdb_types() WHERE database_name = 'temp' AND NOT internal)
+"""
+
+
+def _beside_the_file(con: duckdb.DuckDBPyConnection) -> tuple | None:
+    return con.execute(_BESIDE_THE_FILE).fetchone()
+
+
+def _run_init(con: duckdb.DuckDBPyConnection, name: str, init: list[str]) -> None:
+    """`init`, one statement at a time (QueryError if one is refused or fails)."""
     for number, statement in enumerate(init, 1):
         problem = init_problem(statement)
         if problem:

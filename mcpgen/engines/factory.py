@@ -25,9 +25,11 @@ def create_engine(
     connection: DuckDBConnection | URLConnection | SparkConnection,
     root: str | os.PathLike,
     state: str | None = None,
+    copy: bool = False,
 ) -> Engine:
     """The engine for one `connections:` entry of mcpgen.yaml; `state`: of the project's data, for a
-    DuckDB connection to open the snapshot its `init` left in it (`snapshots`)."""
+    DuckDB connection to open the snapshot its `init` left in it (`snapshots`), or with `copy` to copy
+    it into memory."""
     if isinstance(connection, URLConnection):
         from .sqlalchemy.engine import SQLAlchemyEngine  # SQLAlchemy is imported only when a project uses it
 
@@ -54,4 +56,5 @@ def create_engine(
         connection.max_concurrent,
         float(connection.queue_timeout),
         state,
+        copy,
     )

@@ -7,11 +7,14 @@ folder named by the sha256 of the state of the project's data (`load.checked.dat
 caller passes: the name, size, time and inode of every file DuckDB may read there), the `init`
 statements, the project folder, DuckDB's version and the cache's header (mcpgen's code, its
 libraries). It is signed (HMAC-SHA256 of its bytes, with the cache's key, `cachefile.signature`) and
-opened read-only; one that is missing, damaged, edited or not signed with this user's key is built
-again from `init` (run under the same limits as the connection's), never trusted. Building a new one
-drops the project's others. One bigger than MAX_SNAPSHOT_BYTES (each start reads it whole to check
-its signature) is not kept: a mark says so, and that state's `init` runs in memory as before, as it
-does without a cache folder or where one cannot be written.
+opened read-only, or copied whole into an in-memory database (`copied`: a server, whose queries run
+faster on memory than on the file, and which then holds no CSV reader's buffers); one that is missing,
+damaged, edited or not signed with this user's key is built again from `init` (run under the same
+limits as the connection's), never trusted. Building a new one drops the project's others. A mark
+says that a state's snapshot is not kept, and that state's `init` runs in memory as before, as it does
+without a cache folder or where one cannot be written: when the file is bigger than MAX_SNAPSHOT_BYTES
+(each start reads it whole to check its signature), or when `init` left something a DuckDB file does
+not hold (a setting, a variable, an attached database, a temporary object: what `fill` says).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from .. import cachefile
 from ..limits import MAX_SNAPSHOT_BYTES
 
 NAME = "memory.duckdb"
-TOO_BIG = "too-big"  # the mark of a state whose snapshot is not kept
+NOT_KEPT = "not-kept"  # the mark of a state whose snapshot is not kept
 
 
 def folder(root: Path, state: str, init: list[str]) -> Path | None:
@@ -78,23 +81,23 @@ def private(path: Path) -> bool:
     return True
 
 
-def keep(where: Path, fill: Callable[[duckdb.DuckDBPyConnection], None], config: dict) -> Path | None:
-    """Build the snapshot in `where`: a new DuckDB file that `fill` runs `init` on, signed, put in place
-    whole (another process building the same one at once keeps its own or ours). None when it cannot
-    be built."""
-    if (where / TOO_BIG).exists():
+def keep(where: Path, fill: Callable[[duckdb.DuckDBPyConnection], bool], config: dict) -> Path | None:
+    """Build the snapshot in `where`: a new DuckDB file that `fill` runs `init` on (and says whether the
+    file holds all that `init` left), signed, put in place whole (another process building the same one
+    at once keeps its own or ours). None when it cannot be built or is not kept."""
+    if (where / NOT_KEPT).exists():
         return None
     building = where.parent / f".tmp-{secrets.token_hex(8)}"
     try:
         building.mkdir(mode=0o700, parents=True)
         con = duckdb.connect(str(building / NAME), config=config)
         try:
-            fill(con)
+            held = fill(con)
         finally:
             con.close()
-        if (building / NAME).stat().st_size > MAX_SNAPSHOT_BYTES:
+        if not held or (building / NAME).stat().st_size > MAX_SNAPSHOT_BYTES:
             (building / NAME).unlink()
-            (building / TOO_BIG).touch()
+            (building / NOT_KEPT).touch()
         else:
             (building / "signature").write_bytes(cachefile.signature(str(where), (building / NAME).read_bytes()))
         for other in where.parent.iterdir():  # the project's snapshots of other states, and a damaged one of this
@@ -105,7 +108,7 @@ def keep(where: Path, fill: Callable[[duckdb.DuckDBPyConnection], None], config:
         return kept(where)  # connection then runs it in memory, and says why)
     finally:
         shutil.rmtree(building, ignore_errors=True)
-    return None if (where / TOO_BIG).exists() else where / NAME
+    return None if (where / NOT_KEPT).exists() else where / NAME
 
 
 def opened(path: Path, config: dict) -> duckdb.DuckDBPyConnection | None:
@@ -115,3 +118,21 @@ def opened(path: Path, config: dict) -> duckdb.DuckDBPyConnection | None:
         return duckdb.connect(str(path), read_only=True, config=config)
     except duckdb.Error:
         return None
+
+
+def copied(
+    path: Path, config: dict, limit: Callable[[duckdb.DuckDBPyConnection], None]
+) -> duckdb.DuckDBPyConnection | None:
+    """An in-memory connection holding a copy of everything in the snapshot at `path` (its tables, views,
+    macros, sequences, types and indexes), made after `limit` set what the connection may read (a view
+    is bound again as it is copied). None when it cannot be copied: gone since, or refused by DuckDB."""
+    con = duckdb.connect(":memory:", config=config)
+    try:
+        con.execute("ATTACH $path AS snapshot (READ_ONLY)", {"path": str(path)})
+        limit(con)
+        con.execute("COPY FROM DATABASE snapshot TO memory")
+        con.execute("DETACH snapshot")
+    except duckdb.Error:
+        con.close()
+        return None
+    return con

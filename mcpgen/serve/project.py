@@ -84,13 +84,13 @@ def open_project(
     problems: list[Problem] = []
     used = {s.spec.connection for s in loaded.specs}
     state = checked.data_state(loaded.root, loaded.config) if columns else None
-    # The commands that run a few tools once open an in-memory DuckDB from its kept snapshot; a server
-    # runs `init` in memory, since a query on a read-only DuckDB file takes longer (10 rows of 34,000
-    # cities: about 3 ms against 1.6 ms).
-    snapshot = state if needed is not None else None
+    # An in-memory DuckDB starts from the snapshot its `init` left in this state of the data: the commands
+    # that run a few tools once open the file; a server copies it into memory, since a query on the
+    # read-only file takes longer (10 rows of 34,000 cities: about 3 ms against 1.6 ms).
     for name in used - engines.keys():
         try:
-            engines[name] = create_engine(name, loaded.config.connections[name], loaded.root, snapshot)
+            connection = loaded.config.connections[name]
+            engines[name] = create_engine(name, connection, loaded.root, state, copy=needed is None)
         except MCPGenError as exc:
             problems.append(Problem(str(loaded.config_path or specs_dir), None, None, str(exc)))
     _check_roles(engines, problems, str(loaded.config_path or specs_dir))

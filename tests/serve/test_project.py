@@ -260,9 +260,9 @@ def test_the_tools_listing_shares_each_tools_schemas(specs):
         project.close()
 
 
-def test_only_the_commands_that_run_a_few_tools_open_the_kept_snapshot(tmp_path, cache, monkeypatch):
-    """`call` and `test` open an in-memory DuckDB from the snapshot its `init` left; a server runs `init`
-    in memory, where each query costs less than on the read-only file."""
+def test_a_server_copies_the_kept_snapshot_into_memory(tmp_path, cache, monkeypatch):
+    """`call` and `test` open an in-memory DuckDB from the snapshot its `init` left, as a read-only file;
+    a server copies it into memory, where each query costs less than on the file."""
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "t.csv").write_text("one\n1\n")
     init = "CREATE TABLE t AS SELECT * FROM read_csv('data/t.csv')"
@@ -272,10 +272,13 @@ def test_only_the_commands_that_run_a_few_tools_open_the_kept_snapshot(tmp_path,
         SPEC.replace("SELECT 1 AS one", "SELECT one FROM t") + "connection: db\n"
     )
     monkeypatch.chdir(tmp_path)
-    for needed, kept in ((lambda path: True, True), (None, False), (lambda path: True, True)):
+    for needed, on_file in ((lambda path: True, True), (None, False), (lambda path: True, True)):
         project = open_project(tmp_path / "specs", needed=needed)
         try:
-            assert (project.engines["db"].snapshot is not None) is kept
+            engine = project.engines["db"]
+            assert engine.snapshot is not None
+            main = "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
+            assert engine._con.execute(main).fetchone() == ((str(engine.snapshot),) if on_file else (None,))
             assert project.registry.call_sync("one", {}).to_mcp().content[0].text == "1"
         finally:
             project.close()
