@@ -282,3 +282,30 @@ def test_a_server_copies_the_kept_snapshot_into_memory(tmp_path, cache, monkeypa
             assert project.registry.call_sync("one", {}).to_mcp().content[0].text == "1"
         finally:
             project.close()
+
+
+def test_a_server_opened_again_on_new_data_copies_a_new_snapshot(tmp_path, cache, monkeypatch):
+    """A reload after the data changed (a new state) builds and copies that state's snapshot, which drops
+    the old one's file; the server still open on the old state answers from its copy in memory."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "t.csv").write_text("one\n1\n")
+    init = "CREATE TABLE t AS SELECT sum(one) AS one FROM read_csv('data/t.csv')"
+    (tmp_path / "mcpgen.yaml").write_text(f'connections:\n  db:\n    duckdb: ":memory:"\n    init: ["{init}"]\n')
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "one.yaml").write_text(
+        SPEC.replace("SELECT 1 AS one", "SELECT one FROM t") + "connection: db\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    first = open_project(tmp_path / "specs")
+    try:
+        (tmp_path / "data" / "t.csv").write_text("one\n1\n2\n")
+        second = open_project(tmp_path / "specs")
+        try:
+            old, new = first.engines["db"].snapshot, second.engines["db"].snapshot
+            assert old is not None and new is not None and new != old and not old.parent.exists()
+            assert second.registry.call_sync("one", {}).to_mcp().content[0].text == "3"
+            assert first.registry.call_sync("one", {}).to_mcp().content[0].text == "1"
+        finally:
+            second.close()
+    finally:
+        first.close()
