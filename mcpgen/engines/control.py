@@ -21,8 +21,7 @@ interrupted
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from contextvars import ContextVar
 
 from ..errors import QueryCancelled
@@ -75,18 +74,22 @@ class CallControl:
         return float(value) if value is not None and 0 <= value <= 100 else None
 
 
-@contextmanager
-def attached(
-    cancel: Callable[[], object], progress: Callable[[], float | None] | None = None
-) -> Iterator[CallControl | None]:
+class attached:
     """For an engine: `cancel` and `progress` stand for this call's query while the block runs.
-    Raises QueryCancelled if the call was cancelled before the query started."""
-    control = CURRENT.get()
-    if control is None:
-        yield None
-        return
-    control.attach(cancel, progress)
-    try:
-        yield control
-    finally:
-        control.detach()
+    Raises QueryCancelled if the call was cancelled before the query started. (A class rather than
+    a generator: it runs around every query.)"""
+
+    __slots__ = ("_cancel", "_control", "_progress")
+
+    def __init__(self, cancel: Callable[[], object], progress: Callable[[], float | None] | None = None) -> None:
+        self._cancel, self._progress = cancel, progress
+
+    def __enter__(self) -> CallControl | None:
+        control = self._control = CURRENT.get()
+        if control is not None:
+            control.attach(self._cancel, self._progress)
+        return control
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._control is not None:
+            self._control.detach()

@@ -18,6 +18,7 @@ import os
 import socket
 import threading
 import time
+import weakref
 from collections.abc import Callable
 
 
@@ -72,9 +73,10 @@ class Cutoff:
 
     The database's own time limit (statement_timeout, max_statement_time) answers first; this is for
     a reply that never comes (a peer gone silent, a network that drops packets): the driver's wait
-    then ends with an error instead of lasting forever. The socket is duplicated when attached, so
-    a closed connection's reused file number is never touched; `disarm` (before the connection goes
-    back to its pool) makes sure a late deadline cannot reach the next call's socket.
+    then ends with an error instead of lasting forever. The socket is duplicated when attached (or
+    once per connection, `kept_duplicate`), so a closed connection's reused file number is never
+    touched; `disarm` (before the connection goes back to its pool) makes sure a late deadline cannot
+    reach the next call's socket.
 
     >>> a, b = socket.socketpair()
     >>> with Cutoff(0.05) as cutoff:
@@ -89,28 +91,35 @@ class Cutoff:
         self.fired = False
         self._lock = threading.Lock()
         self._socket: socket.socket | None = None
+        self._owned = False  # whether `_socket` is this Cutoff's to close
         self._entry: list | None = None
 
-    def attach(self, fileno: int | None) -> None:
-        """Watch this socket (a file number the driver owns) from now on; the first one starts the clock."""
+    def attach(self, target: int | socket.socket | None) -> None:
+        """Watch this socket from now on; the first one starts the clock. `target` is a file number
+        the driver owns (duplicated here, and closed again by `disarm`), or a duplicate kept by its
+        owner for as long as the connection lives (see `kept_duplicate`), which `disarm` leaves open."""
         if self._entry is None:
             self._entry = DEADLINES.watch(self.seconds, self._fire)
-        if fileno is None or fileno < 0:
+        if isinstance(target, socket.socket):
+            duplicate, owned = target, False
+        elif target is None or target < 0:
             return
-        duplicate = socket.socket(fileno=os.dup(fileno))
+        else:
+            duplicate, owned = socket.socket(fileno=os.dup(target)), True
         with self._lock:
-            previous, self._socket = self._socket, duplicate
+            previous, previous_owned = self._socket, self._owned
+            self._socket, self._owned = duplicate, owned
             if self.fired:
                 _shut(duplicate)
-        if previous is not None:
+        if previous is not None and previous_owned:
             previous.close()
 
     def disarm(self) -> None:
         if self._entry is not None:
             DEADLINES.cancel(self._entry)
         with self._lock:
-            duplicate, self._socket = self._socket, None
-        if duplicate is not None:
+            duplicate, owned, self._socket = self._socket, self._owned, None
+        if duplicate is not None and owned:
             duplicate.close()
 
     def _fire(self) -> None:
@@ -131,3 +140,24 @@ def _shut(duplicate: socket.socket) -> None:
         duplicate.shutdown(socket.SHUT_RDWR)
     except OSError:  # already closed by the peer
         pass
+
+
+_KEPT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a connection -> its socket's duplicate
+
+
+def kept_duplicate(owner: object, fileno: int) -> socket.socket:
+    """A duplicate of the socket `fileno` of the connection `owner`, made on its first call and kept
+    for the next ones (a duplicate a call costs a system call or two), for `Cutoff.attach`. It is
+    closed by `release_duplicate` when the connection is closed, or when `owner` is collected."""
+    duplicate = _KEPT.get(owner)
+    if duplicate is None:
+        duplicate = _KEPT[owner] = socket.socket(fileno=os.dup(fileno))
+        weakref.finalize(owner, duplicate.close)
+    return duplicate
+
+
+def release_duplicate(owner: object) -> None:
+    """Close the duplicate kept for `owner`, if any (its connection is being closed)."""
+    duplicate = _KEPT.pop(owner, None)
+    if duplicate is not None:
+        duplicate.close()

@@ -33,8 +33,10 @@ Adding a backend is one subclass of `Backend` here, named in `BACKENDS`.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 import select
+import socket
 import threading
 import time
 import weakref
@@ -47,6 +49,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.pool import StaticPool
 
 from ..control import attached
+from ..deadlines import kept_duplicate, release_duplicate
 from .statements import Statement, empty_lists_as_arrays
 
 # clause(values, prefix, suffix): the statement's text() clause for these values, wrapped.
@@ -105,8 +108,9 @@ class Backend:
         """Whether the driver's error means the call ran out of time."""
         return False
 
-    def socket_of(self, dbapi_connection) -> int | None:
-        """The file number of the connection's socket, for the call's `Cutoff` (None: not known)."""
+    def socket_of(self, dbapi_connection) -> int | socket.socket | None:
+        """The file number of the connection's socket, or a duplicate of it kept with the connection,
+        for the call's `Cutoff` (None: not known)."""
         fileno = getattr(dbapi_connection, "fileno", None)
         try:
             return fileno() if callable(fileno) else None
@@ -146,6 +150,8 @@ class PostgreSQL(Backend):
 
     def listen(self, engine) -> None:
         sa.event.listen(engine, "checkout", _pg_checkout)
+        for closing in ("close", "close_detached"):  # the socket's duplicate kept for `Cutoff` goes with it
+            sa.event.listen(engine, closing, _pg_release)
         # `end` has already rolled back (or is rolling back, see `end`): SQLAlchemy's own
         # driver-level rollback on release would only get in its way.
         engine.dialect.do_rollback = lambda dbapi_connection: None
@@ -226,7 +232,9 @@ class PostgreSQL(Backend):
 
     def socket_of(self, dbapi_connection):
         pgconn = getattr(dbapi_connection, "pgconn", None)
-        return super().socket_of(dbapi_connection) if pgconn is None else pgconn.socket
+        if pgconn is None:
+            return super().socket_of(dbapi_connection)
+        return kept_duplicate(dbapi_connection, pgconn.socket)
 
     def text(self, statement, signature, values):
         # An empty list of unknown item type: PostgreSQL cannot type SQLAlchemy's empty set
@@ -368,13 +376,28 @@ def _on_driver(conn, clause, values: dict, cache: dict) -> tuple[str, Any]:
     """The SQL and parameters SQLAlchemy would hand the driver for `clause` with these values (lists
     expanded, values through the types' bind processors), the clause compiled once into `cache`. A
     call sent this way skips SQLAlchemy's execution context and result objects, most of a short
-    query's client time."""
-    compiled = cache.get(clause)
-    if compiled is None:
+    query's client time. A clause whose SQL does not depend on the values (no list, no value written
+    inline) keeps that SQL too, and a call only fills in its parameters."""
+    found = cache.get(clause)
+    if found is None:
         compiled = clause.compile(dialect=conn.dialect)
+        fixed = None
+        if not compiled.post_compile_params:
+            state = compiled.construct_expanded_state(values)
+            if set(state.parameters) == set(values):
+                fixed = (state.statement, tuple(state.positiontup or state.parameters), state.processors)
+        found = (compiled, fixed)
         if len(cache) > 4096:
             cache.clear()
-        cache[clause] = compiled
+        cache[clause] = found
+    compiled, fixed = found
+    if fixed is not None:
+        statement, keys, processors = fixed
+        if processors:
+            params = {k: processors[k](values[k]) if k in processors else values[k] for k in keys}
+        else:
+            params = {k: values[k] for k in keys}
+        return statement, tuple(params[k] for k in keys) if compiled.positional else params
     state = compiled.construct_expanded_state(values)
     params = state.parameters
     if state.processors:
@@ -431,8 +454,7 @@ def _pg_checkout(dbapi_connection, record, proxy) -> None:
     else:
         if dbapi_connection in _PG_PENDING:
             _PG_PENDING.discard(dbapi_connection)
-            from psycopg import pq
-
+            pq = _psycopg()[1]
             try:
                 results = _pg_results(pgconn, PG_RESET_WAIT)
             except Exception as exc:  # late (TimeoutError), or the connection broke (the driver's error)
@@ -443,6 +465,10 @@ def _pg_checkout(dbapi_connection, record, proxy) -> None:
         fileno = pgconn.socket
     if select.select([fileno], [], [], 0)[0]:
         raise sa_exc.DisconnectionError("the server closed the connection")
+
+
+def _pg_release(dbapi_connection, record=None) -> None:
+    release_duplicate(dbapi_connection)
 
 
 def _pg_canceller(raw) -> Callable[[], object]:
@@ -466,8 +492,7 @@ def _pg_exec(conn, sql: str, seconds: float) -> None:
         finally:
             cursor.close()
         return
-    from psycopg import errors, pq
-
+    errors, pq = _psycopg()
     _pg_send(pgconn, sql, time.monotonic() + seconds)
     results = _pg_results(pgconn, seconds)
     bad = [r for r in results if r.status not in (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK)]
@@ -475,6 +500,14 @@ def _pg_exec(conn, sql: str, seconds: float) -> None:
         raise errors.error_from_result(bad[0], encoding="utf-8")
     if pgconn.status != pq.ConnStatus.OK:
         raise OSError("the connection broke")
+
+
+@functools.cache
+def _psycopg() -> tuple[Any, Any]:
+    """psycopg's errors and pq modules, imported once (a connection through psycopg has them)."""
+    from psycopg import errors, pq
+
+    return errors, pq
 
 
 def _pg_send(pgconn, sql: str, deadline: float) -> None:

@@ -37,6 +37,20 @@ class Statement:
     source: str = ""  # the SQL before escaping, and its placeholders: to rewrite an untyped empty list
     placeholders: tuple = ()
 
+    def __hash__(self) -> int:
+        """Hashed once: a call looks its statement up in the engine's caches, and the placeholders
+        are a tuple of dataclasses whose hash Python would otherwise compute again each time."""
+        try:
+            return self.__dict__["_hash"]
+        except KeyError:
+            value = hash((self.text, self.lists, self.types, self.source, self.placeholders))
+            self.__dict__["_hash"] = value
+            return value
+
+    def __getstate__(self) -> dict:
+        """Pickled without its hash: strings hash differently in the next process."""
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
+
 
 def catalog_columns(conn, tables) -> dict[tuple[str | None, str], dict[str, bool]]:
     """{(schema, table): {column: whether it may be NULL}} from the database's catalog, for base
