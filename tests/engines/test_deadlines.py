@@ -40,3 +40,37 @@ def test_a_failing_callback_does_not_stop_the_others():
     again = threading.Event()
     DEADLINES.watch(0.01, again.set)
     assert again.wait(5) and time.monotonic() - started < 5
+
+
+def test_a_duplicate_kept_with_its_connection_is_cut_off_and_outlives_the_call():
+    """PostgreSQL's calls watch a duplicate of their connection's socket made once per connection: a
+    cutoff shuts it down like its own, leaves it open when disarmed (the next call watches it
+    again), and it is closed when the connection is released or collected."""
+    import gc
+    import socket
+
+    from mcpgen.engines.deadlines import Cutoff, kept_duplicate, release_duplicate
+
+    class Owner:  # stands for a driver's connection object
+        pass
+
+    a, b = socket.socketpair()
+    owner, other = Owner(), Owner()
+    try:
+        kept = kept_duplicate(owner, a.fileno())
+        assert kept_duplicate(owner, a.fileno()) is kept and kept.fileno() != a.fileno()
+        with Cutoff(5) as cutoff:
+            cutoff.attach(kept)
+        assert kept.fileno() >= 0 and not cutoff.fired  # disarmed: the kept duplicate stays open
+        with Cutoff(0.05) as cutoff:
+            cutoff.attach(kept)
+            assert a.recv(1) == b"" and cutoff.fired  # the deadline shut the socket down
+        release_duplicate(owner)
+        assert kept.fileno() == -1
+        collected = kept_duplicate(other, b.fileno())
+        del other
+        gc.collect()
+        assert collected.fileno() == -1
+    finally:
+        a.close()
+        b.close()

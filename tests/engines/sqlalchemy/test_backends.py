@@ -1,5 +1,6 @@
 """One backend class per database: what each sets on a connection, and its SQL for a time limit."""
 
+import datetime as dt
 import threading
 import time
 
@@ -75,6 +76,30 @@ def test_the_driver_gets_the_sql_and_values_sqlalchemy_would_send(driver):
         assert sql == f"SELECT {first}::VARCHAR, NULL FROM t WHERE x IN ({marks})"
         named = {"s": "JP", **{f"xs_{i + 1}": x for i, x in enumerate(xs)}}
         assert params == (tuple(named.values()) if driver == "pg8000" else named)
+    assert list(cache) == [clause]
+
+
+@pytest.mark.parametrize("driver", ["psycopg", "pg8000"])
+def test_a_clause_without_lists_keeps_its_sql_and_takes_each_calls_values(driver):
+    """A clause whose SQL does not depend on the values keeps the SQL compiled once: every call
+    still gets its own values (through the types' bind processors) in the driver's order."""
+    from sqlalchemy.dialects import postgresql
+
+    from mcpgen.engines.sqlalchemy.backends import _on_driver
+    from mcpgen.engines.sqlalchemy.statements import bindparam
+
+    class Conn:
+        dialect = getattr(postgresql, driver).dialect()
+
+    binds = [bindparam("s", "string", False), bindparam("n", "integer", False), bindparam("d", "date", False)]
+    clause = sa.text("SELECT :n, :s WHERE :d IS NOT NULL AND :n > 0").bindparams(*binds)
+    cache: dict = {}
+    for values in ({"s": "JP", "n": 1, "d": dt.date(2024, 1, 2)}, {"s": "FR", "n": 7, "d": dt.date(1999, 12, 31)}):
+        expected = clause.compile(dialect=Conn.dialect).construct_expanded_state(values)
+        processors = expected.processors
+        named = {k: processors[k](v) if k in processors else v for k, v in expected.parameters.items()}
+        wanted = tuple(named[k] for k in expected.positiontup or ()) if driver == "pg8000" else named
+        assert _on_driver(Conn(), clause, values, cache) == (expected.statement, wanted)
     assert list(cache) == [clause]
 
 

@@ -12,6 +12,7 @@ import contextlib
 import dataclasses
 import datetime as dt
 import logging
+import os
 import re
 import sqlite3
 import threading
@@ -652,6 +653,39 @@ def test_postgres_terminated_connections_cost_nothing(postgres_url):
         assert run(engine, "SELECT 2").rows == [(2,)]
     finally:
         engine.close()
+
+
+def test_postgres_socket_duplicates_close_with_their_connections(postgres_url):
+    """Each pooled connection's socket has one duplicate for the call's cutoff, made on its first
+    call: a connection the pool drops (killed on the server) and every connection at close take
+    theirs with them, even while something still holds the driver's connection object, so no file
+    and no server session outlives the engine."""
+    import sqlalchemy as sa
+
+    def open_files():
+        return len(os.listdir("/proc/self/fd"))
+
+    app = services.unique_name("mcpgen_test")
+    sessions = "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s"
+    before = open_files()
+    engine = SQLAlchemyEngine("pg", URLConnection(url=postgres_url, connect_args={"application_name": app}))
+    held = []  # the driver's connections, kept alive past their close (a traceback, a log record)
+    sa.event.listen(engine._engine, "checkout", lambda dbapi_connection, *_: held.append(dbapi_connection))
+    try:
+        assert run(engine, "SELECT 1").rows == [(1,)]
+        one_connection = open_files() - before  # its socket and the duplicate
+        for _ in range(3):
+            assert run(engine, "SELECT 1").rows == [(1,)]
+        assert open_files() - before == one_connection  # not one more a call
+        with services.connect("postgresql") as con:
+            con.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s", [app])
+        assert run(engine, "SELECT 2").rows == [(2,)]  # through a new connection
+        assert open_files() - before == one_connection  # the dead one's duplicate went with it
+    finally:
+        engine.close()
+    assert open_files() == before
+    with services.connect("postgresql") as con:
+        assert con.execute(sessions, [app]).fetchone()[0] == 0
 
 
 def test_postgres_connection_dead_at_the_opening_is_replaced_once(postgres_url):

@@ -88,3 +88,21 @@ def test_bind_parameters_by_type():
     assert bindparam("ids", "string", True).expanding
     untyped = bindparam("x", "null", False)
     assert untyped.literal_execute and not untyped.expanding
+
+
+def test_a_statement_is_hashed_once_and_pickled_without_its_hash():
+    """Engines look a statement up on every call, so its hash is kept; a pickled statement (the
+    project's cache of described queries) leaves it out, since strings hash differently in the
+    next process, and it stays equal to the statement it was."""
+    import pickle
+
+    sql = "SELECT * FROM t WHERE a = :a AND b IN :bs"
+    placeholders = find_placeholders(sql, None)
+    statement = Statement(sa_text(sql, placeholders), frozenset({"bs"}), (("a", "integer"),), sql, placeholders)
+    assert {statement: 1}[
+        Statement(
+            **{f: getattr(statement, f) for f in ("text", "lists", "types")}, source=sql, placeholders=placeholders
+        )
+    ] == 1
+    loaded = pickle.loads(pickle.dumps(statement))
+    assert "_hash" not in vars(loaded) and loaded == statement and hash(loaded) == hash(statement)
