@@ -456,6 +456,7 @@ def _pg_checkout(dbapi_connection, record, proxy) -> None:
             _PG_PENDING.discard(dbapi_connection)
             pq = _psycopg()[1]
             try:
+                pgconn.consume_input()  # the reply is usually in already: no wait for it then
                 results = _pg_results(pgconn, PG_RESET_WAIT)
             except Exception as exc:  # late (TimeoutError), or the connection broke (the driver's error)
                 raise sa_exc.DisconnectionError(f"the session's reset was not answered: {exc}") from None
