@@ -175,6 +175,8 @@ def rewrite(
         tree = _date_arithmetic(tree, target, dates, columns is not None)
         for node in tree.walk():
             node.meta.pop(_TYPE, None)
+    for naming in _NAMING_STEPS.get(target, ()):
+        tree = naming(tree, columns)
     for step in (*_STEPS.get(target, ()), _named_order):
         tree = step(tree)
     return tree
@@ -506,25 +508,147 @@ def _derived_table_aliases(tree: exp.Expr) -> exp.Expr:
     return tree
 
 
-def _aliases_in_order_expressions(tree: exp.Expr) -> exp.Expr:
+def _aliases_in_order_expressions(tree: exp.Expr, columns: Columns | None) -> exp.Expr:
     """`SELECT a + b AS s ... ORDER BY CASE WHEN s = 0 THEN ...`: DuckDB reads `s` inside an ORDER BY
-    expression as the select item; PostgreSQL and Spark only a bare `ORDER BY s`. The item is written out."""
+    expression as the select item when no table column has that name; PostgreSQL and Spark only a bare
+    `ORDER BY s`. The item is written out, unless `s` is also a column, which all three read there."""
     for select in tree.find_all(exp.Select):
         order = select.args.get("order")
         if order is None:
             continue
-        named = {
-            e.alias.lower(): e.this
-            for e in select.expressions
-            if isinstance(e, exp.Alias) and not (isinstance(e.this, exp.Column) and e.this.name == e.alias)
-        }
+        named = _renamed_items(select)
         for ordered in order.expressions:
             if isinstance(ordered.this, exp.Column):
                 continue
             for column in list(ordered.this.find_all(exp.Column)):
-                if not column.table and column.name.lower() in named:
+                if column.table or column.name.lower() not in named:
+                    continue
+                if not _is_input_column(select, column, columns, tree):
                     column.replace(exp.Paren(this=named[column.name.lower()].copy()))
     return tree
+
+
+def _renamed_items(select: exp.Select) -> dict[str, exp.Expr]:
+    """The select items named by an alias other than their own column's name: alias -> expression."""
+    return {
+        e.alias.lower(): e.this
+        for e in select.expressions
+        if isinstance(e, exp.Alias) and not (isinstance(e.this, exp.Column) and e.this.name == e.alias)
+    }
+
+
+class InputColumnsUnknown(Exception):
+    """`column` is a select alias and may also be a column of the query's tables, whose columns neither
+    the SQL nor the database's catalogue (not asked) tells; the engines read it differently."""
+
+    def __init__(self, column: exp.Expr, place: str):
+        super().__init__(column.sql("duckdb"))
+        self.column, self.place = column, place
+
+
+def _is_input_column(select: exp.Select, column: exp.Column, columns: Columns | None, tree: exp.Expr) -> bool:
+    """Whether the tables `select` reads from have a column of `column`'s name (raises
+    InputColumnsUnknown when that cannot be told)."""
+    found = _input_columns(select, columns, tree)
+    if found is None:
+        raise InputColumnsUnknown(column, _place(column))
+    return column.name.lower() in found
+
+
+def _place(node: exp.Expr) -> str:
+    """The clause `node` is in, as the refusal names it."""
+    if node.find_ancestor(exp.Window) is not None:
+        return "a window's ORDER BY or PARTITION BY"
+    around: exp.Expr | None = node
+    while around is not None:
+        for kind, name in ((exp.Qualify, "QUALIFY"), (exp.Group, "GROUP BY"), (exp.Order, "ORDER BY")):
+            if isinstance(around, kind):
+                return name
+        around = around.parent
+    return "the query"
+
+
+def _sources(select: exp.Select) -> list[exp.Expr]:
+    """`select`'s FROM and its JOINs."""
+    return [s for s in (select.args.get("from_"), *(select.args.get("joins") or [])) if s is not None]
+
+
+def _input_columns(select: exp.Select, columns: Columns | None, tree: exp.Expr) -> set[str] | None:
+    """The names of the columns `select`'s FROM and JOINs give, lower case: from the database's catalogue
+    (`columns`) for a table, from the query for a CTE or subquery; None where that cannot be told."""
+    ctes = {c.alias.lower(): c.this for c in tree.find_all(exp.CTE)}
+    catalogue = {t.lower(): c for t, c in (columns or {}).items()}
+    found: set[str] = set()
+    for source in _sources(select):
+        relation = source.this
+        if isinstance(relation, exp.Table) and relation.name.lower() in ctes:
+            relation = ctes[relation.name.lower()]
+        if isinstance(relation, exp.Table):
+            if relation.name.lower() not in catalogue:
+                return None
+            found |= {c.lower() for c in catalogue[relation.name.lower()]}
+            continue
+        inner = relation.this if isinstance(relation, exp.Subquery) else relation
+        if not isinstance(inner, exp.Query) or any(isinstance(e, exp.Star) for e in inner.selects):
+            return None
+        found |= {n.lower() for n in inner.named_selects}
+    return found
+
+
+def _refuse_qualify_on_shadowing_alias(tree: exp.Expr, columns: Columns | None) -> exp.Expr:
+    """sqlglot writes QUALIFY, which PostgreSQL, MariaDB/MySQL and SQLite lack, as a filter on a subquery
+    and writes each select alias in it out as its expression; DuckDB reads a name that is also a table's
+    column as the column. No rewrite keeps that reading: such a QUALIFY is refused."""
+    for qualify in tree.find_all(exp.Qualify):
+        select = qualify.parent
+        if not isinstance(select, exp.Select):
+            continue
+        named = _renamed_items(select)
+        for column in qualify.find_all(exp.Column):
+            if not column.table and column.name.lower() in named and _is_input_column(select, column, columns, tree):
+                raise ShadowingAlias(column, "QUALIFY")
+    return tree
+
+
+class ShadowingAlias(Exception):
+    """`column` is both a select alias and a table's column at `place`, and the target has no spelling
+    that reads it as DuckDB does."""
+
+    def __init__(self, column: exp.Expr, place: str):
+        super().__init__(column.sql("duckdb"))
+        self.column, self.place = column, place
+
+
+def _mysql_shadowed_columns(tree: exp.Expr, columns: Columns | None) -> exp.Expr:
+    """DuckDB reads a name in GROUP BY or in a window's ORDER BY / PARTITION BY as the table's column
+    where there is one, MariaDB/MySQL as the select alias of that name: the column is written with its
+    table's name there (`GROUP BY t.a`), which both read as the column."""
+    for select in list(tree.find_all(exp.Select)):
+        named = _renamed_items(select)
+        if not named:
+            continue
+        places = [select.args.get("group"), *(w for e in select.expressions for w in e.find_all(exp.Window))]
+        for place in places:
+            if place is None:
+                continue
+            for column in list(place.find_all(exp.Column)):
+                if column.table or column.name.lower() not in named:
+                    continue
+                if _is_input_column(select, column, columns, tree):
+                    column.set("table", exp.to_identifier(_owner(select, column, columns, tree)))
+    return tree
+
+
+def _owner(select: exp.Select, column: exp.Column, columns: Columns | None, tree: exp.Expr) -> str:
+    """The name (or alias) of the one FROM/JOIN source that gives `column`."""
+    owners = []
+    for source in _sources(select):
+        probe = exp.Select(expressions=[exp.Star()]).from_(source.this.copy())
+        if column.name.lower() in (_input_columns(probe, columns, tree) or set()):
+            owners.append(source.this.alias_or_name)
+    if len(owners) != 1:
+        raise ShadowingAlias(column, _place(column))
+    return owners[0]
 
 
 def duckdb_name(item: exp.Expr) -> str:
@@ -567,6 +691,14 @@ def _name_unnamed_columns(tree: exp.Expr) -> exp.Expr:
 _STEPS: dict[str, tuple[Callable[[exp.Expr], exp.Expr], ...]] = {
     "sqlite": (_sqlite_date_arithmetic, _sqlite_extract, _bare_set_members, _column_list_as_aliases),
     "mysql": (_column_list_as_aliases, _mysql_rollup, _derived_table_aliases, _double_division),
-    "postgres": (_interval_of_expression, _derived_table_aliases, _aliases_in_order_expressions),
-    "spark": (_interval_of_expression, _aliases_in_order_expressions, _double_division),
+    "postgres": (_interval_of_expression, _derived_table_aliases),
+    "spark": (_interval_of_expression, _double_division),
+}
+
+# The steps that need to know the tables' columns (the database's catalogue, when it was read).
+_NAMING_STEPS: dict[str, tuple[Callable[[exp.Expr, Columns | None], exp.Expr], ...]] = {
+    "sqlite": (_refuse_qualify_on_shadowing_alias,),
+    "mysql": (_refuse_qualify_on_shadowing_alias, _mysql_shadowed_columns),
+    "postgres": (_refuse_qualify_on_shadowing_alias, _aliases_in_order_expressions),
+    "spark": (_aliases_in_order_expressions,),
 }

@@ -79,6 +79,19 @@ def _postgres_round(self: Generator, e: exp.Round) -> str:
     return self.func("ROUND", exp.cast(e.this, "DECIMAL"), e.args["decimals"])
 
 
+def _mysql_ordered(self: Generator, e: exp.Ordered) -> str:
+    """MariaDB/MySQL spell DuckDB's NULLS LAST with a first key, `CASE WHEN x IS NULL ...`, and sqlglot
+    writes a select alias there as its expression, where columns are read. It writes the sort key that
+    follows as that expression too, where MariaDB reads a name as a select alias first: `SELECT b AS a,
+    a AS b ... ORDER BY a` would sort by the other column. The key stays the alias."""
+    out = self.ordered_sql(e)
+    resolved = self._resolve_ordered_for_null_ordering_simulation(e)
+    if resolved is None:
+        return out
+    head, found, tail = out.rpartition(f", {self.sql(resolved)}")
+    return f"{head}, {self.sql(e, 'this')}{tail}" if found and head.startswith("CASE WHEN") else out
+
+
 # Spellings sqlglot lacks for a target dialect: expression type -> how to write it there.
 FIXES: dict[str, dict[type, Callable[..., str]]] = {
     "postgres": {
@@ -93,6 +106,7 @@ FIXES: dict[str, dict[type, Callable[..., str]]] = {
     "mysql": {
         exp.DateFromParts: _mysql_parts(_DATE, "%Y-%c-%e"),
         exp.TimestampFromParts: _mysql_parts(_TIMESTAMP, "%Y-%c-%e %k:%i:%s"),
+        exp.Ordered: _mysql_ordered,
     },
 }
 
@@ -158,10 +172,7 @@ def transpile(
             continue
         raise Untranslatable(problem, *_where(sql, node))
     if source == "duckdb":  # after the checks above, which read the functions as written
-        try:
-            tree = dialects.rewrite(tree, target, dates, columns)
-        except dialects.ColumnTypeUnknown as unknown:
-            raise NeedsColumnTypes(_untold(unknown, target), *_start(sql, unknown.node)) from None
+        tree = _rewrite(tree, sql, target, dates, columns)
     try:
         out = writer(dialect=target, unsupported_level=ErrorLevel.RAISE, pretty=True).generate(tree)
     except SqlglotError as exc:
@@ -169,6 +180,25 @@ def transpile(
     if _bound(out, target) != _bound(sql, source):  # a value must never turn into text
         raise Untranslatable(f"the parameters would not stay bound values in {target}")
     return out
+
+
+def _rewrite(
+    tree: exp.Expr, sql: str, target: str, dates: frozenset[str], columns: dialects.Columns | None
+) -> exp.Expr:
+    """`dialects.rewrite`, its refusals raised with their place in `sql`."""
+    try:
+        return dialects.rewrite(tree, target, dates, columns)
+    except dialects.ColumnTypeUnknown as unknown:
+        raise NeedsColumnTypes(_untold(unknown, target), *_start(sql, unknown.node)) from None
+    except dialects.InputColumnsUnknown as unknown:
+        raise NeedsColumnTypes(_unsure(unknown, target), *_start(sql, unknown.column)) from None
+    except dialects.ShadowingAlias as shadow:
+        engine = dialects.engine_name(target)
+        raise Untranslatable(
+            f"`{shadow}` in {shadow.place} names both a result column's alias and a table's column, which "
+            f"{engine} cannot be told to read as DuckDB does (the column); rename the alias",
+            *_start(sql, shadow.column),
+        ) from None
 
 
 def _untold(unknown: dialects.ColumnTypeUnknown, target: str) -> str:
@@ -182,6 +212,17 @@ def _untold(unknown: dialects.ColumnTypeUnknown, target: str) -> str:
         f"`{unknown}` cannot be translated for {engine}: on a DATE, DuckDB counts days where {engine} counts on "
         f"the number YYYYMMDD, and {why}write CAST({column} AS DATE) where it is one, a CAST to its number type "
         "where it is not)"
+    )
+
+
+def _unsure(unknown: dialects.InputColumnsUnknown, target: str) -> str:
+    """The sentence for a select alias whose reading on `target` depends on whether a table has a column
+    of its name."""
+    name, engine = unknown, dialects.engine_name(target)
+    return (
+        f"`{name}` in {unknown.place} is a result column's alias, and DuckDB reads it as a table's column of "
+        f"that name where there is one, {engine} not: the SQL does not say whether there is (validate --live "
+        "and serve read the tables' columns from the database; or rename the alias, or name the column with its table)"
     )
 
 
