@@ -528,6 +528,26 @@ def _aliases_in_order_expressions(tree: exp.Expr, columns: Columns | None) -> ex
     return tree
 
 
+def _aliases_in_having(tree: exp.Expr) -> exp.Expr:
+    """`SELECT c, sum(b) AS a ... GROUP BY c HAVING a > 25`: DuckDB reads `a` in HAVING (outside an
+    aggregate) as the select item unless a grouped column has that name; PostgreSQL and SQLite read the
+    table's column (PostgreSQL refuses an ungrouped one, SQLite takes any row's). The item is written out."""
+    for select in tree.find_all(exp.Select):
+        having = select.args.get("having")
+        if having is None:
+            continue
+        named = _renamed_items(select)
+        group = select.args.get("group")
+        grouped = {c.name.lower() for c in group.expressions if isinstance(c, exp.Column)} if group else set()
+        for column in list(having.find_all(exp.Column)):
+            name = column.name.lower()
+            if column.table or name not in named or name in grouped or column.find_ancestor(exp.AggFunc):
+                continue
+            if column.find_ancestor(exp.Select) is select:
+                column.replace(exp.Paren(this=named[name].copy()))
+    return tree
+
+
 def _renamed_items(select: exp.Select) -> dict[str, exp.Expr]:
     """The select items named by an alias other than their own column's name: alias -> expression."""
     return {
@@ -689,9 +709,15 @@ def _name_unnamed_columns(tree: exp.Expr) -> exp.Expr:
 
 
 _STEPS: dict[str, tuple[Callable[[exp.Expr], exp.Expr], ...]] = {
-    "sqlite": (_sqlite_date_arithmetic, _sqlite_extract, _bare_set_members, _column_list_as_aliases),
+    "sqlite": (
+        _sqlite_date_arithmetic,
+        _sqlite_extract,
+        _bare_set_members,
+        _column_list_as_aliases,
+        _aliases_in_having,
+    ),
     "mysql": (_column_list_as_aliases, _mysql_rollup, _derived_table_aliases, _double_division),
-    "postgres": (_interval_of_expression, _derived_table_aliases),
+    "postgres": (_interval_of_expression, _derived_table_aliases, _aliases_in_having),
     "spark": (_interval_of_expression, _double_division),
 }
 

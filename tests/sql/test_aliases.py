@@ -9,16 +9,12 @@ import sqlite3
 
 import duckdb
 import pytest
-import sqlalchemy as sa
 
 from mcpgen.sql.transpile import NeedsColumnTypes, Untranslatable, transpile
 
 ROWS = [(1, 30, "x"), (2, 20, "y"), (3, 10, "x")]  # a ascending where b descends: the readings differ
+SERVICES = {"postgres": "postgresql", "mysql": "mariadb"}
 COLUMNS = {"t": {"a": "INTEGER", "b": "INTEGER", "c": "VARCHAR"}}
-URLS = {
-    "postgres": "postgresql+psycopg://postgres@127.0.0.1:5432/test",
-    "mysql": "mysql+pymysql://root@127.0.0.1:3306/test",
-}
 
 SHAPES = {
     "order_bare": "SELECT b AS a, a AS b FROM t ORDER BY a",
@@ -26,6 +22,9 @@ SHAPES = {
     "order_expression_alias_only": "SELECT b AS z FROM t ORDER BY z * -1",
     "where": "SELECT b AS a FROM t WHERE a > 1 ORDER BY 1",
     "group_by": "SELECT c AS a, count(*) AS n FROM t GROUP BY a, c ORDER BY 1, 2",
+    "having_ungrouped": "SELECT c, sum(b) AS a FROM t GROUP BY c HAVING a > 25 ORDER BY c",
+    "having_grouped": "SELECT c, a * 100 AS a FROM t GROUP BY c, t.a HAVING a > 150 ORDER BY 1, 2",
+    "having_in_aggregate": "SELECT c, sum(b) AS a FROM t GROUP BY c HAVING sum(a) > 4 ORDER BY c",
     "window_order": "SELECT b AS a, row_number() OVER (ORDER BY a) AS r FROM t ORDER BY r",
     "window_partition": "SELECT c AS a, b, row_number() OVER (PARTITION BY a ORDER BY b) AS r FROM t ORDER BY b",
 }
@@ -35,36 +34,78 @@ REFUSED = {
 }
 
 
-def on_duckdb(sql: str) -> list[tuple]:
-    con = duckdb.connect()
-    con.execute("CREATE TABLE t (a INTEGER, b INTEGER, c VARCHAR)")
-    con.executemany("INSERT INTO t VALUES (?, ?, ?)", ROWS)
-    return con.execute(sql).fetchall()
+@pytest.fixture(scope="module")
+def tables():
+    """Table t (a INTEGER, b INTEGER, c text) of ROWS in DuckDB and SQLite, and under a name of its own in
+    PostgreSQL and MariaDB where they answer: target -> (table name, a connection to run a query)."""
+    import services
+
+    made = {}
+    duck = duckdb.connect()
+    duck.execute("CREATE TABLE t (a INTEGER, b INTEGER, c VARCHAR)")
+    duck.executemany("INSERT INTO t VALUES (?, ?, ?)", ROWS)
+    lite = sqlite3.connect(":memory:")
+    lite.execute("CREATE TABLE t (a INTEGER, b INTEGER, c TEXT)")
+    lite.executemany("INSERT INTO t VALUES (?, ?, ?)", ROWS)
+    made["duckdb"], made["sqlite"] = ("t", duck), ("t", lite)
+    for target, service in SERVICES.items():
+        if services._absent(service):
+            continue
+        name = services.unique_name("shadow")
+        con = services.connect(service)
+        with con.cursor() as cur:
+            cur.execute(f"CREATE TABLE {name} (a INTEGER, b INTEGER, c VARCHAR(5))")
+            cur.executemany(f"INSERT INTO {name} VALUES (%s, %s, %s)", ROWS)
+        made[target] = (name, con)
+    yield made
+    for target, service in SERVICES.items():
+        if target in made:
+            services.drop_table(service, made[target][0])
+            made[target][1].close()
+    duck.close()
+    lite.close()
 
 
-def on_engine(target: str, sql: str) -> list[tuple]:
+def run(tables, target: str, sql: str) -> list[tuple]:
+    """`sql`, written for table t, translated for `target` with the tables' columns as its catalogue
+    gives them (as serve reads them), and run there."""
+    import services
+
+    if target not in tables:
+        services.require(SERVICES[target])  # skips, or fails under MCPGEN_REQUIRE_SERVICES=1
+    name, con = tables[target]
+    sql = sql.replace(" t ", f" {name} ").replace("t.a", f"{name}.a")
+    if target == "duckdb":
+        return con.execute(sql).fetchall()
+    columns = {name: {"a": "INTEGER", "b": "INTEGER", "c": "VARCHAR"}}
+    text = transpile(sql, "duckdb", target, columns=columns)
     if target == "sqlite":
-        con = sqlite3.connect(":memory:")
-        con.execute("CREATE TABLE t (a INTEGER, b INTEGER, c TEXT)")
-        con.executemany("INSERT INTO t VALUES (?, ?, ?)", ROWS)
-        return [tuple(r) for r in con.execute(sql).fetchall()]
-    engine = sa.create_engine(URLS[target], connect_args={"connect_timeout": 5})
-    try:
-        with engine.connect() as c:
-            c.exec_driver_sql("CREATE TEMPORARY TABLE t (a INTEGER, b INTEGER, c VARCHAR(5))")
-            c.exec_driver_sql("INSERT INTO t VALUES (1, 30, 'x'), (2, 20, 'y'), (3, 10, 'x')")
-            return [tuple(int(v) if not isinstance(v, str) else v for v in r) for r in c.exec_driver_sql(sql)]
-    except sa.exc.OperationalError as exc:
-        pytest.skip(f"{target} does not answer: {exc.orig}")
-    finally:
-        engine.dispose()
+        return con.execute(text).fetchall()
+    with con.cursor() as cur:
+        cur.execute(text.replace("%", "%%"))
+        return [tuple(int(v) if not isinstance(v, str) else v for v in row) for row in cur.fetchall()]
 
 
 @pytest.mark.parametrize("target", ["postgres", "mysql", "sqlite"])
 @pytest.mark.parametrize("shape", SHAPES)
-def test_each_shape_gives_duckdbs_rows(shape, target):
-    sql = SHAPES[shape]
-    assert on_engine(target, transpile(sql, "duckdb", target, columns=COLUMNS)) == on_duckdb(sql)
+def test_each_shape_gives_duckdbs_rows(shape, target, tables):
+    assert run(tables, target, SHAPES[shape]) == run(tables, "duckdb", SHAPES[shape])
+
+
+def test_the_catalogue_gives_the_columns_serve_translates_with(tables):
+    """The columns `run` passes are those the database's catalogue gives (information_schema.columns)."""
+    import services
+
+    from mcpgen.engines.sqlalchemy.engine import SQLAlchemyEngine
+    from mcpgen.spec.config import URLConnection
+
+    url = services.require("postgresql")
+    engine = SQLAlchemyEngine("db", URLConnection(url=url))
+    try:
+        columns = engine.column_types(10)
+    finally:
+        engine.close()
+    assert set(columns[tables["postgres"][0]]) == {"a", "b", "c"}
 
 
 @pytest.mark.parametrize("target", ["postgres", "mysql", "sqlite"])
@@ -86,3 +127,29 @@ def test_without_the_tables_columns_the_shape_waits_for_them(target, sql):
 def test_an_alias_of_a_subquery_column_is_known_without_the_catalogue():
     sql = "SELECT b AS a FROM (SELECT 1 AS a, 2 AS b) AS s ORDER BY a * 1"
     assert "ORDER BY\n  a * 1" in transpile(sql, "duckdb", "postgres")
+
+
+def test_serve_translates_with_the_catalogue_where_validate_waits_for_it(tables, tmp_path):
+    """Plain validate cannot tell whether `a` is a column of the table; serve reads the catalogue and
+    sorts by the column, as DuckDB does."""
+    import services
+
+    from mcpgen.load.project import load_project
+    from mcpgen.serve.project import open_project
+
+    url = services.require("postgresql")
+    name = tables["postgres"][0]
+    (tmp_path / "mcpgen.yaml").write_text(f"connections:\n  default:\n    url: {url}\n")
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "shadow.yaml").write_text(
+        "description: d\nsources: [https://example.org/]\ncontent: '{{ row_count }}'\n"
+        f"sql: SELECT b AS a FROM {name} ORDER BY a * 1\n"
+    )
+    (waiting,) = load_project(tmp_path / "specs").errors
+    assert "`a` in ORDER BY is a result column's alias" in str(waiting)
+    project = open_project(tmp_path / "specs")
+    try:
+        table = project.registry.call_sync("shadow", {}).structured_content["table"]
+    finally:
+        project.close()
+    assert table == [["a"], *([v] for (v,) in run(tables, "duckdb", SHAPES["order_expression"]))]

@@ -100,9 +100,19 @@ class Backend:
         """The result columns that come straight from a table column declared NOT NULL (none known here)."""
         return frozenset()
 
+    # The catalogue's (table, column, type) of the connection's own tables and views, and its types as
+    # DuckDB names them (others: VARCHAR); None: not read here.
+    CATALOGUE: str | None = None
+    CATALOGUE_TYPES: dict[str, str] = {}
+
     def columns(self, conn) -> dict[str, dict[str, str]]:
-        """Each table's (and view's) columns and their types, as DuckDB names them (none known here)."""
-        return {}
+        """Each table's (and view's) columns and their types, as DuckDB names them, from the catalogue: the
+        translation reads which names are columns (a select alias of the same name is read otherwise) and,
+        on MariaDB/MySQL, which columns are DATEs (date arithmetic)."""
+        tables: dict[str, dict[str, str]] = {}
+        for table, column, kind in conn.exec_driver_sql(self.CATALOGUE).fetchall() if self.CATALOGUE else ():
+            tables.setdefault(table.lower(), {})[column.lower()] = self.CATALOGUE_TYPES.get(kind.lower(), "VARCHAR")
+        return tables
 
     def is_timeout(self, orig: BaseException, deadline: float) -> bool:
         """Whether the driver's error means the call ran out of time."""
@@ -127,6 +137,18 @@ class Backend:
 
 
 class PostgreSQL(Backend):
+    CATALOGUE = (
+        "SELECT table_name, column_name, data_type FROM information_schema.columns "
+        "WHERE table_schema = ANY (current_schemas(false))"
+    )
+    CATALOGUE_TYPES = {
+        "date": "DATE",
+        **dict.fromkeys(("smallint", "integer", "bigint"), "BIGINT"),
+        "numeric": "DECIMAL",
+        **dict.fromkeys(("real", "double precision"), "DOUBLE"),
+        **dict.fromkeys(("timestamp without time zone", "timestamp with time zone"), "TIMESTAMP"),
+    }
+
     def __init__(self, name: str):
         super().__init__(name)
         self._compiled: dict[Any, Any] = {}  # a text() clause -> its compiled form (see `_on_driver`)
@@ -246,6 +268,17 @@ class PostgreSQL(Backend):
         return text, tuple((n, t) for n, t in signature if n not in empty or f":{n}" in text)
 
 
+_MYSQL_COLUMN_TYPES = {
+    "date": "DATE",
+    **dict.fromkeys(("datetime", "timestamp"), "TIMESTAMP"),
+    "time": "TIME",
+    **dict.fromkeys(("tinyint", "smallint", "mediumint", "int", "bigint", "year", "bit"), "BIGINT"),
+    "decimal": "DECIMAL",
+    **dict.fromkeys(("float", "double"), "DOUBLE"),
+    **dict.fromkeys(("binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"), "BLOB"),
+}
+
+
 class MySQL(Backend):
     """MariaDB and MySQL."""
 
@@ -281,17 +314,10 @@ class MySQL(Backend):
         prefix = _mysql_limits(conn, timeout, 0)
         return [(c, _mysql_type(t)) for c, t in _described(conn, clause(values, prefix), values)]
 
-    def columns(self, conn):
-        """The connection's database, from information_schema: only DATE is told apart from the rest by
-        what reads it (MariaDB's date arithmetic), the other types are named for sqlglot to read."""
-        rows = conn.exec_driver_sql(
-            "SELECT LOWER(table_name), LOWER(column_name), LOWER(data_type) FROM information_schema.columns "
-            "WHERE table_schema = DATABASE()"
-        ).fetchall()
-        tables: dict[str, dict[str, str]] = {}
-        for table, column, kind in rows:
-            tables.setdefault(table, {})[column] = _MYSQL_COLUMN_TYPES.get(kind, "VARCHAR")
-        return tables
+    CATALOGUE = (
+        "SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_schema = DATABASE()"
+    )
+    CATALOGUE_TYPES = _MYSQL_COLUMN_TYPES
 
     def is_timeout(self, orig, deadline):
         return _mysql_code(orig) in _MYSQL_TIMEOUT_CODES
@@ -301,18 +327,12 @@ class MySQL(Backend):
         return sock.fileno() if sock is not None else super().socket_of(dbapi_connection)
 
 
-_MYSQL_COLUMN_TYPES = {
-    "date": "DATE",
-    **dict.fromkeys(("datetime", "timestamp"), "TIMESTAMP"),
-    "time": "TIME",
-    **dict.fromkeys(("tinyint", "smallint", "mediumint", "int", "bigint", "year", "bit"), "BIGINT"),
-    "decimal": "DECIMAL",
-    **dict.fromkeys(("float", "double"), "DOUBLE"),
-    **dict.fromkeys(("binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"), "BLOB"),
-}
-
-
 class SQLite(Backend):
+    CATALOGUE = (
+        "SELECT m.name, p.name, p.type FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS p "
+        "WHERE m.type IN ('table', 'view')"
+    )
+
     def configure(self, url, options, connect_args):
         url = _sqlite_read_only(url)
         connect_args.setdefault("check_same_thread", False)

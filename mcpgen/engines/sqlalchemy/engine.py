@@ -258,7 +258,7 @@ class SQLAlchemyEngine:
 
     def column_types(self, timeout: float = 10.0) -> dict[str, dict[str, str]]:
         """Table -> column -> type (as DuckDB names it) of the connection's database, read from its
-        catalogue once (MariaDB/MySQL: date arithmetic is translated by them; other backends: none)."""
+        catalogue once (the translation reads which names are columns, and MariaDB/MySQL's DATEs)."""
         if self._columns is None:
             deadline = time.monotonic() + timeout
             try:
