@@ -12,7 +12,11 @@ Each rewrite keeps the result DuckDB gives:
 - MariaDB/MySQL and Spark: `/` and AVG are computed in DOUBLE, as DuckDB's are (MariaDB's DECIMAL result
   keeps only 4 more digits, Spark's 6); `GROUP BY ROLLUP (a)` is `GROUP BY a WITH ROLLUP`, ordered from an outer query; a
   subquery in FROM gets a name (PostgreSQL too).
-- PostgreSQL and Spark: a select alias used inside an ORDER BY expression is written out.
+- PostgreSQL and Spark: a select alias used inside an ORDER BY expression is written out, unless a table's
+  column has its name (DuckDB reads the column there); PostgreSQL and SQLite: one in HAVING, unless a
+  grouped column has its name; MariaDB/MySQL: a table's column that a select alias shadows in GROUP BY or
+  a window is named with its table. These need the tables' columns (the catalogue), and a QUALIFY on
+  such a name is refused where sqlglot rewrites QUALIFY.
 - Every target: the outermost query's unnamed columns are named as DuckDB names them (`sum(x)`,
   `count_star()`; `validate` warns, since the name is a near guess).
 - PostgreSQL and Spark: `INTERVAL (expr) DAY` is `(expr) * INTERVAL '1 DAY'`, so a bound value stays bound.
