@@ -605,6 +605,10 @@ def _input_columns(select: exp.Select, columns: Columns | None, tree: exp.Expr) 
     found: set[str] = set()
     for source in _sources(select):
         relation = source.this
+        alias = relation.args.get("alias")
+        if alias is not None and alias.args.get("columns"):  # `... AS s (x, y)` names them
+            found |= {c.name.lower() for c in alias.args["columns"]}
+            continue
         if isinstance(relation, exp.Table) and relation.name.lower() in ctes:
             relation = ctes[relation.name.lower()]
         if isinstance(relation, exp.Table):

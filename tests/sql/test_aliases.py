@@ -124,9 +124,16 @@ def test_without_the_tables_columns_the_shape_waits_for_them(target, sql):
         transpile(sql, "duckdb", target)
 
 
-def test_an_alias_of_a_subquery_column_is_known_without_the_catalogue():
-    sql = "SELECT b AS a FROM (SELECT 1 AS a, 2 AS b) AS s ORDER BY a * 1"
-    assert "ORDER BY\n  a * 1" in transpile(sql, "duckdb", "postgres")
+def test_a_subquerys_or_ctes_columns_are_known_without_the_catalogue():
+    kept = [
+        "SELECT b AS a FROM (SELECT 1 AS a, 2 AS b) AS s ORDER BY a * 1",
+        "WITH s AS (SELECT 1 AS a, 2 AS b) SELECT b AS a FROM s ORDER BY a * 1",
+        "SELECT b AS a FROM (SELECT 1, 2) AS s (a, b) ORDER BY a * 1",
+    ]
+    for sql in kept:
+        assert "ORDER BY\n  a * 1" in transpile(sql, "duckdb", "postgres"), sql
+    written_out = "SELECT y AS a FROM (SELECT 1 AS a, 2 AS b) AS s (x, y) ORDER BY a * 1"
+    assert "ORDER BY\n  (\n    y\n  ) * 1" in transpile(written_out, "duckdb", "postgres")
 
 
 def test_serve_translates_with_the_catalogue_where_validate_waits_for_it(tables, tmp_path):
