@@ -136,7 +136,7 @@ def test_a_subquerys_or_ctes_columns_are_known_without_the_catalogue():
     assert "ORDER BY\n  (\n    y\n  ) * 1" in transpile(written_out, "duckdb", "postgres")
 
 
-def test_serve_translates_with_the_catalogue_where_validate_waits_for_it(tables, tmp_path):
+def test_serve_translates_with_the_catalogue_where_validate_waits_for_it(tables, tmp_path, monkeypatch):
     """Plain validate cannot tell whether `a` is a column of the table; serve reads the catalogue and
     sorts by the column, as DuckDB does."""
     import services
@@ -145,6 +145,7 @@ def test_serve_translates_with_the_catalogue_where_validate_waits_for_it(tables,
     from mcpgen.serve.project import open_project
 
     url = services.require("postgresql")
+    monkeypatch.chdir(tmp_path)  # serve works from the project's folder; the test's own is given back
     name = tables["postgres"][0]
     (tmp_path / "mcpgen.yaml").write_text(f"connections:\n  default:\n    url: {url}\n")
     (tmp_path / "specs").mkdir()
