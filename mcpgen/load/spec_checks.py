@@ -85,9 +85,11 @@ def _check_count(loaded: LoadedSpec, problems: list[Problem]) -> None:
 
 def learn_column_types(loaded: LoadedProject, columns_of: Callable[[str], Columns | None]) -> None:
     """Check again, with their database's column types, the specs whose translation waits for them (date
-    arithmetic on MariaDB/MySQL on a column the SQL does not type): `columns_of(connection)` reads them
-    from the database's catalogue (None: that connection is not open here; an MCPGenError: it failed),
-    as serve, call, test and validate --live do; plain validate, which connects nowhere, keeps the error."""
+    arithmetic on MariaDB/MySQL on a column the SQL does not type: an error; a select alias that may be a
+    table's column, translated as none: a warning): `columns_of(connection)` reads them from the
+    database's catalogue (None: that connection is not open here; an MCPGenError: it failed), as serve,
+    call, test and validate --live do; plain validate, which connects nowhere, keeps the problem (and a
+    warning's translation)."""
     for spec in loaded.specs:
         waiting = spec.untyped
         if waiting is None:
@@ -199,6 +201,23 @@ def _read_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem]
     return sql_path.read_text(encoding="utf-8")
 
 
+def _translate(
+    loaded: LoadedSpec, key: str, source: str, target: str, problems: list[Problem], columns: Columns | None
+) -> None:
+    """`loaded.sql` translated to `target`, once (a call runs the translation), with its warnings: where
+    the answers may differ, and a select alias read as no table's column without the tables' columns
+    (the one warning `learn_column_types` checks again with them)."""
+    written = loaded.sql
+    dates = frozenset(n for n, p in loaded.spec.parameters.items() if p.type == "date")
+    guessed: list[tuple[int | None, int | None, str]] = []
+    loaded.sql = transpile(written, source, target, dates, columns, guessed)
+    for line, col, message in caveats(written, source, target) + guessed[:1]:
+        at = (line, col or 1) if line and key == "sql" else None
+        problems.append(_problem(loaded, key, message, "warning", offset=at))
+    if guessed:
+        loaded.untyped = problems[-1]
+
+
 def _check_sql(
     loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem], root: Path, columns: Columns | None
 ) -> None:
@@ -213,12 +232,7 @@ def _check_sql(
         check_read_only(loaded.sql, source)
         used = {p.name: p for p in find_placeholders(loaded.sql, source)}
         if target is not None and target != source:
-            written = loaded.sql
-            dates = frozenset(n for n, p in spec.parameters.items() if p.type == "date")
-            loaded.sql = transpile(written, source, target, dates, columns)  # once, here: a call runs the translation
-            for line, col, message in caveats(written, source, target):
-                at = (line, col or 1) if line and key == "sql" else None
-                problems.append(_problem(loaded, key, message, "warning", offset=at))
+            _translate(loaded, key, source, target, problems, columns)
             check_read_only(loaded.sql, target)  # what the database runs: its own side effects and comments
         loaded.dialect = target or source
     except UnsafeSQL as exc:

@@ -15,8 +15,9 @@ Each rewrite keeps the result DuckDB gives:
 - PostgreSQL and Spark: a select alias used inside an ORDER BY expression is written out, unless a table's
   column has its name (DuckDB reads the column there); PostgreSQL and SQLite: one in HAVING, unless a
   grouped column has its name; MariaDB/MySQL: a table's column that a select alias shadows in GROUP BY or
-  a window is named with its table. These need the tables' columns (the catalogue), and a QUALIFY on
-  such a name is refused where sqlglot rewrites QUALIFY.
+  a window is named with its table. These need the tables' columns (the catalogue; without it, no
+  table's column is taken to have the alias's name), and a QUALIFY on such a name is refused where
+  sqlglot rewrites QUALIFY.
 - Every target: the outermost query's unnamed columns are named as DuckDB names them (`sum(x)`,
   `count_star()`; `validate` warns, since the name is a near guess).
 - PostgreSQL and Spark: `INTERVAL (expr) DAY` is `(expr) * INTERVAL '1 DAY'`, so a bound value stays bound.
@@ -37,6 +38,7 @@ FROM t
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import NamedTuple
 
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
@@ -167,12 +169,18 @@ class ColumnTypeUnknown(Exception):
 
 
 def rewrite(
-    tree: exp.Expr, target: str, dates: frozenset[str] = frozenset(), columns: Columns | None = None
+    tree: exp.Expr,
+    target: str,
+    dates: frozenset[str] = frozenset(),
+    columns: Columns | None = None,
+    guessed: list[InputColumnsUnknown] | None = None,
 ) -> exp.Expr:
     """`tree` (parsed as DuckDB SQL) rewritten where sqlglot's `target` generator would not keep its meaning
     (`dates`: the names of the parameters that are dates; `columns`: the types of the database's columns,
     from its catalogue, which MariaDB/MySQL's date arithmetic needs). Raises ColumnTypeUnknown for
-    arithmetic on MariaDB/MySQL that adds days only if a column whose type is not known is a date."""
+    arithmetic on MariaDB/MySQL that adds days only if a column whose type is not known is a date.
+    A select alias that may also be a table's column (InputColumnsUnknown) is raised, or, given
+    `guessed`, read as no table's column and added there."""
     tree = _name_unnamed_columns(tree)  # as DuckDB names them: before anything is rewritten
     if target in ("sqlite", "mysql"):  # the rewrite that needs DuckDB's types
         _annotate(tree, columns if target == "mysql" else None)
@@ -180,7 +188,7 @@ def rewrite(
         for node in tree.walk():
             node.meta.pop(_TYPE, None)
     for naming in _NAMING_STEPS.get(target, ()):
-        tree = naming(tree, columns)
+        tree = naming(tree, _Known(columns, guessed))
     for step in (*_STEPS.get(target, ()), _named_order):
         tree = step(tree)
     return tree
@@ -512,7 +520,7 @@ def _derived_table_aliases(tree: exp.Expr) -> exp.Expr:
     return tree
 
 
-def _aliases_in_order_expressions(tree: exp.Expr, columns: Columns | None) -> exp.Expr:
+def _aliases_in_order_expressions(tree: exp.Expr, columns: _Known) -> exp.Expr:
     """`SELECT a + b AS s ... ORDER BY CASE WHEN s = 0 THEN ...`: DuckDB reads `s` inside an ORDER BY
     expression as the select item when no table column has that name; PostgreSQL and Spark only a bare
     `ORDER BY s`. The item is written out, unless `s` is also a column, which all three read there."""
@@ -570,12 +578,23 @@ class InputColumnsUnknown(Exception):
         self.column, self.place = column, place
 
 
-def _is_input_column(select: exp.Select, column: exp.Column, columns: Columns | None, tree: exp.Expr) -> bool:
-    """Whether the tables `select` reads from have a column of `column`'s name (raises
-    InputColumnsUnknown when that cannot be told)."""
-    found = _input_columns(select, columns, tree)
+class _Known(NamedTuple):
+    """The database's columns (None: not read) and where to add the aliases read as no table's column
+    because they are not known (None: raise InputColumnsUnknown)."""
+
+    columns: Columns | None
+    guessed: list[InputColumnsUnknown] | None
+
+
+def _is_input_column(select: exp.Select, column: exp.Column, known: _Known, tree: exp.Expr) -> bool:
+    """Whether the tables `select` reads from have a column of `column`'s name (when that cannot be told:
+    InputColumnsUnknown, raised or added to `known.guessed`, and False)."""
+    found = _input_columns(select, known.columns, tree)
     if found is None:
-        raise InputColumnsUnknown(column, _place(column))
+        if known.guessed is None:
+            raise InputColumnsUnknown(column, _place(column))
+        known.guessed.append(InputColumnsUnknown(column, _place(column)))
+        return False
     return column.name.lower() in found
 
 
@@ -623,7 +642,7 @@ def _input_columns(select: exp.Select, columns: Columns | None, tree: exp.Expr) 
     return found
 
 
-def _refuse_qualify_on_shadowing_alias(tree: exp.Expr, columns: Columns | None) -> exp.Expr:
+def _refuse_qualify_on_shadowing_alias(tree: exp.Expr, columns: _Known) -> exp.Expr:
     """sqlglot writes QUALIFY, which PostgreSQL, MariaDB/MySQL and SQLite lack, as a filter on a subquery
     and writes each select alias in it out as its expression; DuckDB reads a name that is also a table's
     column as the column. No rewrite keeps that reading: such a QUALIFY is refused."""
@@ -647,7 +666,7 @@ class ShadowingAlias(Exception):
         self.column, self.place = column, place
 
 
-def _mysql_shadowed_columns(tree: exp.Expr, columns: Columns | None) -> exp.Expr:
+def _mysql_shadowed_columns(tree: exp.Expr, columns: _Known) -> exp.Expr:
     """DuckDB reads a name in GROUP BY or in a window's ORDER BY / PARTITION BY as the table's column
     where there is one, MariaDB/MySQL as the select alias of that name: the column is written with its
     table's name there (`GROUP BY t.a`), which both read as the column."""
@@ -667,12 +686,12 @@ def _mysql_shadowed_columns(tree: exp.Expr, columns: Columns | None) -> exp.Expr
     return tree
 
 
-def _owner(select: exp.Select, column: exp.Column, columns: Columns | None, tree: exp.Expr) -> str:
+def _owner(select: exp.Select, column: exp.Column, columns: _Known, tree: exp.Expr) -> str:
     """The name (or alias) of the one FROM/JOIN source that gives `column`."""
     owners = []
     for source in _sources(select):
         probe = exp.Select(expressions=[exp.Star()]).from_(source.this.copy())
-        if column.name.lower() in (_input_columns(probe, columns, tree) or set()):
+        if column.name.lower() in (_input_columns(probe, columns.columns, tree) or set()):
             owners.append(source.this.alias_or_name)
     if len(owners) != 1:
         raise ShadowingAlias(column, _place(column))
@@ -730,7 +749,7 @@ _STEPS: dict[str, tuple[Callable[[exp.Expr], exp.Expr], ...]] = {
 }
 
 # The steps that need to know the tables' columns (the database's catalogue, when it was read).
-_NAMING_STEPS: dict[str, tuple[Callable[[exp.Expr, Columns | None], exp.Expr], ...]] = {
+_NAMING_STEPS: dict[str, tuple[Callable[[exp.Expr, _Known], exp.Expr], ...]] = {
     "sqlite": (_refuse_qualify_on_shadowing_alias,),
     "mysql": (_refuse_qualify_on_shadowing_alias, _mysql_shadowed_columns),
     "postgres": (_refuse_qualify_on_shadowing_alias, _aliases_in_order_expressions),

@@ -141,9 +141,12 @@ def transpile(
     target: str,
     dates: frozenset[str] = frozenset(),
     columns: dialects.Columns | None = None,
+    guessed: list[tuple[int | None, int | None, str]] | None = None,
 ) -> str:
     """`sql`, written in the `source` dialect, rewritten for `target` (sqlglot dialect names; `dates`: the
     parameters that are dates; `columns`: the database's column types, table -> column -> type).
+    Without `columns`, a select alias that may also be a table's column is read as none (the reading
+    the engines share); `guessed` gets (line, col, sentence) for each such alias.
 
     Raises Untranslatable, with the line and column in `sql`, for a function sqlglot does not
     know (it would be sent as written) or one that `source` spells its own way and `target` has no
@@ -172,7 +175,7 @@ def transpile(
             continue
         raise Untranslatable(problem, *_where(sql, node))
     if source == "duckdb":  # after the checks above, which read the functions as written
-        tree = _rewrite(tree, sql, target, dates, columns)
+        tree = _rewrite(tree, sql, target, dates, columns, guessed)
     try:
         out = writer(dialect=target, unsupported_level=ErrorLevel.RAISE, pretty=True).generate(tree)
     except SqlglotError as exc:
@@ -183,15 +186,19 @@ def transpile(
 
 
 def _rewrite(
-    tree: exp.Expr, sql: str, target: str, dates: frozenset[str], columns: dialects.Columns | None
+    tree: exp.Expr,
+    sql: str,
+    target: str,
+    dates: frozenset[str],
+    columns: dialects.Columns | None,
+    guessed: list[tuple[int | None, int | None, str]] | None,
 ) -> exp.Expr:
-    """`dialects.rewrite`, its refusals raised with their place in `sql`."""
+    """`dialects.rewrite`, its refusals raised with their place in `sql` and its guesses added to `guessed`."""
+    unsure: list[dialects.InputColumnsUnknown] | None = [] if columns is None else None
     try:
-        return dialects.rewrite(tree, target, dates, columns)
+        tree = dialects.rewrite(tree, target, dates, columns, unsure)
     except dialects.ColumnTypeUnknown as unknown:
         raise NeedsColumnTypes(_untold(unknown, target), *_start(sql, unknown.node)) from None
-    except dialects.InputColumnsUnknown as unknown:
-        raise NeedsColumnTypes(_unsure(unknown, target), *_start(sql, unknown.column)) from None
     except dialects.ShadowingAlias as shadow:
         engine = dialects.engine_name(target)
         raise Untranslatable(
@@ -199,6 +206,9 @@ def _rewrite(
             f"{engine} cannot be told to read as DuckDB does (the column); rename the alias",
             *_start(sql, shadow.column),
         ) from None
+    if guessed is not None:
+        guessed += [(*_start(sql, u.column), _unsure(u, target)) for u in unsure or ()]
+    return tree
 
 
 def _untold(unknown: dialects.ColumnTypeUnknown, target: str) -> str:
@@ -216,13 +226,12 @@ def _untold(unknown: dialects.ColumnTypeUnknown, target: str) -> str:
 
 
 def _unsure(unknown: dialects.InputColumnsUnknown, target: str) -> str:
-    """The sentence for a select alias whose reading on `target` depends on whether a table has a column
-    of its name."""
+    """The warning for a select alias translated as no table's column, though one may have its name."""
     name, engine = unknown, dialects.engine_name(target)
     return (
-        f"`{name}` in {unknown.place} is a result column's alias, and DuckDB reads it as a table's column of "
-        f"that name where there is one, {engine} not: the SQL does not say whether there is (validate --live "
-        "and serve read the tables' columns from the database; or rename the alias, or name the column with its table)"
+        f"`{name}` in {unknown.place} is translated for {engine} as a result column's alias, which is right "
+        "unless a table has a column of that name (DuckDB then reads the column); validate --live and serve "
+        "check it against the tables"
     )
 
 

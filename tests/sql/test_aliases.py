@@ -1,7 +1,8 @@
 """A name that is both a select alias and a table's column: DuckDB reads it as the alias in a bare ORDER BY
 and as the column elsewhere (ORDER BY expressions, GROUP BY, WHERE, windows, QUALIFY). Each translation
 gives DuckDB's rows on the real engine, with the table's columns known (as serve reads them), or is
-refused; without them, a shape whose reading depends on them waits for them."""
+refused; without them (plain validate), a shape whose reading depends on them is translated as if no
+table's column had the alias's name, with a warning, and serve translates it again from the catalogue."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import sqlite3
 import duckdb
 import pytest
 
-from mcpgen.sql.transpile import NeedsColumnTypes, Untranslatable, transpile
+from mcpgen.sql.transpile import Untranslatable, transpile
 
 ROWS = [(1, 30, "x"), (2, 20, "y"), (3, 10, "x")]  # a ascending where b descends: the readings differ
 SERVICES = {"postgres": "postgresql", "mysql": "mariadb"}
@@ -66,9 +67,9 @@ def tables():
     lite.close()
 
 
-def run(tables, target: str, sql: str) -> list[tuple]:
+def run(tables, target: str, sql: str, columns: dict | None = None) -> list[tuple]:
     """`sql`, written for table t, translated for `target` with the tables' columns as its catalogue
-    gives them (as serve reads them), and run there."""
+    gives them (as serve reads them; or `columns`, t's), and run there."""
     import services
 
     if target not in tables:
@@ -77,8 +78,7 @@ def run(tables, target: str, sql: str) -> list[tuple]:
     sql = sql.replace(" t ", f" {name} ").replace("t.a", f"{name}.a")
     if target == "duckdb":
         return con.execute(sql).fetchall()
-    columns = {name: {"a": "INTEGER", "b": "INTEGER", "c": "VARCHAR"}}
-    text = transpile(sql, "duckdb", target, columns=columns)
+    text = transpile(sql, "duckdb", target, columns={name: (columns or COLUMNS)["t"]})
     if target == "sqlite":
         return con.execute(text).fetchall()
     with con.cursor() as cur:
@@ -115,13 +115,65 @@ def test_qualify_on_a_shadowing_alias_is_refused(shape, target):
         transpile(REFUSED[shape], "duckdb", target, columns=COLUMNS)
 
 
+# What analysts write over a base table, whose columns plain validate does not know.
+UNSHADOWED = {
+    "qualify": "SELECT c, b, row_number() OVER (PARTITION BY c ORDER BY b) AS rn FROM t QUALIFY rn = 1 ORDER BY c",
+    "order_expression": "SELECT c, b * 2 AS d FROM t ORDER BY CASE WHEN d > 30 THEN 0 ELSE 1 END, d",
+}
+WITHOUT_THE_ALIASES = {"t": {"b": "INTEGER", "c": "VARCHAR"}}  # no column of t is named a, rn or d
+
+
 @pytest.mark.parametrize(
-    ("target", "sql"),
-    [("postgres", SHAPES["order_expression"]), ("mysql", SHAPES["group_by"]), ("mysql", SHAPES["window_order"])],
+    ("target", "sql", "alias", "place"),
+    [
+        ("postgres", SHAPES["order_expression"], "a", "ORDER BY"),
+        ("mysql", SHAPES["group_by"], "a", "GROUP BY"),
+        ("mysql", SHAPES["window_order"], "a", "a window's ORDER BY or PARTITION BY"),
+        *((t, UNSHADOWED["qualify"], "rn", "QUALIFY") for t in ("postgres", "mysql", "sqlite")),
+        ("postgres", UNSHADOWED["order_expression"], "d", "ORDER BY"),
+    ],
 )
-def test_without_the_tables_columns_the_shape_waits_for_them(target, sql):
-    with pytest.raises(NeedsColumnTypes, match=r"is a result column's alias, and DuckDB reads it as a table's column"):
-        transpile(sql, "duckdb", target)
+def test_without_the_tables_columns_the_alias_is_read_as_no_column_with_a_warning(target, sql, alias, place):
+    guessed: list = []
+    assert transpile(sql, "duckdb", target, guessed=guessed) == transpile(
+        sql, "duckdb", target, columns=WITHOUT_THE_ALIASES
+    )
+    engine = {"postgres": "PostgreSQL", "mysql": "MariaDB/MySQL", "sqlite": "SQLite"}[target]
+    (line, col, sentence) = guessed[0]
+    assert (line, col) != (None, None)
+    assert sentence.startswith(f"`{alias}` in {place} is translated for {engine} as a result column's alias")
+    assert "validate --live and serve check it against the tables" in sentence
+
+
+@pytest.mark.parametrize("target", ["postgres", "mysql", "sqlite"])
+@pytest.mark.parametrize("shape", UNSHADOWED)
+def test_where_no_column_shadows_the_guess_gives_duckdbs_rows(shape, target, tables):
+    assert run(tables, target, UNSHADOWED[shape], WITHOUT_THE_ALIASES) == run(tables, "duckdb", UNSHADOWED[shape])
+
+
+URLS = {"postgres": "postgresql://127.0.0.1:5432/test", "mysql": "mysql+pymysql://root@127.0.0.1:3306/test"}
+
+
+@pytest.mark.parametrize(
+    ("shape", "target"),
+    [("qualify", "postgres"), ("qualify", "mysql"), ("qualify", "sqlite"), ("order_expression", "postgres")],
+)
+def test_plain_validate_warns_and_passes(shape, target, tmp_path, monkeypatch):
+    """Plain validate connects nowhere: the spec passes, with one warning at the alias."""
+    from click.testing import CliRunner
+
+    from mcpgen.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    url = URLS.get(target, "sqlite:///shop.sqlite")
+    (tmp_path / "mcpgen.yaml").write_text(f"connections:\n  default:\n    url: {url}\n")
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "latest.yaml").write_text(
+        f"description: d\nsources: [https://example.org/]\ncontent: '{{{{ row_count }}}}'\nsql: {UNSHADOWED[shape]}\n"
+    )
+    result = CliRunner().invoke(main, ["validate", "specs"])
+    assert result.exit_code == 0, result.output
+    assert "warning: `" in result.output and "validate --live and serve check it against the tables" in result.output
 
 
 def test_a_subquerys_or_ctes_columns_are_known_without_the_catalogue():
@@ -136,9 +188,9 @@ def test_a_subquerys_or_ctes_columns_are_known_without_the_catalogue():
     assert "ORDER BY\n  (\n    y\n  ) * 1" in transpile(written_out, "duckdb", "postgres")
 
 
-def test_serve_translates_with_the_catalogue_where_validate_waits_for_it(tables, tmp_path, monkeypatch):
-    """Plain validate cannot tell whether `a` is a column of the table; serve reads the catalogue and
-    sorts by the column, as DuckDB does."""
+def test_serve_translates_with_the_catalogue_where_validate_warns(tables, tmp_path, monkeypatch):
+    """Plain validate cannot tell whether `a` is a column of the table and warns; serve reads the
+    catalogue and sorts by the column, as DuckDB does."""
     import services
 
     from mcpgen.load.project import load_project
@@ -153,11 +205,37 @@ def test_serve_translates_with_the_catalogue_where_validate_waits_for_it(tables,
         "description: d\nsources: [https://example.org/]\ncontent: '{{ row_count }}'\n"
         f"sql: SELECT b AS a FROM {name} ORDER BY a * 1\n"
     )
-    (waiting,) = load_project(tmp_path / "specs").errors
-    assert "`a` in ORDER BY is a result column's alias" in str(waiting)
+    loaded = load_project(tmp_path / "specs")
+    assert loaded.errors == []
+    assert any("`a` in ORDER BY is translated for PostgreSQL" in str(p) for p in loaded.problems)
     project = open_project(tmp_path / "specs")
     try:
         table = project.registry.call_sync("shadow", {}).structured_content["table"]
     finally:
         project.close()
     assert table == [["a"], *([v] for (v,) in run(tables, "duckdb", SHAPES["order_expression"]))]
+
+
+def test_where_serve_cannot_read_the_columns_the_warnings_translation_stands(tmp_path):
+    from mcpgen.errors import MCPGenError
+    from mcpgen.load.project import load_project
+    from mcpgen.load.spec_checks import learn_column_types
+
+    (tmp_path / "mcpgen.yaml").write_text("connections:\n  default:\n    url: postgresql://127.0.0.1:5432/test\n")
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "latest.yaml").write_text(
+        "description: d\nsources: [https://example.org/]\ncontent: '{{ row_count }}'\n"
+        f"sql: {UNSHADOWED['qualify']}\n"
+    )
+    loaded = load_project(tmp_path / "specs")
+    (spec,) = loaded.specs
+    guessed = spec.sql
+
+    def unreadable(name):
+        raise MCPGenError("connection 'default' did not answer")
+
+    learn_column_types(loaded, unreadable)
+    assert loaded.errors == [] and spec.sql == guessed
+    assert guessed == transpile(UNSHADOWED["qualify"], "duckdb", "postgres", columns=WITHOUT_THE_ALIASES)
+    (warning,) = [p for p in loaded.problems if "`rn` in QUALIFY" in p.message]
+    assert "the column types could not be read: connection 'default' did not answer" in warning.message
