@@ -239,3 +239,25 @@ def test_where_serve_cannot_read_the_columns_the_warnings_translation_stands(tmp
     assert guessed == transpile(UNSHADOWED["qualify"], "duckdb", "postgres", columns=WITHOUT_THE_ALIASES)
     (warning,) = [p for p in loaded.problems if "`rn` in QUALIFY" in p.message]
     assert "the column types could not be read: connection 'default' did not answer" in warning.message
+
+
+def test_validate_live_reads_the_columns_and_drops_the_warning(tables, tmp_path, monkeypatch):
+    """validate --live translates again with the catalogue: `a` is t's column, so no warning is left."""
+    import services
+    from click.testing import CliRunner
+
+    from mcpgen.cli import main
+
+    url = services.require("postgresql")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mcpgen.yaml").write_text(f"connections:\n  default:\n    url: {url}\n")
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "shadow.yaml").write_text(
+        "description: d\nsources: [https://example.org/]\ncontent: '{{ row_count }}'\n"
+        f"sql: SELECT b AS a FROM {tables['postgres'][0]} ORDER BY a * 1\n"
+    )
+    plain = CliRunner().invoke(main, ["validate", "specs"])
+    assert plain.exit_code == 0 and "`a` in ORDER BY is translated for PostgreSQL" in plain.output
+    live = CliRunner().invoke(main, ["validate", "--live", "--timeout", "5", "specs"])
+    assert live.exit_code == 0, live.output
+    assert "is translated for" not in live.output
