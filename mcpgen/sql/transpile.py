@@ -199,6 +199,13 @@ def _rewrite(
         tree = dialects.rewrite(tree, target, dates, columns, unsure)
     except dialects.ColumnTypeUnknown as unknown:
         raise NeedsColumnTypes(_untold(unknown, target), *_start(sql, unknown.node)) from None
+    except dialects.InputColumnsUnknown as unknown:  # the catalogue read lacks a table the query reads
+        raise NeedsColumnTypes(
+            f"`{unknown}` in {unknown.place} is a result column's alias, and DuckDB reads it as a table's column "
+            f"of that name where there is one, {dialects.engine_name(target)} not: the database's catalogue does "
+            "not list the table it reads from (rename the alias, or name the column with its table)",
+            *_start(sql, unknown.column),
+        ) from None
     except dialects.ShadowingAlias as shadow:
         engine = dialects.engine_name(target)
         raise Untranslatable(

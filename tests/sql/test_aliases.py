@@ -261,3 +261,10 @@ def test_validate_live_reads_the_columns_and_drops_the_warning(tables, tmp_path,
     live = CliRunner().invoke(main, ["validate", "--live", "--timeout", "5", "specs"])
     assert live.exit_code == 0, live.output
     assert "is translated for" not in live.output
+
+
+def test_a_table_the_catalogue_does_not_list_is_refused_with_a_sentence():
+    from mcpgen.sql.transpile import NeedsColumnTypes
+
+    with pytest.raises(NeedsColumnTypes, match=r"the database's catalogue does not list the table it reads from"):
+        transpile(SHAPES["order_expression"], "duckdb", "postgres", columns={"other": {"x": "INTEGER"}})
