@@ -1,6 +1,7 @@
 """Opening a project: specs, Python tools, connections; every problem reported with file:line."""
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -260,17 +261,23 @@ def test_the_tools_listing_shares_each_tools_schemas(specs):
         project.close()
 
 
-def test_a_server_copies_the_kept_snapshot_into_memory(tmp_path, cache, monkeypatch):
-    """`call` and `test` open an in-memory DuckDB from the snapshot its `init` left, as a read-only file;
-    a server copies it into memory, where each query costs less than on the file."""
+def write_csv_project(tmp_path: Path, columns: str) -> None:
+    """A project whose in-memory DuckDB's `init` makes table t of `columns` from data/t.csv (one row, one = 1),
+    and a spec `one` that reads it."""
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "t.csv").write_text("one\n1\n")
-    init = "CREATE TABLE t AS SELECT * FROM read_csv('data/t.csv')"
+    init = f"CREATE TABLE t AS SELECT {columns} FROM read_csv('data/t.csv')"
     (tmp_path / "mcpgen.yaml").write_text(f'connections:\n  db:\n    duckdb: ":memory:"\n    init: ["{init}"]\n')
     (tmp_path / "specs").mkdir()
     (tmp_path / "specs" / "one.yaml").write_text(
         SPEC.replace("SELECT 1 AS one", "SELECT one FROM t") + "connection: db\n"
     )
+
+
+def test_a_server_copies_the_kept_snapshot_into_memory(tmp_path, cache, monkeypatch):
+    """`call` and `test` open an in-memory DuckDB from the snapshot its `init` left, as a read-only file;
+    a server copies it into memory, where each query costs less than on the file."""
+    write_csv_project(tmp_path, "*")
     monkeypatch.chdir(tmp_path)
     for needed, on_file in ((lambda path: True, True), (None, False), (lambda path: True, True)):
         project = open_project(tmp_path / "specs", needed=needed)
@@ -287,14 +294,7 @@ def test_a_server_copies_the_kept_snapshot_into_memory(tmp_path, cache, monkeypa
 def test_a_server_opened_again_on_new_data_copies_a_new_snapshot(tmp_path, cache, monkeypatch):
     """A reload after the data changed (a new state) builds and copies that state's snapshot, which drops
     the old one's file; the server still open on the old state answers from its copy in memory."""
-    (tmp_path / "data").mkdir()
-    (tmp_path / "data" / "t.csv").write_text("one\n1\n")
-    init = "CREATE TABLE t AS SELECT sum(one) AS one FROM read_csv('data/t.csv')"
-    (tmp_path / "mcpgen.yaml").write_text(f'connections:\n  db:\n    duckdb: ":memory:"\n    init: ["{init}"]\n')
-    (tmp_path / "specs").mkdir()
-    (tmp_path / "specs" / "one.yaml").write_text(
-        SPEC.replace("SELECT 1 AS one", "SELECT one FROM t") + "connection: db\n"
-    )
+    write_csv_project(tmp_path, "sum(one) AS one")
     monkeypatch.chdir(tmp_path)
     first = open_project(tmp_path / "specs")
     try:
