@@ -34,3 +34,24 @@ def test_a_connection_is_a_url_or_a_duckdb_and_errors_name_its_fields():
     with pytest.raises(ValidationError) as info:
         ProjectConfig.model_validate({"connections": {"w": {"url": "x", "passwrd": "oops"}}})
     assert [e["loc"][-1] for e in info.value.errors()] == ["passwrd"]
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        "config.DuckDBConnection",
+        "config.Defaults",
+        "config.HTTPSettings",
+        "config.CursorSettings",
+        "models.Annotations",
+        "models.DownloadSettings",
+    ],
+)
+def test_a_default_built_without_validation_equals_one_validated(model):
+    """Defaults are made with model_construct (no validator built at import): each must be what validation
+    would give, or a default that a validator rewrites would reach users unchecked."""
+    import importlib
+
+    module, name = model.split(".")
+    cls = getattr(importlib.import_module(f"mcpgen.spec.{module}"), name)
+    assert cls.model_construct().model_dump() == cls().model_dump()
