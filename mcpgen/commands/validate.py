@@ -209,7 +209,7 @@ def _live(loaded: LoadedProject, report: Report, timeout: float, everywhere: boo
 
     secrets = secrets_of(loaded.config)
     config_path = str(loaded.config_path) if loaded.config_path else str(loaded.specs_dir)
-    waiting = [s.untyped for s in loaded.specs if s.untyped is not None]  # for their database's column types
+    waiting = [p for s in loaded.specs for p in s.untyped]  # for their database's column types
     failed_names = {p.path for p in loaded.errors if p not in waiting}
     if loaded.config_path is not None and str(loaded.config_path) in failed_names:
         return  # connections cannot be trusted until mcpgen.yaml itself is right

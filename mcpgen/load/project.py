@@ -229,7 +229,7 @@ def _check(
     check_spec(loaded, config, problems, root)
     errors = [p for p in problems[before:] if p.severity == "error"]
     # kept when its one error waits for the database's column types (`learn_column_types`)
-    return data, loaded if errors in ([], [loaded.untyped]) else None
+    return data, loaded if all(e in loaded.untyped for e in errors) else None
 
 
 # Fields whose errors do not stop the other checks: leave them out and check the rest.

@@ -92,19 +92,21 @@ def learn_column_types(loaded: LoadedProject, columns_of: Callable[[str], Column
     warning's translation)."""
     for spec in loaded.specs:
         waiting = spec.untyped
-        if waiting is None:
+        if not waiting:
             continue
         try:
             columns = columns_of(spec.spec.connection)
         except MCPGenError as exc:
-            reason = f"{waiting.message}; the column types could not be read: {first_line(exc)}"
-            loaded.problems[:] = [replace(p, message=reason) if p == waiting else p for p in loaded.problems]
+            reason = f"; the column types could not be read: {first_line(exc)}"
+            loaded.problems[:] = [
+                replace(p, message=p.message + reason) if p in waiting else p for p in loaded.problems
+            ]
             continue
         if columns is None:
             continue
         found: list[Problem] = []
         check_spec(spec, loaded.config, found, loaded.root, columns)
-        loaded.problems[:] = [p for p in loaded.problems if p != waiting and p not in found] + found
+        loaded.problems[:] = [p for p in loaded.problems if p not in waiting and p not in found] + found
 
 
 def _check_completions(
@@ -206,16 +208,16 @@ def _translate(
 ) -> None:
     """`loaded.sql` translated to `target`, once (a call runs the translation), with its warnings: where
     the answers may differ, and a select alias read as no table's column without the tables' columns
-    (the one warning `learn_column_types` checks again with them)."""
+    (the warnings `learn_column_types` checks again with them)."""
     written = loaded.sql
     dates = frozenset(n for n, p in loaded.spec.parameters.items() if p.type == "date")
     guessed: list[tuple[int | None, int | None, str]] = []
     loaded.sql = transpile(written, source, target, dates, columns, guessed)
-    for line, col, message in caveats(written, source, target) + guessed[:1]:
+    guessed = list(dict.fromkeys(guessed))  # an alias two rewrites read is one warning
+    for line, col, message in caveats(written, source, target) + guessed:
         at = (line, col or 1) if line and key == "sql" else None
         problems.append(_problem(loaded, key, message, "warning", offset=at))
-    if guessed:
-        loaded.untyped = problems[-1]
+    loaded.untyped = tuple(problems[len(problems) - len(guessed) :])
 
 
 def _check_sql(
@@ -224,7 +226,7 @@ def _check_sql(
     """One read-only statement, placeholders against parameters, no file outside the project,
     no file chosen by the caller."""
     spec = loaded.spec
-    loaded.untyped = None
+    loaded.untyped = ()
     key = "sql" if spec.sql is not None else "sql_file"
     target = _dialect(config.connections[spec.connection])
     source = spec.dialect or config.dialect
@@ -241,7 +243,7 @@ def _check_sql(
         offset = (line, col or 1) if line and key == "sql" else None
         problems.append(_problem(loaded, key, f"{exc}", offset=offset))
         if isinstance(exc, NeedsColumnTypes) and columns is None:
-            loaded.untyped = problems[-1]
+            loaded.untyped = (problems[-1],)
         return
     if target == "duckdb":
         found = outside_paths(loaded.sql) + caller_paths(loaded.sql, spec.parameters, root)

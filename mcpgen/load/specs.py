@@ -35,9 +35,9 @@ class LoadedSpec:
     completions: dict[str, str] = field(default_factory=dict)  # parameter -> its `complete:` SQL, checked
     count_sql: str | None = None  # `confirm.when_rows_over`: the query counted (mcpgen.sql.counts), checked
     digest: str | None = None  # names everything its checks read (`load.checked`); None: not from a file
-    # The problem of SQL whose translation waits for the database's columns (`NeedsColumnTypes`, an error;
-    # a select alias translated as no table's column, a warning): `learn_column_types` checks it again.
-    untyped: Problem | None = None
+    # The problems of SQL whose translation waits for the database's columns (`NeedsColumnTypes`, an error;
+    # each select alias translated as no table's column, a warning): `learn_column_types` checks them again.
+    untyped: tuple[Problem, ...] = ()
 
     def where(self, key: str) -> tuple[int | None, int | None]:
         return self.data.where(key)

@@ -170,7 +170,7 @@ def _checked_with_column_types(loaded: LoadedProject, needed: Callable[[str], bo
         read = getattr(engines[name], "column_types", None)
         return read(COLUMN_TYPES_SECONDS) if callable(read) else None
 
-    waiting = any(s.untyped is not None for s in loaded.specs)
+    waiting = any(s.untyped for s in loaded.specs)
     if waiting and not any(p.path == str(loaded.config_path) for p in loaded.errors):  # its connections can be trusted
         from ..load.spec_checks import learn_column_types  # here: the SQL checks only waiting specs need
 

@@ -12,12 +12,15 @@ Each rewrite keeps the result DuckDB gives:
 - MariaDB/MySQL and Spark: `/` and AVG are computed in DOUBLE, as DuckDB's are (MariaDB's DECIMAL result
   keeps only 4 more digits, Spark's 6); `GROUP BY ROLLUP (a)` is `GROUP BY a WITH ROLLUP`, ordered from an outer query; a
   subquery in FROM gets a name (PostgreSQL too).
-- PostgreSQL and Spark: a select alias used inside an ORDER BY expression is written out, unless a table's
-  column has its name (DuckDB reads the column there); PostgreSQL and SQLite: one in HAVING, unless a
-  grouped column has its name; MariaDB/MySQL: a table's column that a select alias shadows in GROUP BY or
-  a window is named with its table. These need the tables' columns (the catalogue; without it, no
-  table's column is taken to have the alias's name), and a QUALIFY on such a name is refused where
-  sqlglot rewrites QUALIFY.
+- A select alias where the target reads none is written out as its expression, unless a table's column
+  has its name (DuckDB reads the column there): inside an ORDER BY expression (PostgreSQL, Spark), in
+  WHERE (not SQLite), in a window (not MariaDB/MySQL), in a later select item (every target); an
+  aggregate's or window function's alias in WHERE is refused, as DuckDB refuses it. PostgreSQL, SQLite
+  and Spark: one in HAVING, unless a grouped column has its name; MariaDB/MySQL: a table's column that a
+  select alias shadows in GROUP BY or a window is named with its table. These need the tables' columns
+  (the catalogue; without it, no table's column is taken to have the alias's name), and a QUALIFY on
+  such a name is refused where sqlglot rewrites QUALIFY.
+- Every target: QUALIFY's query keeps its ORDER BY and LIMIT on a query around sqlglot's rewrite.
 - Every target: the outermost query's unnamed columns are named as DuckDB names them (`sum(x)`,
   `count_star()`; `validate` warns, since the name is a near guess).
 - PostgreSQL and Spark: `INTERVAL (expr) DAY` is `(expr) * INTERVAL '1 DAY'`, so a bound value stays bound.
@@ -78,6 +81,16 @@ def lacks(tree: exp.Expr, target: str) -> tuple[exp.Expr, str] | None:
             return node, "FULL OUTER JOIN"
         if target == "mysql" and isinstance(node, exp.Select) and _rollup_ordered_by_other(node):
             return node, "GROUP BY ROLLUP with an ORDER BY on what the query does not return"
+        if target in _NO_QUALIFY and isinstance(node, exp.Qualify) and isinstance(node.parent, exp.Select):
+            select = node.parent
+            if _result_names(select) is None:  # sqlglot's rewrite would return its `_w`, or a column twice
+                return node, "QUALIFY beside SELECT * (list the columns)"
+            unnamed = select is not tree and not all(isinstance(e, (exp.Alias, exp.Column)) for e in select.expressions)
+            if _hides_sort_keys(select) and (select.args.get("distinct") or unnamed):
+                return (
+                    node,
+                    "QUALIFY with ORDER BY on what the query does not return, beside DISTINCT or an unnamed column",
+                )
         if target == "sqlite" and isinstance(node, exp.Extract) and _part(node) not in _STRFTIME:
             return node, f"EXTRACT({_part(node)} FROM ...)"
         if target == "sqlite" and isinstance(node, exp.Interval) and _unit(node) not in {**_DATE_UNITS, **_TIME_UNITS}:
@@ -156,7 +169,7 @@ def _rollup_ordered_by_other(select: exp.Select) -> bool:
     return not all(isinstance(o.this, exp.Column) and o.this.name.lower() in outputs for o in order.expressions)
 
 
-Columns = Mapping[str, Mapping[str, str]]  # table -> column -> its type, as DuckDB names it
+Columns = Mapping[str, Mapping[str, str]]  # table (or schema.table) -> column -> its type, as DuckDB names it
 
 
 class ColumnTypeUnknown(Exception):
@@ -182,13 +195,15 @@ def rewrite(
     A select alias that may also be a table's column (InputColumnsUnknown) is raised, or, given
     `guessed`, read as no table's column and added there."""
     tree = _name_unnamed_columns(tree)  # as DuckDB names them: before anything is rewritten
+    if target in _NO_QUALIFY:
+        tree = _qualify_ordered_outside(tree)
+    for naming in _NAMING_STEPS.get(target, ()):  # a select alias written out is typed as its expression
+        tree = naming(tree, _Known(columns, guessed))
     if target in ("sqlite", "mysql"):  # the rewrite that needs DuckDB's types
         _annotate(tree, columns if target == "mysql" else None)
         tree = _date_arithmetic(tree, target, dates, columns is not None)
         for node in tree.walk():
             node.meta.pop(_TYPE, None)
-    for naming in _NAMING_STEPS.get(target, ()):
-        tree = naming(tree, _Known(columns, guessed))
     for step in (*_STEPS.get(target, ()), _named_order):
         tree = step(tree)
     return tree
@@ -209,7 +224,7 @@ def _annotate(tree: exp.Expr, columns: Columns | None = None) -> None:
 
     copy = tree.copy()
     original = {id(twin): node for node, twin in zip(tree.walk(), copy.walk())}
-    schema = MappingSchema({t: dict(c) for t, c in columns.items()}, dialect="duckdb")
+    schema = MappingSchema({t: dict(c) for t, c in columns.items() if "." not in t}, dialect="duckdb")
     try:  # which table each column comes from; a node qualify replaces keeps no type (refused, not guessed)
         qualify(copy, schema=schema, dialect="duckdb", validate_qualify_columns=False, quote_identifiers=False)
     except SqlglotError:
@@ -508,6 +523,75 @@ def _order_from_outside(tree: exp.Expr, select: exp.Select) -> exp.Expr:
     return tree
 
 
+_NO_QUALIFY = ("postgres", "mysql", "sqlite", "spark")  # sqlglot writes QUALIFY as a filter on a subquery
+
+
+def _qualify_ordered_outside(tree: exp.Expr) -> exp.Expr:
+    """sqlglot writes `... QUALIFY f ORDER BY k LIMIT n` as `SELECT ... FROM (... ORDER BY k LIMIT n) WHERE
+    f`: the limit cuts before the filter and the order is lost. ORDER BY, LIMIT and OFFSET move to a query
+    around it; a sort key that is not a result column is carried out as a hidden one (`mcpgen_k1`)."""
+    for select in list(tree.find_all(exp.Select)):
+        moved = {k: select.args.get(k) for k in ("order", "limit", "offset")}
+        if select.args.get("qualify") is None or not any(moved.values()):
+            continue
+        items, names = list(select.expressions), _result_names(select)
+        hidden: list[exp.Expr] = []
+        for ordered in moved["order"].expressions if moved["order"] else []:
+            key = ordered.this
+            if isinstance(key, exp.Literal) and key.is_int and 1 <= int(key.this) <= len(items):
+                key = items[int(key.this) - 1]
+                if isinstance(key, (exp.Alias, exp.Column)):
+                    ordered.set("this", exp.column(key.alias_or_name, quoted=_quoted(key)))
+                continue
+            if not _hidden_key(key, names):
+                continue
+            name = f"mcpgen_k{len(hidden) + 1}"
+            hidden.append(exp.alias_(key.copy(), name))
+            ordered.set("this", exp.column(name))
+        for k in moved:
+            select.set(k, None)
+        outer = exp.select(*(exp.column(e.alias_or_name, quoted=_quoted(e)) for e in items) if hidden else "*")
+        if hidden:
+            select.set("expressions", [*items, *hidden])
+        outer = outer.from_(exp.Subquery(this=select.copy(), alias=exp.TableAlias(this=exp.to_identifier("mcpgen_q"))))
+        for k, value in moved.items():
+            outer.set(k, value)
+        if select is tree:
+            tree = outer
+        else:
+            select.replace(outer)
+    return tree
+
+
+def _hides_sort_keys(select: exp.Select) -> bool:
+    """Whether `_qualify_ordered_outside` carries a sort key of `select` out as a hidden column."""
+    order = select.args.get("order")
+    if select.args.get("qualify") is None or order is None:
+        return False
+    return any(_hidden_key(o.this, _result_names(select)) for o in order.expressions)
+
+
+def _result_names(select: exp.Select) -> set[str] | None:
+    """The names of `select`'s result columns, lower case (None when it returns `*`)."""
+    if any(isinstance(e, exp.Star) or (isinstance(e, exp.Column) and e.is_star) for e in select.expressions):
+        return None
+    return {e.alias_or_name.lower() for e in select.expressions if isinstance(e, (exp.Alias, exp.Column))}
+
+
+def _hidden_key(key: exp.Expr, names: set[str] | None) -> bool:
+    """Whether a sort key is neither a position (`ORDER BY 1`) nor a result column's name (`names`; None:
+    the query returns `*`, so any table's column)."""
+    if isinstance(key, exp.Literal) and key.is_int:
+        return False
+    return not (isinstance(key, exp.Column) and not key.table and (names is None or key.name.lower() in names))
+
+
+def _quoted(item: exp.Expr) -> bool:
+    """Whether a select item's name is written quoted (its alias, else its column)."""
+    name = item.args.get("alias") if isinstance(item, exp.Alias) else item.this
+    return isinstance(name, exp.Identifier) and bool(name.quoted)
+
+
 def _derived_table_aliases(tree: exp.Expr) -> exp.Expr:
     """A subquery in FROM or JOIN gets a name where it has none: PostgreSQL (before 16), MariaDB and
     MySQL require one."""
@@ -528,7 +612,7 @@ def _aliases_in_order_expressions(tree: exp.Expr, columns: _Known) -> exp.Expr:
         order = select.args.get("order")
         if order is None:
             continue
-        named = _renamed_items(select)
+        named = _renamed_items(select.expressions)
         for ordered in order.expressions:
             if isinstance(ordered.this, exp.Column):
                 continue
@@ -548,7 +632,7 @@ def _aliases_in_having(tree: exp.Expr) -> exp.Expr:
         having = select.args.get("having")
         if having is None:
             continue
-        named = _renamed_items(select)
+        named = _renamed_items(select.expressions)
         group = select.args.get("group")
         grouped = {c.name.lower() for c in group.expressions if isinstance(c, exp.Column)} if group else set()
         for column in list(having.find_all(exp.Column)):
@@ -560,13 +644,53 @@ def _aliases_in_having(tree: exp.Expr) -> exp.Expr:
     return tree
 
 
-def _renamed_items(select: exp.Select) -> dict[str, exp.Expr]:
+def _renamed_items(items: list[exp.Expr]) -> dict[str, exp.Expr]:
     """The select items named by an alias other than their own column's name: alias -> expression."""
     return {
         e.alias.lower(): e.this
-        for e in select.expressions
+        for e in items
         if isinstance(e, exp.Alias) and not (isinstance(e.this, exp.Column) and e.this.name == e.alias)
     }
+
+
+def _aliases_written_out(places: frozenset[str]) -> Callable[[exp.Expr, _Known], exp.Expr]:
+    """`SELECT price * qty AS total ... WHERE total > 10`: DuckDB reads a select alias in WHERE, in a
+    window's PARTITION BY / ORDER BY and in a later select item when no table's column has its name. The
+    item is written out in `places` ("where", "window", "select"), where the target does not read it
+    (PostgreSQL reads none there). An aggregate's or window function's alias in WHERE, which DuckDB
+    refuses too, is refused on every target."""
+
+    def step(tree: exp.Expr, known: _Known) -> exp.Expr:
+        for select in list(tree.find_all(exp.Select)):
+            items = select.expressions
+            for i, item in enumerate(items):  # in order: an item is written out with those before it
+                columns = [c for c in item.find_all(exp.Column) if not _in_window_spec(c)]
+                _write_out(select, columns, _renamed_items(items[:i]), "select" in places, known, tree)
+            named = _renamed_items(items)
+            where = select.args.get("where")
+            _write_out(select, list(where.find_all(exp.Column)) if where else [], named, "where" in places, known, tree)
+            spec = [c for c in select.find_all(exp.Column) if _in_window_spec(c)]
+            _write_out(select, spec, named, "window" in places, known, tree)
+        return tree
+
+    return step
+
+
+def _write_out(
+    select: exp.Select, columns: list[exp.Column], named: dict[str, exp.Expr], change: bool, known: _Known, tree
+) -> None:
+    """Each of `select`'s own `columns` that names an item of `named` and no table's column: refused when
+    it is an aggregate's or window function's alias in WHERE, else (`change`) replaced by the item."""
+    for column in columns:
+        item = named.get(column.name.lower())
+        if item is None or column.table or column.find_ancestor(exp.Select) is not select:
+            continue
+        in_where = isinstance(column.find_ancestor(exp.Where, exp.Select), exp.Where)
+        refused = in_where and item.find(exp.AggFunc, exp.Window) is not None
+        if (refused or change) and not _is_input_column(select, column, known, tree):
+            if refused:
+                raise MisplacedAlias(column, "WHERE")
+            column.replace(exp.Paren(this=item.copy()))
 
 
 class InputColumnsUnknown(Exception):
@@ -600,15 +724,35 @@ def _is_input_column(select: exp.Select, column: exp.Column, known: _Known, tree
 
 def _place(node: exp.Expr) -> str:
     """The clause `node` is in, as the refusal names it."""
-    if node.find_ancestor(exp.Window) is not None:
+    if _in_window_spec(node):
         return "a window's ORDER BY or PARTITION BY"
     around: exp.Expr | None = node
     while around is not None:
-        for kind, name in ((exp.Qualify, "QUALIFY"), (exp.Group, "GROUP BY"), (exp.Order, "ORDER BY")):
+        for kind, name in _PLACES:
             if isinstance(around, kind):
                 return name
         around = around.parent
     return "the query"
+
+
+_PLACES = (
+    (exp.Qualify, "QUALIFY"),
+    (exp.Group, "GROUP BY"),
+    (exp.Order, "ORDER BY"),
+    (exp.Where, "WHERE"),
+    (exp.Having, "HAVING"),
+    (exp.Select, "the select list"),
+)
+
+
+def _in_window_spec(node: exp.Expr) -> bool:
+    """Whether `node` is in a window's PARTITION BY or ORDER BY (not in the function it applies to)."""
+    child, around = node, node.parent
+    while around is not None and not isinstance(around, exp.Select):
+        if isinstance(around, exp.Window) and child is not around.this:
+            return True
+        child, around = around, around.parent
+    return False
 
 
 def _sources(select: exp.Select) -> list[exp.Expr]:
@@ -628,12 +772,13 @@ def _input_columns(select: exp.Select, columns: Columns | None, tree: exp.Expr) 
         if alias is not None and alias.args.get("columns"):  # `... AS s (x, y)` names them
             found |= {c.name.lower() for c in alias.args["columns"]}
             continue
-        if isinstance(relation, exp.Table) and relation.name.lower() in ctes:
+        if isinstance(relation, exp.Table) and not relation.db and relation.name.lower() in ctes:
             relation = ctes[relation.name.lower()]
         if isinstance(relation, exp.Table):
-            if relation.name.lower() not in catalogue:
+            table = f"{relation.db}.{relation.name}".lower() if relation.db else relation.name.lower()
+            if table not in catalogue:
                 return None
-            found |= {c.lower() for c in catalogue[relation.name.lower()]}
+            found |= {c.lower() for c in catalogue[table]}
             continue
         inner = relation.this if isinstance(relation, exp.Subquery) else relation
         if not isinstance(inner, exp.Query) or any(isinstance(e, exp.Star) for e in inner.selects):
@@ -650,7 +795,7 @@ def _refuse_qualify_on_shadowing_alias(tree: exp.Expr, columns: _Known) -> exp.E
         select = qualify.parent
         if not isinstance(select, exp.Select):
             continue
-        named = _renamed_items(select)
+        named = _renamed_items(select.expressions)
         for column in qualify.find_all(exp.Column):
             if not column.table and column.name.lower() in named and _is_input_column(select, column, columns, tree):
                 raise ShadowingAlias(column, "QUALIFY")
@@ -666,12 +811,20 @@ class ShadowingAlias(Exception):
         self.column, self.place = column, place
 
 
+class MisplacedAlias(Exception):
+    """`column`, at `place`, names the alias of an aggregate or window function, which DuckDB refuses there."""
+
+    def __init__(self, column: exp.Expr, place: str):
+        super().__init__(column.sql("duckdb"))
+        self.column, self.place = column, place
+
+
 def _mysql_shadowed_columns(tree: exp.Expr, columns: _Known) -> exp.Expr:
     """DuckDB reads a name in GROUP BY or in a window's ORDER BY / PARTITION BY as the table's column
     where there is one, MariaDB/MySQL as the select alias of that name: the column is written with its
     table's name there (`GROUP BY t.a`), which both read as the column."""
     for select in list(tree.find_all(exp.Select)):
-        named = _renamed_items(select)
+        named = _renamed_items(select.expressions)
         if not named:
             continue
         places = [select.args.get("group"), *(w for e in select.expressions for w in e.find_all(exp.Window))]
@@ -745,13 +898,21 @@ _STEPS: dict[str, tuple[Callable[[exp.Expr], exp.Expr], ...]] = {
     ),
     "mysql": (_column_list_as_aliases, _mysql_rollup, _derived_table_aliases, _double_division),
     "postgres": (_interval_of_expression, _derived_table_aliases, _aliases_in_having),
-    "spark": (_interval_of_expression, _double_division),
+    "spark": (_interval_of_expression, _double_division, _aliases_in_having),
 }
 
 # The steps that need to know the tables' columns (the database's catalogue, when it was read).
 _NAMING_STEPS: dict[str, tuple[Callable[[exp.Expr, _Known], exp.Expr], ...]] = {
-    "sqlite": (_refuse_qualify_on_shadowing_alias,),
-    "mysql": (_refuse_qualify_on_shadowing_alias, _mysql_shadowed_columns),
-    "postgres": (_refuse_qualify_on_shadowing_alias, _aliases_in_order_expressions),
-    "spark": (_aliases_in_order_expressions,),
+    "sqlite": (_refuse_qualify_on_shadowing_alias, _aliases_written_out(frozenset({"window", "select"}))),
+    "mysql": (
+        _refuse_qualify_on_shadowing_alias,
+        _aliases_written_out(frozenset({"where", "select"})),
+        _mysql_shadowed_columns,
+    ),
+    "postgres": (
+        _refuse_qualify_on_shadowing_alias,
+        _aliases_written_out(frozenset({"where", "window", "select"})),
+        _aliases_in_order_expressions,
+    ),
+    "spark": (_aliases_written_out(frozenset({"where", "window", "select"})), _aliases_in_order_expressions),
 }

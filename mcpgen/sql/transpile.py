@@ -213,6 +213,12 @@ def _rewrite(
             f"{engine} cannot be told to read as DuckDB does (the column); rename the alias",
             *_start(sql, shadow.column),
         ) from None
+    except dialects.MisplacedAlias as misplaced:
+        raise Untranslatable(
+            f"`{misplaced}` in {misplaced.place} names a result column that is an aggregate or window function, "
+            "which DuckDB refuses there too (filter on it in HAVING or QUALIFY)",
+            *_start(sql, misplaced.column),
+        ) from None
     if guessed is not None:
         guessed += [(*_start(sql, u.column), _unsure(u, target)) for u in unsure or ()]
     return tree

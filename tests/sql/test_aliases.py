@@ -6,6 +6,7 @@ table's column had the alias's name, with a warning, and serve translates it aga
 
 from __future__ import annotations
 
+import re
 import sqlite3
 
 import duckdb
@@ -35,28 +36,27 @@ REFUSED = {
 }
 
 
-@pytest.fixture(scope="module")
-def tables():
-    """Table t (a INTEGER, b INTEGER, c text) of ROWS in DuckDB and SQLite, and under a name of its own in
-    PostgreSQL and MariaDB where they answer: target -> (table name, a connection to run a query)."""
+def _loaded(columns: str, rows: list[tuple], prefix: str):
+    """A table of `columns` (`name TYPE, ...`, VARCHAR(8) for text) holding `rows`, named t in DuckDB and
+    SQLite and under a name of its own in PostgreSQL and MariaDB where they answer: target -> (its name,
+    a connection to run a query). A generator: the tables are dropped when it resumes."""
     import services
 
     made = {}
-    duck = duckdb.connect()
-    duck.execute("CREATE TABLE t (a INTEGER, b INTEGER, c VARCHAR)")
-    duck.executemany("INSERT INTO t VALUES (?, ?, ?)", ROWS)
-    lite = sqlite3.connect(":memory:")
-    lite.execute("CREATE TABLE t (a INTEGER, b INTEGER, c TEXT)")
-    lite.executemany("INSERT INTO t VALUES (?, ?, ?)", ROWS)
+    marks = ", ".join("?" * len(rows[0]))
+    duck, lite = duckdb.connect(), sqlite3.connect(":memory:")
+    for con in (duck, lite):
+        con.execute(f"CREATE TABLE t ({columns})")
+        con.executemany(f"INSERT INTO t VALUES ({marks})", rows)
     made["duckdb"], made["sqlite"] = ("t", duck), ("t", lite)
     for target, service in SERVICES.items():
         if services._absent(service):
             continue
-        name = services.unique_name("shadow")
+        name = services.unique_name(prefix)
         con = services.connect(service)
         with con.cursor() as cur:
-            cur.execute(f"CREATE TABLE {name} (a INTEGER, b INTEGER, c VARCHAR(5))")
-            cur.executemany(f"INSERT INTO {name} VALUES (%s, %s, %s)", ROWS)
+            cur.execute(f"CREATE TABLE {name} ({columns})")
+            cur.executemany(f"INSERT INTO {name} VALUES ({marks.replace('?', '%s')})", rows)
         made[target] = (name, con)
     yield made
     for target, service in SERVICES.items():
@@ -65,6 +65,12 @@ def tables():
             made[target][1].close()
     duck.close()
     lite.close()
+
+
+@pytest.fixture(scope="module")
+def tables():
+    """Table t (a INTEGER, b INTEGER, c text) of ROWS on each engine (`_loaded`)."""
+    yield from _loaded("a INTEGER, b INTEGER, c VARCHAR(5)", ROWS, "shadow")
 
 
 def run(tables, target: str, sql: str, columns: dict | None = None) -> list[tuple]:
@@ -83,7 +89,7 @@ def run(tables, target: str, sql: str, columns: dict | None = None) -> list[tupl
         return con.execute(text).fetchall()
     with con.cursor() as cur:
         cur.execute(text.replace("%", "%%"))
-        return [tuple(int(v) if not isinstance(v, str) else v for v in row) for row in cur.fetchall()]
+        return [tuple(v if v is None or isinstance(v, str) else int(v) for v in row) for row in cur.fetchall()]
 
 
 @pytest.mark.parametrize("target", ["postgres", "mysql", "sqlite"])
@@ -268,3 +274,190 @@ def test_a_table_the_catalogue_does_not_list_is_refused_with_a_sentence():
 
     with pytest.raises(NeedsColumnTypes, match=r"the database's catalogue does not list the table it reads from"):
         transpile(SHAPES["order_expression"], "duckdb", "postgres", columns={"other": {"x": "INTEGER"}})
+
+
+# -- a select alias named where the target reads none ------------------------------------------------
+# DuckDB reads a select alias in WHERE, in a window and in a later select item when no table's column has
+# its name; sqlglot writes QUALIFY as a filter around the query. The shapes follow DuckDB's documentation
+# (QUALIFY, reusable aliases) and MySQL's (column aliases), each with the engines it failed on.
+
+SALES = [
+    ("east", "alice", 12050),
+    ("east", "carol", 8000),
+    ("east", "frank", 2000),
+    ("north", "dave", 31000),
+    ("west", "bob", 7500),
+    ("west", "erin", 4000),
+    ("west", "gina", None),
+]
+SALES_COLUMNS = {"t": {"region": "VARCHAR", "customer": "VARCHAR", "amount": "INTEGER"}}
+ALL = ("postgres", "mysql", "sqlite")
+WRITTEN_OUT = {
+    "where": ("SELECT customer, amount * 2 AS doubled FROM t WHERE doubled > 15000 ORDER BY customer", ALL[:2]),
+    "where_reused": (
+        "SELECT customer, substr(customer, 2) AS part, substr(part, 2) AS more FROM t WHERE more = 'ice' ORDER BY 1",
+        ALL,
+    ),
+    "select_reused": ("SELECT customer, amount + 1 AS plus, plus * 3 AS tripled FROM t ORDER BY customer", ALL),
+    "window_partition": (
+        "SELECT customer, upper(region) AS area, row_number() OVER (PARTITION BY area ORDER BY amount DESC) AS n "
+        "FROM t ORDER BY customer",
+        ("postgres", "sqlite"),
+    ),
+    "named_window": (
+        "SELECT customer, -amount AS loss, rank() OVER w AS n FROM t WINDOW w AS (PARTITION BY region ORDER BY loss) "
+        "ORDER BY customer",
+        ("postgres", "sqlite"),
+    ),
+    "qualify_limit": (
+        "SELECT region, customer, amount FROM t QUALIFY row_number() OVER (PARTITION BY region ORDER BY amount DESC "
+        "NULLS LAST) = 1 ORDER BY region DESC LIMIT 2",
+        ALL,
+    ),
+    "qualify_alias_offset": (
+        "SELECT region, customer, rank() OVER (PARTITION BY region ORDER BY amount DESC NULLS LAST) AS rank_in_region "
+        "FROM t QUALIFY rank_in_region <= 2 ORDER BY region, rank_in_region LIMIT 3 OFFSET 1",
+        ALL,
+    ),
+    "qualify_unreturned_key": (
+        "SELECT customer FROM t QUALIFY rank() OVER (PARTITION BY region ORDER BY amount DESC NULLS LAST) = 1 "
+        "ORDER BY amount DESC LIMIT 3",
+        ALL,
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def sales():
+    """Table t (region, customer, amount) of SALES on each engine (`_loaded`)."""
+    yield from _loaded("region VARCHAR(8), customer VARCHAR(8), amount INTEGER", SALES, "sales")
+
+
+@pytest.mark.parametrize(
+    ("shape", "target"), [(shape, target) for shape, (_, broken) in WRITTEN_OUT.items() for target in broken]
+)
+def test_a_select_alias_where_the_target_reads_none_gives_duckdbs_rows(shape, target, sales):
+    sql = WRITTEN_OUT[shape][0]
+    assert run(sales, target, sql, SALES_COLUMNS) == run(sales, "duckdb", sql)
+
+
+QUALIFIED = [sql for shape, (sql, _) in WRITTEN_OUT.items() if shape.startswith("qualify")] + [
+    "SELECT region, customer, rank() OVER (PARTITION BY region ORDER BY amount DESC) AS r FROM t QUALIFY r <= 2 "
+    "ORDER BY region, r"
+]
+
+
+@pytest.mark.parametrize("target", [*ALL, "spark"])
+@pytest.mark.parametrize("sql", QUALIFIED)
+def test_a_qualify_translation_orders_its_outermost_query(sql, target):
+    """Rows come back in DuckDB's order only if the outermost query has the ORDER BY."""
+    from mcpgen.sql.pages import limits_rows, orders_rows
+
+    out = transpile(sql, "duckdb", target, columns=SALES_COLUMNS)
+    assert orders_rows(out, target), out
+    assert limits_rows(out, target) == ("LIMIT" in sql), out
+
+
+REFUSED_EVERYWHERE = {
+    "SELECT region, sum(amount) AS total FROM t WHERE total > 100 GROUP BY region": (
+        "`total` in WHERE names a result column that is an aggregate or window function, which DuckDB refuses there"
+    ),
+    "SELECT customer, row_number() OVER (ORDER BY amount) AS n FROM t WHERE n > 1": (
+        "`n` in WHERE names a result column that is an aggregate or window function, which DuckDB refuses there"
+    ),
+}
+
+
+@pytest.mark.parametrize("target", [*ALL, "spark"])
+@pytest.mark.parametrize("sql", REFUSED_EVERYWHERE)
+def test_an_aggregates_or_windows_alias_in_where_is_refused_as_duckdb_refuses_it(sql, target, sales):
+    with pytest.raises(duckdb.BinderException):
+        run(sales, "duckdb", sql)
+    with pytest.raises(Untranslatable, match=re.escape(REFUSED_EVERYWHERE[sql])):
+        transpile(sql, "duckdb", target, columns=SALES_COLUMNS)
+
+
+@pytest.mark.parametrize("target", [*ALL, "spark"])
+def test_qualify_beside_select_star_is_refused(target, sales):
+    """sqlglot's rewrite would return its window function's value as one more column."""
+    sql = "SELECT * FROM t QUALIFY row_number() OVER (PARTITION BY region ORDER BY amount) = 1 ORDER BY region"
+    assert len(run(sales, "duckdb", sql)[0]) == 3
+    with pytest.raises(Untranslatable, match=r"QUALIFY beside SELECT \* \(list the columns\) cannot be written"):
+        transpile(sql, "duckdb", target)
+
+
+def test_each_alias_read_without_the_tables_columns_is_warned_about_and_checked_again(tmp_path):
+    """Every guess gets its warning at its place; with the catalogue's columns they all go."""
+    from mcpgen.load.project import load_project
+    from mcpgen.load.spec_checks import learn_column_types
+
+    (tmp_path / "mcpgen.yaml").write_text("connections:\n  default:\n    url: postgresql://127.0.0.1:5432/test\n")
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "reused.yaml").write_text(
+        "description: d\nsources: [https://example.org/]\ncontent: '{{ row_count }}'\nsql: |\n"
+        "  SELECT customer, amount + 1 AS plus, amount * 3 AS tripled\n"
+        "  FROM t ORDER BY plus * 1, tripled * 1\n"
+    )
+    loaded = load_project(tmp_path / "specs")
+    guesses = [p for p in loaded.problems if "is translated for PostgreSQL as a result column's alias" in p.message]
+    assert [(p.message.split("`")[1], p.message.split(" is ")[0].split(" in ", 1)[1]) for p in guesses] == [
+        ("plus", "ORDER BY"),
+        ("tripled", "ORDER BY"),
+    ]
+    assert [(p.line, p.col) for p in guesses] == [(6, 19), (6, 29)]  # `plus`, `tripled`
+    learn_column_types(loaded, lambda name: SALES_COLUMNS)
+    assert loaded.errors == [] and not [p for p in loaded.problems if "is translated for" in p.message]
+
+
+@pytest.fixture
+def schema():
+    """A PostgreSQL schema of its own holding a table (a, b, c) of ROWS, both named `name`, and a table
+    public.`name` (x) beside it: (name, the URL of a connection whose search_path is that schema, then public)."""
+    import services
+
+    url = services.require("postgresql")
+    name = services.unique_name("aliases")
+    with services.connect("postgresql") as con:
+        con.execute(f"CREATE SCHEMA {name}")
+        con.execute(f"CREATE TABLE {name}.{name} (a INTEGER, b INTEGER, c VARCHAR(5))")
+        con.cursor().executemany(f"INSERT INTO {name}.{name} VALUES (%s, %s, %s)", ROWS)
+        con.execute(f"CREATE TABLE public.{name} (x INTEGER)")
+    try:
+        yield name, f"{url}?options=-csearch_path%3D{name},public"
+    finally:
+        with services.connect("postgresql") as con:
+            con.execute(f"DROP SCHEMA {name} CASCADE")
+            con.execute(f"DROP TABLE public.{name}")
+
+
+def _catalogue(url: str) -> dict:
+    from mcpgen.engines.sqlalchemy.engine import SQLAlchemyEngine
+    from mcpgen.spec.config import URLConnection
+
+    engine = SQLAlchemyEngine("db", URLConnection(url=url))
+    try:
+        return engine.column_types(10)
+    finally:
+        engine.close()
+
+
+def test_a_schema_qualified_table_is_read_from_the_catalogue(schema, tables):
+    """`FROM other.t`, its schema not on the search_path, where public has a `t` without the alias's
+    name: the schema's table decides the alias's reading, and the rows are DuckDB's."""
+    import services
+
+    name, _ = schema
+    columns = _catalogue(services.require("postgresql"))
+    sql = SHAPES["order_expression"].replace(" t ", f" {name}.{name} ")
+    with tables["postgres"][1].cursor() as cur:
+        cur.execute(transpile(sql, "duckdb", "postgres", columns=columns))
+        assert cur.fetchall() == run(tables, "duckdb", SHAPES["order_expression"])
+    assert set(columns[f"{name}.{name}"]) == {"a", "b", "c"} and set(columns[name]) == {"x"}
+
+
+def test_an_unqualified_table_is_the_one_first_on_the_search_path(schema):
+    """Two tables of one name on the search_path: the name is the first one's, not both merged."""
+    name, url = schema
+    columns = _catalogue(url)
+    assert set(columns[name]) == {"a", "b", "c"} and columns[name] == columns[f"{name}.{name}"]
+    assert set(columns[f"public.{name}"]) == {"x"}

@@ -108,11 +108,17 @@ class Backend:
     def columns(self, conn) -> dict[str, dict[str, str]]:
         """Each table's (and view's) columns and their types, as DuckDB names them, from the catalogue: the
         translation reads which names are columns (a select alias of the same name is read otherwise) and,
-        on MariaDB/MySQL, which columns are DATEs (date arithmetic)."""
+        on MariaDB/MySQL, which columns are DATEs (date arithmetic). Keyed `schema.table` for every schema
+        the role sees, and `table` for the one an unqualified name finds (the first on the search path)."""
         tables: dict[str, dict[str, str]] = {}
-        for table, column, kind in conn.exec_driver_sql(self.CATALOGUE).fetchall() if self.CATALOGUE else ():
-            tables.setdefault(table.lower(), {})[column.lower()] = self.CATALOGUE_TYPES.get(kind.lower(), "VARCHAR")
-        return tables
+        found: dict[str, tuple[int, str]] = {}  # table -> (its schema's place on the path, `schema.table`)
+        rows = conn.exec_driver_sql(self.CATALOGUE).fetchall() if self.CATALOGUE else ()
+        for schema, table, column, kind, place in rows:
+            key = f"{schema}.{table}".lower()
+            tables.setdefault(key, {})[column.lower()] = self.CATALOGUE_TYPES.get(kind.lower(), "VARCHAR")
+            if place is not None and place < found.get(table.lower(), (place + 1,))[0]:
+                found[table.lower()] = (place, key)
+        return {**tables, **{table: tables[key] for table, (_, key) in found.items()}}
 
     def is_timeout(self, orig: BaseException, deadline: float) -> bool:
         """Whether the driver's error means the call ran out of time."""
@@ -138,8 +144,9 @@ class Backend:
 
 class PostgreSQL(Backend):
     CATALOGUE = (
-        "SELECT table_name, column_name, data_type FROM information_schema.columns "
-        "WHERE table_schema = ANY (current_schemas(false))"
+        "SELECT table_schema, table_name, column_name, data_type, "
+        "array_position(current_schemas(false), table_schema::name) FROM information_schema.columns "
+        "WHERE table_schema NOT IN ('pg_catalog', 'information_schema')"
     )
     CATALOGUE_TYPES = {
         "date": "DATE",
@@ -315,7 +322,9 @@ class MySQL(Backend):
         return [(c, _mysql_type(t)) for c, t in _described(conn, clause(values, prefix), values)]
 
     CATALOGUE = (
-        "SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_schema = DATABASE()"
+        "SELECT table_schema, table_name, column_name, data_type, CASE WHEN table_schema = DATABASE() THEN 1 END "
+        "FROM information_schema.columns "
+        "WHERE table_schema NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')"
     )
     CATALOGUE_TYPES = _MYSQL_COLUMN_TYPES
 
@@ -329,7 +338,7 @@ class MySQL(Backend):
 
 class SQLite(Backend):
     CATALOGUE = (
-        "SELECT m.name, p.name, p.type FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS p "
+        "SELECT 'main', m.name, p.name, p.type, 1 FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS p "
         "WHERE m.type IN ('table', 'view')"
     )
 
