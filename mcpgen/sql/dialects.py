@@ -679,18 +679,31 @@ def _aliases_written_out(places: frozenset[str]) -> Callable[[exp.Expr, _Known],
 def _write_out(
     select: exp.Select, columns: list[exp.Column], named: dict[str, exp.Expr], change: bool, known: _Known, tree
 ) -> None:
-    """Each of `select`'s own `columns` that names an item of `named` and no table's column: refused when
-    it is an aggregate's or window function's alias in WHERE, else (`change`) replaced by the item."""
+    """Each of `select`'s own `columns` that names an item of `named` and no table's column: replaced by the
+    item (`change`). Where DuckDB refuses the item there (an aggregate in WHERE or in an aggregate), the
+    name can only be a table's column: refused when the tables' columns say it is not one."""
     for column in columns:
         item = named.get(column.name.lower())
         if item is None or column.table or column.find_ancestor(exp.Select) is not select:
             continue
-        in_where = isinstance(column.find_ancestor(exp.Where, exp.Select), exp.Where)
-        refused = in_where and item.find(exp.AggFunc, exp.Window) is not None
-        if (refused or change) and not _is_input_column(select, column, known, tree):
-            if refused:
-                raise MisplacedAlias(column, "WHERE")
+        if _refused_there(column, item):
+            found = _input_columns(select, known.columns, tree)
+            if found is not None and column.name.lower() not in found:
+                raise MisplacedAlias(column, _place(column))
+        elif change and not _is_input_column(select, column, known, tree):
             column.replace(exp.Paren(this=item.copy()))
+
+
+def _refused_there(column: exp.Column, item: exp.Expr) -> bool:
+    """Whether DuckDB refuses `item` where `column` is: an aggregate or window function in WHERE, or inside
+    an aggregate (outside a window's), a window function inside a window function."""
+    aggregate, window = item.find(exp.AggFunc) is not None, item.find(exp.Window) is not None
+    if isinstance(column.find_ancestor(exp.Where, exp.Select), exp.Where):
+        return aggregate or window
+    in_aggregate = column.find_ancestor(exp.AggFunc) is not None
+    if in_aggregate and aggregate and not isinstance(column.find_ancestor(exp.Window, exp.Select), exp.Window):
+        return True
+    return window and (in_aggregate or column.find_ancestor(exp.Window) is not None)
 
 
 class InputColumnsUnknown(Exception):
@@ -711,15 +724,22 @@ class _Known(NamedTuple):
 
 
 def _is_input_column(select: exp.Select, column: exp.Column, known: _Known, tree: exp.Expr) -> bool:
-    """Whether the tables `select` reads from have a column of `column`'s name (when that cannot be told:
+    """Whether the tables `select` reads from have a column of `column`'s name: the select item of that
+    name reads one (`upper(name) AS name`), or the tables' columns say so (when that cannot be told:
     InputColumnsUnknown, raised or added to `known.guessed`, and False)."""
+    name = column.name.lower()
+    item = _renamed_items(select.expressions).get(name)
+    if item is not None and any(
+        c.name.lower() == name and c.find_ancestor(exp.Select) is select for c in item.find_all(exp.Column)
+    ):
+        return True
     found = _input_columns(select, known.columns, tree)
     if found is None:
         if known.guessed is None:
             raise InputColumnsUnknown(column, _place(column))
         known.guessed.append(InputColumnsUnknown(column, _place(column)))
         return False
-    return column.name.lower() in found
+    return name in found
 
 
 def _place(node: exp.Expr) -> str:
@@ -840,9 +860,12 @@ def _mysql_shadowed_columns(tree: exp.Expr, columns: _Known) -> exp.Expr:
 
 
 def _owner(select: exp.Select, column: exp.Column, columns: _Known, tree: exp.Expr) -> str:
-    """The name (or alias) of the one FROM/JOIN source that gives `column`."""
+    """The name (or alias) of the one FROM/JOIN source that gives `column` (the only one there is)."""
+    sources = _sources(select)
+    if len(sources) == 1 and sources[0].this.alias_or_name:
+        return sources[0].this.alias_or_name
     owners = []
-    for source in _sources(select):
+    for source in sources:
         probe = exp.Select(expressions=[exp.Star()]).from_(source.this.copy())
         if column.name.lower() in (_input_columns(probe, columns.columns, tree) or set()):
             owners.append(source.this.alias_or_name)

@@ -214,9 +214,10 @@ def _rewrite(
             *_start(sql, shadow.column),
         ) from None
     except dialects.MisplacedAlias as misplaced:
+        instead = " (filter on it in HAVING or QUALIFY)" if misplaced.place == "WHERE" else ""
         raise Untranslatable(
             f"`{misplaced}` in {misplaced.place} names a result column that is an aggregate or window function, "
-            "which DuckDB refuses there too (filter on it in HAVING or QUALIFY)",
+            f"which DuckDB refuses there too{instead}",
             *_start(sql, misplaced.column),
         ) from None
     if guessed is not None:
