@@ -488,3 +488,23 @@ def test_an_unqualified_table_is_the_one_first_on_the_search_path(schema):
     columns = _catalogue(url)
     assert set(columns[name]) == {"a", "b", "c"} and columns[name] == columns[f"{name}.{name}"]
     assert set(columns[f"public.{name}"]) == {"x"}
+
+
+def test_a_table_of_another_mariadb_database_is_read_from_the_catalogue(tables):
+    """`FROM other.t`: MariaDB's catalogue is read for every database the role sees, not only the current one."""
+    import services
+
+    url = services.require("mariadb")
+    name = services.unique_name("aliases")
+    with services.connect("mariadb") as con, con.cursor() as cur:
+        cur.execute(f"CREATE DATABASE {name}")
+        try:
+            cur.execute(f"CREATE TABLE {name}.t (a INTEGER, b INTEGER, c VARCHAR(5))")
+            cur.executemany(f"INSERT INTO {name}.t VALUES (%s, %s, %s)", ROWS)
+            sql = SHAPES["window_order"].replace(" t ", f" {name}.t ")
+            cur.execute(transpile(sql, "duckdb", "mysql", columns=_catalogue(url)))
+            assert [tuple(int(v) for v in row) for row in cur.fetchall()] == run(
+                tables, "duckdb", SHAPES["window_order"]
+            )
+        finally:
+            cur.execute(f"DROP DATABASE {name}")
