@@ -15,7 +15,8 @@ Each rewrite keeps the result DuckDB gives:
 - A select alias where the target reads none is written out as its expression, unless a table's column
   has its name (DuckDB reads the column there): inside an ORDER BY expression (PostgreSQL, Spark), in
   WHERE (not SQLite), in a window (not MariaDB/MySQL), in a later select item (every target); an
-  aggregate's or window function's alias in WHERE is refused, as DuckDB refuses it. PostgreSQL, SQLite
+  aggregate's or window function's alias in WHERE or in an aggregate is refused, as DuckDB refuses it
+  (a name the SQL shows is a column, such as one the alias's own item reads, is one). PostgreSQL, SQLite
   and Spark: one in HAVING, unless a grouped column has its name; MariaDB/MySQL: a table's column that a
   select alias shadows in GROUP BY or a window is named with its table. These need the tables' columns
   (the catalogue; without it, no table's column is taken to have the alias's name), and a QUALIFY on
@@ -657,8 +658,8 @@ def _aliases_written_out(places: frozenset[str]) -> Callable[[exp.Expr, _Known],
     """`SELECT price * qty AS total ... WHERE total > 10`: DuckDB reads a select alias in WHERE, in a
     window's PARTITION BY / ORDER BY and in a later select item when no table's column has its name. The
     item is written out in `places` ("where", "window", "select"), where the target does not read it
-    (PostgreSQL reads none there). An aggregate's or window function's alias in WHERE, which DuckDB
-    refuses too, is refused on every target."""
+    (PostgreSQL reads none there). An aggregate's alias in WHERE or in an aggregate, which DuckDB refuses
+    too, is refused on every target where the tables' columns show it is no column of theirs."""
 
     def step(tree: exp.Expr, known: _Known) -> exp.Expr:
         for select in list(tree.find_all(exp.Select)):
@@ -808,7 +809,7 @@ def _input_columns(select: exp.Select, columns: Columns | None, tree: exp.Expr) 
 
 
 def _refuse_qualify_on_shadowing_alias(tree: exp.Expr, columns: _Known) -> exp.Expr:
-    """sqlglot writes QUALIFY, which PostgreSQL, MariaDB/MySQL and SQLite lack, as a filter on a subquery
+    """sqlglot writes QUALIFY, which PostgreSQL, MariaDB/MySQL, SQLite and Spark lack, as a filter on a subquery
     and writes each select alias in it out as its expression; DuckDB reads a name that is also a table's
     column as the column. No rewrite keeps that reading: such a QUALIFY is refused."""
     for qualify in tree.find_all(exp.Qualify):
@@ -937,5 +938,9 @@ _NAMING_STEPS: dict[str, tuple[Callable[[exp.Expr, _Known], exp.Expr], ...]] = {
         _aliases_written_out(frozenset({"where", "window", "select"})),
         _aliases_in_order_expressions,
     ),
-    "spark": (_aliases_written_out(frozenset({"where", "window", "select"})), _aliases_in_order_expressions),
+    "spark": (
+        _refuse_qualify_on_shadowing_alias,
+        _aliases_written_out(frozenset({"where", "window", "select"})),
+        _aliases_in_order_expressions,
+    ),
 }

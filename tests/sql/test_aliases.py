@@ -118,7 +118,7 @@ def test_the_catalogue_gives_the_columns_serve_translates_with(tables):
     assert set(columns[tables["postgres"][0]]) == {"a", "b", "c"}
 
 
-@pytest.mark.parametrize("target", ["postgres", "mysql", "sqlite"])
+@pytest.mark.parametrize("target", ["postgres", "mysql", "sqlite", "spark"])
 @pytest.mark.parametrize("shape", REFUSED)
 def test_qualify_on_a_shadowing_alias_is_refused(shape, target):
     with pytest.raises(Untranslatable, match=r"`a` in .* names both a result column's alias and a table's column"):
