@@ -438,8 +438,9 @@ def test_each_alias_read_without_the_tables_columns_is_warned_about_and_checked_
 
 @pytest.fixture
 def schema():
-    """A PostgreSQL schema of its own holding a table (a, b, c) of ROWS, both named `name`, and a table
-    public.`name` (x) beside it: (name, the URL of a connection whose search_path is that schema, then public)."""
+    """A PostgreSQL schema of its own holding a table (a, b, c) of ROWS, both named `name`, and a
+    materialized view m (a, b) of it, and a table public.`name` (x) beside it: (name, the URL of a
+    connection whose search_path is that schema, then public)."""
     import services
 
     url = services.require("postgresql")
@@ -449,6 +450,7 @@ def schema():
         con.execute(f"CREATE TABLE {name}.{name} (a INTEGER, b INTEGER, c VARCHAR(5))")
         con.cursor().executemany(f"INSERT INTO {name}.{name} VALUES (%s, %s, %s)", ROWS)
         con.execute(f"CREATE TABLE public.{name} (x INTEGER)")
+        con.execute(f"CREATE MATERIALIZED VIEW {name}.m AS SELECT a, b FROM {name}.{name}")
     try:
         yield name, f"{url}?options=-csearch_path%3D{name},public"
     finally:
@@ -508,3 +510,16 @@ def test_a_table_of_another_mariadb_database_is_read_from_the_catalogue(tables):
             )
         finally:
             cur.execute(f"DROP DATABASE {name}")
+
+
+def test_a_materialized_views_columns_are_read_from_the_catalogue(schema, tables):
+    """information_schema.columns leaves materialized views out; PostgreSQL's own catalogue has them."""
+    import services
+
+    name, _ = schema
+    columns = _catalogue(services.require("postgresql"))
+    sql = SHAPES["order_expression"].replace(" t ", f" {name}.m ")
+    with tables["postgres"][1].cursor() as cur:
+        cur.execute(transpile(sql, "duckdb", "postgres", columns=columns))
+        assert cur.fetchall() == run(tables, "duckdb", SHAPES["order_expression"])
+    assert columns[f"{name}.m"] == {"a": "BIGINT", "b": "BIGINT"}

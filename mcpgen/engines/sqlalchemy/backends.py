@@ -143,10 +143,15 @@ class Backend:
 
 
 class PostgreSQL(Backend):
+    # pg_catalog, not information_schema.columns, which leaves out materialized views
     CATALOGUE = (
-        "SELECT table_schema, table_name, column_name, data_type, "
-        "array_position(current_schemas(false), table_schema::name) FROM information_schema.columns "
-        "WHERE table_schema NOT IN ('pg_catalog', 'information_schema')"
+        "SELECT n.nspname, c.relname, a.attname, format_type(a.atttypid, NULL), "
+        "array_position(current_schemas(false), n.nspname) "
+        "FROM pg_catalog.pg_attribute AS a JOIN pg_catalog.pg_class AS c ON c.oid = a.attrelid "
+        "JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace "
+        "WHERE c.relkind IN ('r', 'v', 'm', 'f', 'p') AND a.attnum > 0 AND NOT a.attisdropped "
+        "AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname !~ '^pg_(toast|temp)' "
+        "AND has_any_column_privilege(c.oid, 'SELECT')"
     )
     CATALOGUE_TYPES = {
         "date": "DATE",
