@@ -308,6 +308,11 @@ WRITTEN_OUT = {
         "FROM t ORDER BY customer",
         ("postgres", "sqlite"),
     ),
+    "window_on_an_aggregate": (
+        "SELECT region, sum(amount) AS total, rank() OVER (ORDER BY total DESC) AS place FROM t GROUP BY region "
+        "ORDER BY region",
+        ("postgres", "sqlite"),
+    ),
     "named_window": (
         "SELECT customer, -amount AS loss, rank() OVER w AS n FROM t WINDOW w AS (PARTITION BY region ORDER BY loss) "
         "ORDER BY customer",
