@@ -65,6 +65,15 @@ class QueryError(MCPGenError):
     position: tuple[int, int] | None = None
 
 
+class SettingError(QueryError):
+    """A connection's setting its driver cannot take; `setting`: the keys that lead to it under the
+    connection in mcpgen.yaml (("connect_args", "ssl", "ca"), ("url",)), to say where it is."""
+
+    def __init__(self, message: str, setting: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.setting = setting
+
+
 class QueryTimeout(QueryError):
     """The query ran past its time limit and was cancelled."""
 

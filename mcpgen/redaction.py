@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote, unquote
 
-from .spec.config import expand_env
+from .spec.config import SECRET_NAME, expand_env
 
 # scheme://user:password@host  ->  scheme://user:***@host
 _URL_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@'\"]*):(?P<pw>[^\s@]*)@")
@@ -46,10 +46,12 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
 
 
 def secrets_of(config: Any) -> list[str]:
-    """Every password in a project config (literal or from the environment), to redact from messages."""
+    """Every password in a project config (literal or from the environment; in the url, the password
+    field, or a connect_args option named like one), to redact from messages."""
     found = []
     for conn in getattr(config, "connections", {}).values():
         values = [getattr(conn, "password", None)]
+        values += [str(v) for k, v in getattr(conn, "connect_args", {}).items() if SECRET_NAME.search(k)]
         url = getattr(conn, "url", None)
         if url and "@" in url.split("://", 1)[-1]:
             userinfo = url.split("://", 1)[-1].rpartition("@")[0]

@@ -24,6 +24,7 @@ from .. import cachefile
 from ..errors import Findings, Problem
 from ..load import checked
 from ..load.columns import LIVE_TIMEOUT, check_spec_live, checked_by_default
+from ..load.project import connection_where
 from ..redaction import redact, secrets_of
 from ..spec.params import param_types
 from ..text import first_line
@@ -215,6 +216,7 @@ def _live(loaded: LoadedProject, report: Report, timeout: float, everywhere: boo
         return  # connections cannot be trusted until mcpgen.yaml itself is right
     specs = [s for s in loaded.specs if str(s.path) not in failed_names]
     cwd = os.getcwd()
+    config_file = Path(cwd, loaded.config_path) if loaded.config_path else None
     engines: dict[str, Engine] = {}
     try:
         os.chdir(loaded.root)  # DuckDB reads relative paths from the working directory
@@ -236,7 +238,7 @@ def _live(loaded: LoadedProject, report: Report, timeout: float, everywhere: boo
                     f"connection '{name}' did not answer within {timeout:g} s",
                 )
                 if role is not None:
-                    line, col = _config_where(Path(cwd, loaded.config_path) if loaded.config_path else None, name)
+                    line, col = connection_where(config_file, name)
                     report.problems.append(Problem(config_path, line, col, redact(role[1], secrets), role[0]))
                     if role[0] == "error":  # its queries would all be refused: nothing more to check
                         report.connections[name] = "refused"
@@ -253,7 +255,7 @@ def _live(loaded: LoadedProject, report: Report, timeout: float, everywhere: boo
                 broken = engines.pop(name, None)
                 if broken is not None:
                     _close(broken)
-                line, col = _config_where(Path(cwd, loaded.config_path) if loaded.config_path else None, name)
+                line, col = connection_where(config_file, name, getattr(exc, "setting", ()))
                 message = first_line(exc)
                 if not message.startswith(f"connection '{name}'"):
                     message = f"connection '{name}' could not be opened: {message}"
@@ -342,18 +344,6 @@ def _close(engine: Any) -> None:
         engine.close()
     except Exception:
         pass
-
-
-def _config_where(config_path: Path | None, name: str) -> tuple[int | None, int | None]:
-    from ..spec.yamlload import load_yaml
-
-    if config_path is None:
-        return None, None
-    try:
-        data = load_yaml(config_path.read_text(encoding="utf-8"), str(config_path))
-        return data["connections"].where(name)
-    except Exception:
-        return None, None
 
 
 def _bounded(fn, timeout: float, message: str):

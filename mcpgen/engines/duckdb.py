@@ -25,7 +25,7 @@ from typing import Any
 import duckdb
 
 from ..checks import Catalogue, catalogue_of, function_problems, init_problem
-from ..errors import QueryCancelled, QueryError, QueryTimeout, UnsafeSQL
+from ..errors import QueryCancelled, QueryError, QueryTimeout, SettingError, UnsafeSQL
 from ..text import first_line, line_col
 from . import snapshots
 from .control import attached
@@ -151,8 +151,13 @@ class DuckDBEngine:
             path = (root / database).resolve()
             if not path.is_file():
                 shutil.rmtree(self._temp, ignore_errors=True)
-                raise QueryError(f"connection '{name}': the DuckDB file {database} does not exist")
-            self._con = duckdb.connect(str(path), read_only=True, config=config)
+                raise SettingError(f"connection '{name}': the DuckDB file {database} does not exist", ("duckdb",))
+            try:
+                self._con = duckdb.connect(str(path), read_only=True, config=config)
+            except duckdb.Error as exc:  # not a DuckDB file, or one another process holds for writing
+                shutil.rmtree(self._temp, ignore_errors=True)
+                message = f"connection '{name}': the DuckDB file {database} cannot be opened: {_message(exc)}"
+                raise SettingError(message, ("duckdb",)) from None
         try:
             self._lock_down(name, None if limited else reach, init)
         except BaseException:

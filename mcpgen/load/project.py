@@ -161,6 +161,25 @@ def _check_secrets(config: ProjectConfig, data: Any, path: Path, problems: list[
             )
 
 
+def connection_where(
+    config_path: Path | None, name: str, setting: tuple[str, ...] = ()
+) -> tuple[int | None, int | None]:
+    """(line, col) in mcpgen.yaml of connection `name`'s `setting` (keys under it, as a SettingError
+    names them), else of the deepest of those keys it has, else of the connection; (None, None) unknown."""
+    if config_path is None:
+        return None, None
+    try:
+        node = load_yaml(config_path.read_text(encoding="utf-8"), str(config_path))["connections"]
+    except Exception:  # not readable now: the error is said without a place
+        return None, None
+    where: tuple[int | None, int | None] = (None, None)
+    for key in (name, *setting):
+        if not isinstance(node, Located) or key not in node:
+            break
+        where, node = node.where(key), node[key]
+    return where
+
+
 def _check_root(root: Path, config: ProjectConfig, where: Path, problems: list[Problem]) -> None:
     """A DuckDB connection reads the project folder: it may not be `/` or the home folder."""
     if any(isinstance(c, DuckDBConnection) for c in config.connections.values()):

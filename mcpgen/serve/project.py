@@ -25,11 +25,11 @@ from ..answer.cursors import OTHER_THAN_PROJECT, Cursors, project_key
 from ..answer.prompts import Prompt
 from ..engines.factory import create_engine
 from ..engines.protocol import Engine
-from ..errors import MCPGenError, Problem, SpecError, UnsafeSQL
+from ..errors import MCPGenError, Problem, QueryError, SettingError, SpecError, UnsafeSQL
 from ..load import checked
 from ..load.columns import check_spec_live, checked_by_default
 from ..load.discovery import prompt_paths, spec_paths
-from ..load.project import load_project
+from ..load.project import connection_where, load_project
 from ..load.prompts import LoadedPrompt, check_prompt_tools
 from ..load.specs import LoadedProject, LoadedSpec
 from ..spec.models import AppSettings
@@ -92,8 +92,8 @@ def open_project(
             connection = loaded.config.connections[name]
             engines[name] = create_engine(name, connection, loaded.root, state, copy=needed is None)
         except MCPGenError as exc:
-            problems.append(Problem(str(loaded.config_path or specs_dir), None, None, str(exc)))
-    _check_roles(engines, problems, str(loaded.config_path or specs_dir))
+            problems.append(_connection_problem(loaded, specs_dir, name, exc))
+    _check_roles(engines, problems, lambda name, exc: _connection_problem(loaded, specs_dir, name, exc))
     defaults = loaded.config.defaults
     registry = Registry(defaults.cache_max_bytes)
     cursors = _cursors(loaded, problems, local_cursors)
@@ -211,16 +211,22 @@ def _leave_out(loaded: LoadedProject, needed: Callable[[str], bool]) -> None:
 ROLE_CHECK_SECONDS = 5.0
 
 
-def _check_roles(engines: dict[str, Engine], problems: list[Problem], where: str) -> None:
+def _check_roles(
+    engines: dict[str, Engine], problems: list[Problem], problem: Callable[[str, Exception], Problem]
+) -> None:
     """Refuse to start on a connection whose database role may do more than read (unless it says
-    `privileged_role: warn`). A database that cannot be reached does not stop the start (within the
-    connection's own connect timeout): its role is checked when the first call connects."""
+    `privileged_role: warn`), or whose driver refused its settings (`SettingError`). A database that
+    cannot be reached does not stop the start (within the connection's own connect timeout): its role
+    is checked when the first call connects."""
     for name, engine in engines.items():
         check = getattr(engine, "check_role", None)
         if not callable(check):
             continue
         try:
             result = check(ROLE_CHECK_SECONDS)
+        except SettingError as exc:
+            problems.append(problem(name, exc))
+            continue
         except Exception as exc:  # unreachable now: checked again on the first call
             logger.warning(
                 "connection '%s': its database role could not be checked at start (%s); "
@@ -230,7 +236,16 @@ def _check_roles(engines: dict[str, Engine], problems: list[Problem], where: str
             )
             continue
         if result is not None and result[0] == "error":
-            problems.append(Problem(where, None, None, result[1]))
+            problems.append(problem(name, QueryError(result[1])))
+
+
+def _connection_problem(loaded: LoadedProject, specs_dir: str | Path, name: str, exc: Exception) -> Problem:
+    """What stops connection `name`, said at its place in mcpgen.yaml (its setting's, for a SettingError)."""
+    if loaded.config_path is None:
+        return Problem(str(specs_dir), None, None, str(exc))
+    config = Path(loaded.root, loaded.config_path.name)  # the working directory is the project's by now
+    where = connection_where(config, name, getattr(exc, "setting", ()))
+    return Problem(str(loaded.config_path), *where, str(exc))
 
 
 def _cursors(loaded: LoadedProject, problems: list[Problem], local_cursors: bool = False) -> Cursors:

@@ -274,7 +274,8 @@ class ProjectConfig(Strict):
     icons: list[Icon] = Field(default=[], description="The server's icons, and those of every tool that sets none.")
 
 
-_SECRET_NAME = re.compile(r"PASS|PWD|SECRET|TOKEN|KEY|CREDENTIAL", re.IGNORECASE)
+# A name that says its value is a secret (an environment variable's, a driver option's).
+SECRET_NAME = re.compile(r"PASS|PWD|SECRET|TOKEN|KEY|CREDENTIAL", re.IGNORECASE)
 
 
 def environment_needed(config: ProjectConfig) -> dict[str, bool]:
@@ -291,7 +292,7 @@ def environment_needed(config: ProjectConfig) -> dict[str, bool]:
     for connection in config.connections.values():
         for field_name in ("url", "spark", "password"):
             for name in required_names(getattr(connection, field_name, None) or ""):
-                needed[name] = needed.get(name, False) or field_name == "password" or bool(_SECRET_NAME.search(name))
+                needed[name] = needed.get(name, False) or field_name == "password" or bool(SECRET_NAME.search(name))
     for key in (config.cursors.secret_env, config.audit.hash_key_env if config.audit else None):
         if key:
             needed[key] = True

@@ -48,6 +48,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.pool import StaticPool
 
+from ...errors import SettingError
 from ..control import attached
 from ..deadlines import kept_duplicate, release_duplicate
 from .statements import Statement, empty_lists_as_arrays
@@ -298,14 +299,20 @@ class MySQL(Backend):
         """A connect timeout; with PyMySQL, TLS as the driver reads it: any `ssl*` option, or an option file
         (which may set ssl-ca), is left to the driver as given and then required; with none, the driver
         tries TLS where the server offers it. The two spellings of TLS PyMySQL cannot take (it would fail
-        at the first query with a TypeError) are refused here, in one sentence."""
+        at the first query with a TypeError) are refused here, in one sentence (SettingError)."""
         connect_args.setdefault("connect_timeout", 10)
         if url.get_driver_name() != "pymysql":
             return url
         if "ssl_mode" in url.query or "ssl_mode" in connect_args:
-            raise ValueError("PyMySQL takes no ssl_mode: ask for TLS with ssl_ca (see docs/databases.md)")
+            raise SettingError(
+                "PyMySQL takes no ssl_mode: ask for TLS with ssl_ca (see docs/databases.md)",
+                ("url",) if "ssl_mode" in url.query else ("connect_args", "ssl_mode"),
+            )
         if "ssl" in url.query or not isinstance(connect_args.get("ssl", {}), dict):
-            raise ValueError("ssl must be a mapping in connect_args, such as {ca: FILE}; or give ssl_ca in the url")
+            raise SettingError(
+                "ssl must be a mapping in connect_args, such as {ca: FILE}; or give ssl_ca in the url",
+                ("url",) if "ssl" in url.query else ("connect_args", "ssl"),
+            )
         return url
 
     def on_connect(self, dbapi_connection, record) -> None:

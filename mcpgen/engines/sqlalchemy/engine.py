@@ -27,9 +27,9 @@ from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 
-from ...errors import QueryCancelled, QueryError, QueryTimeout, UnsafeSQL
+from ...errors import QueryCancelled, QueryError, QueryTimeout, SettingError, UnsafeSQL
 from ...redaction import redact
-from ...spec.config import URLConnection, expand_env
+from ...spec.config import SECRET_NAME, URLConnection, expand_env
 from ...sql.nulls import drop_null_orders, null_order_tables
 from ...sql.statements import DIALECTS, check_read_only, find_placeholders
 from ...text import first_line
@@ -39,6 +39,7 @@ from ..protocol import Prepared, QueryResult
 from ..slots import Admission
 from . import privileges
 from .backends import backend_for
+from .options import check_options
 from .rls import claim_settings, with_claim_settings
 from .statements import (
     OMITTED,
@@ -82,11 +83,13 @@ class SQLAlchemyEngine:
         except ValueError as exc:  # names the variable, never a value
             raise QueryError(f"connection '{name}': {exc}") from None
         self._secrets = [s for s in (password,) if s]
+        self._secrets += [str(v) for k, v in connection.connect_args.items() if SECRET_NAME.search(k)]
         try:
             url = make_url(raw_url)
         except Exception:
-            raise QueryError(
-                f"connection '{name}': the url is not a valid SQLAlchemy URL (dialect+driver://user@host:port/database)"
+            raise SettingError(
+                f"connection '{name}': the url is not a valid SQLAlchemy URL (dialect+driver://user@host:port/database)",
+                ("url",),
             ) from None
         if url.password:
             self._secrets.append(str(url.password))
@@ -109,25 +112,8 @@ class SQLAlchemyEngine:
             pool_timeout=self.pool_timeout,
             hide_parameters=True,
         )
-        try:
-            url = self.backend.configure(url, options, connect_args)
-        except ValueError as exc:  # options the driver cannot take, said before any connection
-            raise QueryError(f"connection '{name}': {exc}") from None
-        if connect_args:
-            options["connect_args"] = connect_args
-        try:
-            self._engine = sa.create_engine(url, **options)
-        except ModuleNotFoundError as exc:
-            hint = _DRIVER_HINTS.get((exc.name or "").split(".")[0])
-            hint = f": {hint}" if hint else ""
-            raise QueryError(f"connection '{name}' needs the Python package {exc.name}{hint}") from None
-        except sa_exc.NoSuchModuleError:
-            raise QueryError(
-                f"connection '{name}': no SQLAlchemy dialect for {url.drivername} is installed; "
-                "pip install the package that provides it (see docs/databases.md)"
-            ) from None
-        except Exception as exc:
-            raise QueryError(f"connection '{name}': {self._redact(first_line(exc))}") from None
+        self._engine = self._create(url, options, connect_args)
+        self._settings = ("connect_args",) if connection.connect_args else ("url",)
         event.listen(self._engine, "connect", self.backend.on_connect)
         self.backend.listen(self._engine)
         self._clauses: dict[tuple, Any] = {}
@@ -140,6 +126,41 @@ class SQLAlchemyEngine:
         self._role_known = self._powers is None  # other backends: nothing to ask
         if self.claim_settings and self.backend.name != "postgresql":
             raise QueryError(f"connection '{name}': claim_settings needs PostgreSQL (row-level security)")
+
+    def _create(self, url, options: dict[str, Any], connect_args: dict[str, Any]) -> sa.Engine:
+        """SQLAlchemy's engine for `url` (nothing connects yet); what its driver cannot take is one sentence."""
+        try:
+            url = self.backend.configure(url, options, connect_args)
+        except SettingError as exc:  # options the driver cannot take, said before any connection
+            raise SettingError(f"connection '{self.name}': {exc}", exc.setting) from None
+        if connect_args:
+            options["connect_args"] = connect_args
+        try:
+            engine = sa.create_engine(url, **options)
+        except ModuleNotFoundError as exc:
+            hint = _DRIVER_HINTS.get((exc.name or "").split(".")[0])
+            hint = f": {hint}" if hint else ""
+            message = f"connection '{self.name}' needs the Python package {exc.name}{hint}"
+            raise SettingError(message, ("url",)) from None
+        except sa_exc.NoSuchModuleError:
+            raise SettingError(
+                f"connection '{self.name}': no SQLAlchemy dialect for {url.drivername} is installed; "
+                "pip install the package that provides it (see docs/databases.md)",
+                ("url",),
+            ) from None
+        except (TypeError, ValueError) as exc:  # the dialect read a value of the URL's query
+            raise SettingError(
+                f"connection '{self.name}': url: a query parameter's value is not one the driver takes: "
+                f"{self._redact(first_line(exc))}",
+                ("url",),
+            ) from None
+        except Exception as exc:
+            raise QueryError(f"connection '{self.name}': {self._redact(first_line(exc))}") from None
+        try:
+            check_options(engine.dialect, url, connect_args)
+        except SettingError as exc:
+            raise SettingError(f"connection '{self.name}': {self._redact(str(exc))}", exc.setting) from None
+        return engine
 
     # -- preparing ---------------------------------------------------------------------------
 
@@ -383,6 +404,12 @@ class SQLAlchemyEngine:
             raise QueryError(f"connection '{self.name}' is unavailable: {self._reason(exc)}") from None
         except sa_exc.SQLAlchemyError as exc:
             raise QueryError(f"connection '{self.name}' is unavailable: {self._redact(first_line(exc))}") from None
+        except (TypeError, ValueError, LookupError, AttributeError, OSError) as exc:  # the driver's, on its options
+            raise SettingError(
+                f"connection '{self.name}': its driver could not take the options of the url and connect_args: "
+                f"{self._redact(first_line(exc))}",
+                self._settings,
+            ) from None
 
     def _clause(self, statement: Statement, values: dict, prefix: str, suffix: str = ""):
         """The text() clause for these values' types, built once per type signature."""
