@@ -40,3 +40,17 @@ def test_secrets_of_a_config_include_expanded_environment_passwords(monkeypatch)
     assert found == sorted(found, key=len, reverse=True)  # longest first: no partial replacement
     message = redact("connect to postgresql://u:literal-pw@db/x with s3cr/t failed", found)
     assert "literal-pw" not in message and "s3cr/t" not in message
+
+
+def test_secrets_of_a_config_include_driver_options_named_like_passwords():
+    config = ProjectConfig.model_validate(
+        {
+            "connections": {
+                "a": {"url": "mysql+pymysql://u@db/x", "connect_args": {"passwd": "opt-s3cret", "read_timeout": 30}},
+                "b": {"url": "postgresql+psycopg://u@db/x", "connect_args": {"sslpassword": "key-s3cret"}},
+            }
+        }
+    )
+    found = secrets_of(config)
+    assert {"opt-s3cret", "key-s3cret"} <= set(found) and "30" not in found
+    assert "opt-s3cret" not in redact("login with opt-s3cret refused", found)
