@@ -30,7 +30,6 @@ import json
 import logging
 import logging.handlers
 import os
-import re
 import sys
 import time
 from typing import Any
@@ -39,13 +38,12 @@ from ..errors import MCPGenError
 from ..identity import current
 from ..limits import MAX_LOG_LINE, MAX_LOGGED_VALUE
 from ..logs import CallStats, json_line
+from ..spec.config import SECRET_NAME
 from ..text import utf8_size
 
 AUDIT = logging.getLogger("mcpgen.audit")
 AUDIT.propagate = False  # its own sink, whatever the root logger does
 AUDIT.setLevel(logging.WARNING)  # off until setup() names a sink: a root logger at INFO does not switch it on
-# Names that say password, secret, token or key (license_key, privateKey, api-key, KEY, passwd, pwd, ...).
-_SECRET_NAME = re.compile(r"pass|pwd|secret|token|key|credential", re.IGNORECASE)
 _key: bytes | None = None
 
 
@@ -102,7 +100,7 @@ def record(tool: str, arguments: Any, stats: CallStats, sensitive: frozenset[str
     shown: dict[str, Any] | str | None
     if isinstance(arguments, dict):
         shown = {
-            k: digest(v, _key) if k in sensitive or _SECRET_NAME.search(str(k)) else _shown(v)
+            k: digest(v, _key) if k in sensitive or SECRET_NAME.search(str(k)) else _shown(v)
             for k, v in arguments.items()
         }
         size = utf8_size(json.dumps(shown, ensure_ascii=False, default=str))

@@ -274,7 +274,8 @@ class ProjectConfig(Strict):
     icons: list[Icon] = Field(default=[], description="The server's icons, and those of every tool that sets none.")
 
 
-# A name that says its value is a secret (an environment variable's, a driver option's).
+# A name that says its value is a secret (an environment variable's, a driver option's, an audited argument's):
+# license_key, privateKey, api-key, KEY, passwd, pwd, ...
 SECRET_NAME = re.compile(r"PASS|PWD|SECRET|TOKEN|KEY|CREDENTIAL", re.IGNORECASE)
 
 
