@@ -30,6 +30,7 @@ class Proxy:
         self._marker: bytes | None = None
         self.accepted = 0
         self.held = 0  # bytes of replies kept from the client
+        self.messages = 0  # chunks the clients sent (on a local socket, one for each write)
 
     @property
     def open_connections(self) -> int:
@@ -90,6 +91,8 @@ class Proxy:
                 marker = self._marker
                 if replies and not holding and marker is not None and marker in data:
                     holding = True
+                if not replies:
+                    self.messages += 1
                 if holding:
                     self.held += len(data)
                 else:

@@ -136,6 +136,35 @@ def test_pg_listen_does_not_outlive_the_call(postgres_url):
         engine.close()
 
 
+PG_FAILING = [
+    # a lock and a setting taken, then an error while the row is computed
+    "SELECT pg_advisory_lock({key}), set_config('statement_timeout', '0', false), 1 / (pg_backend_pid() - pg_backend_pid())",
+    # locks taken on the first rows, an error on a later one
+    "SELECT pg_advisory_lock({key} + x) FROM generate_series(1, 3) x WHERE 1 / (3 - x) > 0",
+    # refused before it runs
+    "SELECT * FROM mcpgen_no_such_table_{key}",
+]
+
+
+@pytest.mark.parametrize("sql", PG_FAILING)
+def test_pg_a_failed_query_leaves_the_connection_reset_and_usable(postgres_url, sql):
+    """A query that fails (at run time, or before it runs) leaves the call's transaction aborted:
+    the next call on the same connection finds it rolled back, its locks and settings gone."""
+    engine = one_connection(postgres_url)
+    key = int(time.time_ns() % 1_000_000_007)
+    try:
+        pid = value(engine, "SELECT pg_backend_pid()")
+        for _ in range(2):  # the second time through the prepared statements
+            assert isinstance(raw(engine, sql.format(key=key)), QueryError)
+            assert value(engine, "SELECT pg_backend_pid()") == pid  # the same pooled connection
+            assert value(engine, "SELECT current_setting('statement_timeout')", timeout=7) == "7s"
+            assert value(engine, "SELECT current_setting('transaction_read_only')") == "on"
+            held = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"
+            assert value(engine, held) == 0
+    finally:
+        engine.close()
+
+
 def test_pg_a_timed_out_call_leaves_no_open_transaction(postgres_url):
     engine = one_connection(postgres_url)
     try:

@@ -6,10 +6,13 @@ Every call runs in a transaction of its own: `begin` opens it (read-only, with t
 time limit), `end` rolls it back and resets the session, so that nothing one call does to the
 session (a setting, a lock, a variable) reaches the next call on the same pooled connection.
 
-* PostgreSQL: `BEGIN READ ONLY; SET LOCAL statement_timeout = ...` in one message, one
-  statement `SELECT * FROM (<sql>) LIMIT max_rows + 1` (bound server-side, prepared by the
-  driver when repeated), then `ROLLBACK` and advisory locks released in one more message,
-  whose answer is read before the connection's next use (see `PostgreSQL.end`).
+* PostgreSQL: `BEGIN READ ONLY` and `SET LOCAL statement_timeout = ...`, one statement
+  `SELECT * FROM (<sql>) LIMIT max_rows + 1` (bound server-side, prepared when repeated), then
+  `ROLLBACK` and advisory locks released: with psycopg 3 all in one message, one write and its
+  answer (libpq's pipeline mode, `_pg_pipelined`). Where a call's statements go through SQLAlchemy
+  (describing, row-level security's settings) or its query failed, or with psycopg2, the opening
+  is answered before they run and the reset goes in one more message, whose answer is read before
+  the connection's next use (see `PostgreSQL.end`).
 * MariaDB/MySQL: `START TRANSACTION READ ONLY` on a read-only session, the query under
   `max_statement_time` (MySQL: `max_execution_time`) and `sql_select_limit`, unbuffered
   cursor; then ROLLBACK and COM_RESET_CONNECTION (user variables, GET_LOCK locks, settings).
@@ -19,10 +22,11 @@ session (a setting, a lock, a variable) reaches the next call on the same pooled
 
 Every wait for a reply is bounded. The database's own limit answers first; a reply that never
 comes (a peer gone silent) ends the call when the engine's `Cutoff` shuts the socket down
-(`socket_of` names it). The statements mcpgen sends around the driver (`_pg_exec`, the reset
-read by `_pg_checkout`) wait with `select` and a deadline: libpq's blocking PQgetResult, called
-through psycopg's binary build, waits in poll() with Python's GIL held, which would stop every
-other thread of the process (the event loop, the deadline thread) for as long as it waits.
+(`socket_of` names it). The statements mcpgen sends around the driver (`_pg_exec`, a call in
+one message, the reset read by `_pg_checkout`) wait with `select` and a deadline: libpq's
+blocking PQgetResult, called through psycopg's binary build, waits in poll() with Python's GIL
+held, which would stop every other thread of the process (the event loop, the deadline thread)
+for as long as it waits.
 
 Adding a backend is one subclass of `Backend` here, named in `BACKENDS`.
 
@@ -34,6 +38,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import itertools
 import os
 import select
 import socket
@@ -143,6 +148,10 @@ class Backend:
         return statement.text, signature
 
 
+class NotOpened(Exception):
+    """The call's transaction could not be opened: nothing of the call ran."""
+
+
 class PostgreSQL(Backend):
     # pg_catalog, not information_schema.columns, which leaves out materialized views
     CATALOGUE = (
@@ -165,6 +174,8 @@ class PostgreSQL(Backend):
     def __init__(self, name: str):
         super().__init__(name)
         self._compiled: dict[Any, Any] = {}  # a text() clause -> its compiled form (see `_on_driver`)
+        self._numbered: dict[Any, Any] = {}  # the same, with $1 placeholders (`_pg_pipelined`)
+        self._dollar: Any = None  # the engine's dialect writing $1 placeholders
 
     def configure(self, url, options, connect_args):
         # The driver sends no BEGIN of its own: each call's transaction is the one `begin` opens.
@@ -185,6 +196,7 @@ class PostgreSQL(Backend):
 
     def listen(self, engine) -> None:
         sa.event.listen(engine, "checkout", _pg_checkout)
+        sa.event.listen(engine, "before_cursor_execute", _pg_open)  # an opening `begin` deferred
         for closing in ("close", "close_detached"):  # the socket's duplicate kept for `Cutoff` goes with it
             sa.event.listen(engine, closing, _pg_release)
         # `end` has already rolled back (or is rolling back, see `end`): SQLAlchemy's own
@@ -195,8 +207,14 @@ class PostgreSQL(Backend):
         """One read-only transaction per call, its time limit set for that transaction only.
 
         Settings that must hold for one call only belong here, in the same transaction:
-        `SET LOCAL` or `set_config(name, value, true)`; the rollback in `end` undoes them."""
-        _pg_exec(conn, f"BEGIN READ ONLY; SET LOCAL statement_timeout = {_ms(timeout)}", timeout)
+        `SET LOCAL` or `set_config(name, value, true)`; the rollback in `end` undoes them.
+
+        With psycopg 3 the opening waits to go out with the call's first statement: `fetch` sends
+        both in one message, any statement through SQLAlchemy sends it first (`_pg_open`). A failed
+        opening raises NotOpened."""
+        conn.info[_OPENING] = ("BEGIN READ ONLY", f"SET LOCAL statement_timeout = {_ms(timeout)}"), timeout
+        if not _pipelines(conn.connection.dbapi_connection):
+            _pg_open(conn)
 
     def end(self, conn):
         """ROLLBACK undoes settings (`set_config(..., false)` included) and large objects; session
@@ -207,7 +225,10 @@ class PostgreSQL(Backend):
         effect only at commit.
 
         With psycopg the message is sent without waiting for its answer, which `_pg_checkout`
-        reads before the connection's next use: the call returns one round trip sooner."""
+        reads before the connection's next use: the call returns one round trip sooner. A call
+        that `fetch` ran in one message ended there (`_pg_pipelined`), unless its query failed."""
+        if conn.info.pop(_OPENING, None) is not None or conn.info.pop(_ENDED, False):
+            return  # nothing of the call reached the session, or the session is reset already
         raw = conn.connection.dbapi_connection
         pgconn = getattr(raw, "pgconn", None)
         if pgconn is None:
@@ -218,9 +239,20 @@ class PostgreSQL(Backend):
 
     def fetch(self, conn, clause, values, fetch, timeout):
         # The server stops after max_rows + 1 rows. A cancelled call sends PostgreSQL's cancel request.
-        # The SQL and values are SQLAlchemy's, run on the driver's cursor (see `_on_driver`).
+        # The SQL and values are SQLAlchemy's (see `_on_driver`), run on the driver's cursor, or with
+        # psycopg 3 sent with the call's opening and end in one message (`_pg_pipelined`).
         raw = conn.connection.dbapi_connection
         wrapped = clause(values, "SELECT * FROM (\n", f"\n) AS mcpgen_q LIMIT {fetch}")
+        opening = conn.info.pop(_OPENING, None)
+        if opening is not None:
+            if self._dollar is None:
+                self._dollar = type(conn.dialect)(paramstyle="numeric_dollar", dbapi=conn.dialect.loaded_dbapi)
+            sql, params = _on_driver(conn, wrapped, values, self._numbered, self._dollar)
+            with attached(_pg_canceller(raw)):
+                try:
+                    return _pg_pipelined(conn, opening, sql, params)
+                except conn.dialect.loaded_dbapi.Error as exc:
+                    raise _driver_error(conn, exc, sql, params, None) from None
         sql, params = _on_driver(conn, wrapped, values, self._compiled)
         with attached(_pg_canceller(raw)), raw.cursor() as cursor:
             try:
@@ -413,15 +445,16 @@ def _stream(conn, clause, values, fetch) -> tuple[list[str], list[tuple]]:
         result.close()
 
 
-def _on_driver(conn, clause, values: dict, cache: dict) -> tuple[str, Any]:
+def _on_driver(conn, clause, values: dict, cache: dict, dialect=None) -> tuple[str, Any]:
     """The SQL and parameters SQLAlchemy would hand the driver for `clause` with these values (lists
-    expanded, values through the types' bind processors), the clause compiled once into `cache`. A
+    expanded, values through the types' bind processors), the clause compiled once into `cache`
+    (for `dialect`, by default the connection's). A
     call sent this way skips SQLAlchemy's execution context and result objects, most of a short
     query's client time. A clause whose SQL does not depend on the values (no list, no value written
     inline) keeps that SQL too, and a call only fills in its parameters."""
     found = cache.get(clause)
     if found is None:
-        compiled = clause.compile(dialect=conn.dialect)
+        compiled = clause.compile(dialect=dialect or conn.dialect)
         fixed = None
         if not compiled.post_compile_params:
             state = compiled.construct_expanded_state(values)
@@ -470,7 +503,15 @@ def _ms(seconds: float) -> int:
     return max(1, round(seconds * 1000))
 
 
-_PG_END = "ROLLBACK; SELECT pg_advisory_unlock_all()"
+_PG_END_STATEMENTS = (b"ROLLBACK", b"SELECT pg_advisory_unlock_all()")
+_PG_END = "; ".join(s.decode() for s in _PG_END_STATEMENTS)
+_PG_NAMES = itertools.count()  # prepared statements' names (`_pg_prepared`)
+# How long after its time limit a call sent in one message may wait for its answer, past the Cutoff's
+# own bound (which ends the wait first): only a backstop.
+_PG_BACKSTOP = 60.0
+# The pool's info of a connection (cleared when the connection goes): the call's opening not sent
+# yet, (statements, seconds) (`begin`); whether the call's end was sent with its query; prepared statements.
+_OPENING, _ENDED, _PREPARED = "mcpgen_opening", "mcpgen_ended", "mcpgen_prepared"
 _PG_PENDING: weakref.WeakSet = weakref.WeakSet()  # psycopg connections whose `end` is not answered yet
 # libpq's own bounds, unless the URL sets them: connecting, and a peer that stops answering TCP
 # (keepalive probes on a silent connection; unacknowledged data on a busy one).
@@ -507,6 +548,114 @@ def _pg_checkout(dbapi_connection, record, proxy) -> None:
         fileno = pgconn.socket
     if select.select([fileno], [], [], 0)[0]:
         raise sa_exc.DisconnectionError("the server closed the connection")
+
+
+def _pg_open(conn, *_) -> None:
+    """Send the call's opening that `begin` deferred, if it is not sent yet, and wait for its answer
+    (its own `seconds`); also called by SQLAlchemy before any statement it runs. NotOpened if it fails."""
+    opening = conn.info.pop(_OPENING, None)
+    if opening is not None:
+        statements, seconds = opening
+        try:
+            _pg_exec(conn, "; ".join(statements), seconds)
+        except Exception as exc:
+            raise NotOpened(exc) from None
+
+
+def _pg_pipelined(conn, opening: tuple, sql: str, params: tuple) -> tuple[list[str], list[tuple]]:
+    """The call in one message with one Sync (libpq's pipeline mode): the opening `begin` deferred,
+    the query (`sql` with $1 placeholders; named and prepared once run `prepare_threshold` times on
+    the connection, as psycopg would), then `_PG_END`; the columns and rows of the query, read with
+    psycopg's own adapters. The waits are `_pg_results`'; the call's `Cutoff` ends them first.
+
+    A failed opening raises NotOpened, a failed query the driver's error; then the transaction is
+    still open (a failed statement skips the rest up to the Sync) and `end` resets the session."""
+    from psycopg.adapt import PyFormat, Transformer
+
+    errors, pq = _psycopg()
+    statements, seconds = opening
+    raw = conn.connection.dbapi_connection
+    pgconn = raw.pgconn
+    tx = Transformer.from_context(raw)
+    values = tx.dump_sequence(params, [PyFormat.AUTO] * len(params))
+    query = sql.encode(tx.encoding)
+    name, prepare, dropped = _pg_prepared(conn.info, query, raw.prepare_threshold, raw.prepared_max)
+    sent = [*(s.encode() for s in dropped), *(s.encode() for s in statements)]
+    answers: list[list] = []  # each statement's results, in order
+    error = None
+    pgconn.enter_pipeline_mode()
+    try:
+        for statement in sent:
+            pgconn.send_query_params(statement, None)
+        if prepare:
+            pgconn.send_prepare(name, query, param_types=tx.types)
+        if name:
+            pgconn.send_query_prepared(name, values, param_formats=tx.formats)
+        else:
+            pgconn.send_query_params(query, values, param_types=tx.types, param_formats=tx.formats)
+        for statement in _PG_END_STATEMENTS:
+            pgconn.send_query_params(statement, None)
+        pgconn.pipeline_sync()
+        bound = seconds + _PG_BACKSTOP
+        _pg_flush(pgconn, time.monotonic() + bound)
+        for _ in range(len(sent) + prepare + 1 + len(_PG_END_STATEMENTS)):
+            answers.append(_pg_results(pgconn, bound))
+        _pg_results(pgconn, bound, until=pq.ExecStatus.PIPELINE_SYNC)
+        pgconn.exit_pipeline_mode()
+    except (TimeoutError, errors.Error) as exc:  # the connection is lost, or its answers: it is of no more use
+        raw.close()
+        error = exc if isinstance(exc, errors.Error) else errors.OperationalError(str(exc))
+    ok = (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK)
+    failed = [r for group in answers for r in group if r.status == pq.ExecStatus.FATAL_ERROR]
+    if failed:
+        error = errors.error_from_result(failed[0], encoding=tx.encoding)
+    if error is not None:
+        parsed = answers[len(sent)] if prepare and len(answers) > len(sent) else []
+        if prepare and not (parsed and all(r.status in ok for r in parsed)):
+            conn.info[_PREPARED][1].pop(query, None)  # not prepared after all
+        opened = answers[: len(sent)]
+        if len(opened) < len(sent) or any(r.status not in ok for group in opened for r in group):
+            raise NotOpened(error)
+        raise error
+    conn.info[_ENDED] = True
+    (result,) = answers[len(sent) + prepare]
+    tx.set_pgresult(result)
+    columns = [result.fname(i).decode(tx.encoding) for i in range(result.nfields)]
+    return columns, tx.load_rows(0, result.ntuples, tuple)
+
+
+def _pg_prepared(info: dict, query: bytes, threshold: int | None, most: int) -> tuple[bytes, bool, list[str]]:
+    """(name, whether to prepare it now, DEALLOCATE statements) for `query` on the connection whose
+    pool `info` this is, by psycopg's rule: prepared once run `threshold` times (None: never); at
+    most `most` queries counted and `most` prepared, the oldest dropped first. No name: run it unnamed."""
+    counts, names = info.setdefault(_PREPARED, ({}, {}))
+    name = names.get(query)
+    if name is not None:
+        return name, False, []
+    seen = counts.pop(query, 0)
+    if threshold is None or seen < threshold:
+        counts[query] = seen + 1
+        while len(counts) > most:
+            del counts[next(iter(counts))]
+        return b"", False, []
+    names[query] = name = f"mcpgen_{next(_PG_NAMES)}".encode()
+    dropped = []
+    while len(names) > most:
+        dropped.append(f"DEALLOCATE {names.pop(next(iter(names))).decode()}")
+    return name, True, dropped
+
+
+@functools.cache
+def _pipeline_mode() -> bool:
+    """Whether psycopg's libpq has pipeline mode (libpq 14 and later)."""
+    import psycopg
+
+    return psycopg.Pipeline.is_supported()
+
+
+def _pipelines(raw) -> bool:
+    """Whether the call's opening can go out with its query (`_pg_pipelined`): psycopg 3 with pipeline mode."""
+    return getattr(raw, "pgconn", None) is not None and _pipeline_mode()
 
 
 def _pg_release(dbapi_connection, record=None) -> None:
@@ -555,15 +704,21 @@ def _psycopg() -> tuple[Any, Any]:
 def _pg_send(pgconn, sql: str, deadline: float) -> None:
     """Send `sql` in full (psycopg keeps libpq non-blocking), by `deadline` (TimeoutError)."""
     pgconn.send_query(sql.encode())
+    _pg_flush(pgconn, deadline)
+
+
+def _pg_flush(pgconn, deadline: float) -> None:
+    """Write what libpq holds for the server, by `deadline` (TimeoutError)."""
     while pgconn.flush():
         remaining = deadline - time.monotonic()
         if remaining <= 0 or not select.select([], [pgconn.socket], [], remaining)[1]:
             raise TimeoutError("the database did not take the statement in time")
 
 
-def _pg_results(pgconn, seconds: float) -> list:
-    """Every result of the statement in flight, read within `seconds` (TimeoutError). PQgetResult
-    is called only once a whole result is in (not `is_busy`), so it never waits itself."""
+def _pg_results(pgconn, seconds: float, until: Any = None) -> list:
+    """Every result of the statement in flight (or up to the first of status `until`), read within
+    `seconds` (TimeoutError). PQgetResult is called only once a whole result is in (not `is_busy`),
+    so it never waits itself."""
     deadline = time.monotonic() + seconds
     results: list = []
     while True:
@@ -576,6 +731,8 @@ def _pg_results(pgconn, seconds: float) -> list:
         if result is None:
             return results
         results.append(result)
+        if result.status == until:
+            return results
 
 
 def _reset_mysql(raw) -> bool:

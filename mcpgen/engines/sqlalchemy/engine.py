@@ -38,7 +38,7 @@ from ..deadlines import Cutoff
 from ..protocol import Prepared, QueryResult
 from ..slots import Admission
 from . import privileges
-from .backends import backend_for
+from .backends import NotOpened, backend_for
 from .options import check_options
 from .rls import claim_settings, with_claim_settings
 from .statements import (
@@ -364,29 +364,29 @@ class SQLAlchemyEngine:
                 raw = conn.connection.dbapi_connection
                 cutoff.attach(self.backend.socket_of(raw))
                 try:
-                    self.backend.begin(conn, timeout)
-                except sa_exc.SQLAlchemyError:
-                    raise
-                except Exception as exc:  # the driver's own error, from a statement sent around SQLAlchemy
+                    try:
+                        self.backend.begin(conn, timeout)  # may be sent with the first statement of `work`
+                        if not self._role_known or self._role_refusal:
+                            self._check_role_on(conn)
+                        return work(conn)
+                    finally:
+                        self._end(conn)
+                        cutoff.disarm()  # before the connection goes back to the pool
+                except NotOpened as exc:
                     conn.invalidate()
-                    if attempt == 1 and getattr(raw, "closed", False):
+                    if attempt == 1 and getattr(raw, "closed", False) and not cutoff.fired:
                         self._engine.dispose(close=False)  # its other idle connections died with it
                         continue
                     raise QueryError(
                         f"connection '{self.name}' could not start a read-only transaction: "
                         f"{self._redact(first_line(exc))}"
                     ) from None
-                try:
-                    if not self._role_known or self._role_refusal:
-                        self._check_role_on(conn)
-                    return work(conn)
-                finally:
-                    self._end(conn)
-                    cutoff.disarm()  # before the connection goes back to the pool
         raise AssertionError("unreachable")
 
     def _end(self, conn) -> None:
         """End the call's transaction; a connection that cannot be reset is not used again."""
+        if conn.invalidated:
+            return  # the call's connection is gone already (and SQLAlchemy would get another)
         try:
             self.backend.end(conn)
         except Exception:

@@ -109,7 +109,8 @@ def test_the_generic_backend_takes_the_statement_as_written():
 
 
 def test_postgres_reset_never_answered_costs_one_bounded_wait(postgres_url, monkeypatch):
-    """The last call's ROLLBACK is read at the next checkout (PostgreSQL.end sends it without
+    """A ROLLBACK sent on its own (after a call whose statements went through SQLAlchemy, here a
+    describe; or whose query failed) is read at the next checkout (PostgreSQL.end sends it without
     waiting): if its reply never comes, the checkout waits PG_RESET_WAIT, with the GIL free,
     then drops the connection and the call answers through a new one."""
     from sqlalchemy.engine import make_url
@@ -132,8 +133,10 @@ def test_postgres_reset_never_answered_costs_one_bounded_wait(postgres_url, monk
 
     try:
         assert one("SELECT 1") == [(1,)]
-        proxy.hold(b"ROLLBACK")  # this connection's next reset reply is kept from it
-        assert one("SELECT 2") == [(2,)]
+        # the reply to this connection's next reset sent alone is kept from it: "ROLLBACK" then the row
+        # description of pg_advisory_unlock_all() (in a call's own message a ParseComplete comes between)
+        proxy.hold(b"ROLLBACK\x00T")
+        assert engine.describe(engine.prepare("SELECT 2 AS two")) == [("two", "integer")]
         accepted = proxy.accepted
         ticks, stop = [0], threading.Event()
         ticker = threading.Thread(target=lambda: [ticks.append(1) for _ in iter(lambda: stop.wait(0.01), True)])

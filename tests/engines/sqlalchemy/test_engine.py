@@ -782,11 +782,14 @@ def test_a_reply_that_never_comes_ends_the_call_within_its_bound(kind, request, 
         proxy.close()
 
 
-def test_postgres_begin_never_answered_fails_within_the_call_timeout(postgres_url):
-    """mcpgen's own BEGIN (sent around the driver) waits for its reply at most the call's timeout."""
+def test_postgres_begin_never_answered_fails_within_the_call_timeout(postgres_url, monkeypatch):
+    """mcpgen's own BEGIN, sent around the driver on its own (before statements SQLAlchemy runs,
+    here a describe), waits for its reply at most the call's timeout; sent with the query in one
+    message (a call), its wait is the query's: timeout + ANSWER_GRACE. The GIL stays free."""
     url = make_url(postgres_url)
     proxy = Proxy(url.host or "127.0.0.1", url.port or 5432)
     proxy.start()
+    monkeypatch.setattr(engine_module, "ANSWER_GRACE", 0.5)
     through = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
     engine = SQLAlchemyEngine("pg", URLConnection(url=through, pool_size=1, max_overflow=0))
     try:
@@ -794,9 +797,16 @@ def test_postgres_begin_never_answered_fails_within_the_call_timeout(postgres_ur
         proxy.hold(b"BEGIN")
         start = time.monotonic()
         with ticking() as ticks, pytest.raises(QueryError) as raised:
-            run(engine, "SELECT 2", timeout=0.5)
+            engine.describe(engine.prepare("SELECT 2 AS two"), timeout=0.5)
         assert str(raised.value) == (
             "connection 'pg' could not start a read-only transaction: the database did not answer within 0.5 s"
+        )
+        assert time.monotonic() - start < 3 and ticks[0] >= 10
+        start = time.monotonic()
+        with ticking() as ticks, pytest.raises(QueryError) as raised:
+            run(engine, "SELECT 2", timeout=0.5)
+        assert str(raised.value) == (
+            "connection 'pg' did not answer within 1 s; the call was abandoned and its connection closed"
         )
         assert time.monotonic() - start < 3 and ticks[0] >= 10
         proxy.hold(None)
@@ -920,6 +930,58 @@ def test_postgres_per_call_transactions_keep_the_drivers_prepared_statements(pos
             engine, "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE '%generate_series(1, 3)%'"
         )
         assert prepared.rows == [(1,)]
+    finally:
+        engine.close()
+
+
+def test_postgres_a_call_is_one_message_with_its_transaction(postgres_url):
+    """A call's opening (BEGIN READ ONLY, its time limit), its query and its end (ROLLBACK, advisory
+    locks released) go to the server in one write, whether the query is prepared yet or not; the
+    server-side binding of values stays (the value here is never part of the SQL)."""
+    url = make_url(postgres_url)
+    proxy = Proxy(url.host or "127.0.0.1", url.port or 5432)
+    proxy.start()
+    through = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+    engine = SQLAlchemyEngine("pg", URLConnection(url=through, pool_size=1, max_overflow=0))
+    query = engine.prepare("SELECT :s AS s, current_setting('statement_timeout') AS t", types={"s": "string"})
+    try:
+        engine.run(query, {"s": "warm"}, 10, 5)  # the first call also asks what the role may do
+        for i in range(8):  # psycopg's rule prepares it from the sixth run on
+            before = proxy.messages
+            assert engine.run(query, {"s": f"x'; {i}"}, 10, 3).rows == [(f"x'; {i}", "3s")]
+            assert proxy.messages - before == 1
+    finally:
+        engine.close()
+        proxy.close()
+
+
+def test_postgres_prepared_statements_stay_within_the_drivers_bound(postgres_url):
+    """Queries sent in one message are prepared by psycopg's rule (`prepare_threshold` runs; here 0:
+    at once) and at most `prepared_max` stay on the server, the oldest deallocated first; a
+    query that fails keeps the connection and its prepared statements."""
+    import sqlalchemy as sa
+
+    engine = SQLAlchemyEngine(
+        "pg", URLConnection(url=postgres_url, pool_size=1, max_overflow=0, connect_args={"prepare_threshold": 0})
+    )
+    sa.event.listen(
+        engine._engine, "connect", lambda dbapi_connection, record: setattr(dbapi_connection, "prepared_max", 2)
+    )
+    kept = (  # of the four queries below
+        "SELECT count(*) FROM pg_prepared_statements "
+        "WHERE statement LIKE '%AS mcpgen_bound_%' AND statement NOT LIKE '%pg_prepared_statements%'"
+    )
+    try:
+        pid = run(engine, "SELECT pg_backend_pid()").rows[0][0]
+        for n in range(1, 5):
+            query = engine.prepare(f"SELECT 10 / :d AS mcpgen_bound_{n}", types={"d": "integer"})
+            assert engine.run(query, {"d": 5}, 10, 5).rows == [(2,)]
+        assert run(engine, kept).rows == [(1,)]  # the last one; the other one kept is this count's own
+        with pytest.raises(QueryError, match="^the query failed: division by zero$"):
+            engine.run(query, {"d": 0}, 10, 5)
+        assert engine.run(query, {"d": 2}, 10, 5).rows == [(5,)]
+        assert run(engine, kept).rows == [(1,)]
+        assert run(engine, "SELECT pg_backend_pid()").rows[0][0] == pid
     finally:
         engine.close()
 
