@@ -212,7 +212,7 @@ class PostgreSQL(Backend):
         With psycopg 3 the opening waits to go out with the call's first statement: `fetch` sends
         both in one message, any statement through SQLAlchemy sends it first (`_pg_open`). A failed
         opening raises NotOpened."""
-        conn.info[_OPENING] = ("BEGIN READ ONLY", f"SET LOCAL statement_timeout = {_ms(timeout)}"), timeout
+        conn.info[_OPENING] = str(_ms(timeout)), timeout
         if not _pipelines(conn.connection.dbapi_connection):
             _pg_open(conn)
 
@@ -503,15 +503,23 @@ def _ms(seconds: float) -> int:
     return max(1, round(seconds * 1000))
 
 
-_PG_END_STATEMENTS = (b"ROLLBACK", b"SELECT pg_advisory_unlock_all()")
-_PG_END = "; ".join(s.decode() for s in _PG_END_STATEMENTS)
+_PG_END = "ROLLBACK; SELECT pg_advisory_unlock_all()"
+# The statements around a call's query in one message, prepared once on each connection: the server
+# then neither parses nor plans them again (`_pg_pipelined`).
+_PG_AROUND = {
+    b"mcpgen_begin": b"BEGIN READ ONLY",
+    b"mcpgen_timeout": b"SELECT set_config('statement_timeout', $1, true)",
+    b"mcpgen_rollback": b"ROLLBACK",
+    b"mcpgen_unlock": b"SELECT pg_advisory_unlock_all()",
+}
 _PG_NAMES = itertools.count()  # prepared statements' names (`_pg_prepared`)
 # How long after its time limit a call sent in one message may wait for its answer, past the Cutoff's
 # own bound (which ends the wait first): only a backstop.
 _PG_BACKSTOP = 60.0
 # The pool's info of a connection (cleared when the connection goes): the call's opening not sent
-# yet, (statements, seconds) (`begin`); whether the call's end was sent with its query; prepared statements.
-_OPENING, _ENDED, _PREPARED = "mcpgen_opening", "mcpgen_ended", "mcpgen_prepared"
+# yet, (its time limit in ms, seconds) (`begin`); whether the call's end was sent with its query;
+# whether `_PG_AROUND` is prepared; the queries prepared (`_pg_prepared`).
+_OPENING, _ENDED, _AROUND, _PREPARED = "mcpgen_opening", "mcpgen_ended", "mcpgen_around", "mcpgen_prepared"
 _PG_PENDING: weakref.WeakSet = weakref.WeakSet()  # psycopg connections whose `end` is not answered yet
 # libpq's own bounds, unless the URL sets them: connecting, and a peer that stops answering TCP
 # (keepalive probes on a silent connection; unacknowledged data on a busy one).
@@ -555,50 +563,57 @@ def _pg_open(conn, *_) -> None:
     (its own `seconds`); also called by SQLAlchemy before any statement it runs. NotOpened if it fails."""
     opening = conn.info.pop(_OPENING, None)
     if opening is not None:
-        statements, seconds = opening
+        ms, seconds = opening
         try:
-            _pg_exec(conn, "; ".join(statements), seconds)
+            _pg_exec(conn, f"BEGIN READ ONLY; SET LOCAL statement_timeout = {ms}", seconds)
         except Exception as exc:
             raise NotOpened(exc) from None
 
 
 def _pg_pipelined(conn, opening: tuple, sql: str, params: tuple) -> tuple[list[str], list[tuple]]:
-    """The call in one message with one Sync (libpq's pipeline mode): the opening `begin` deferred,
-    the query (`sql` with $1 placeholders; named and prepared once run `prepare_threshold` times on
-    the connection, as psycopg would), then `_PG_END`; the columns and rows of the query, read with
-    psycopg's own adapters. The waits are `_pg_results`'; the call's `Cutoff` ends them first.
+    """The call in one message with one Sync (libpq's pipeline mode): the opening `begin` deferred
+    (`BEGIN READ ONLY`, the time limit by `set_config(..., true)`), the query (`sql` with $1
+    placeholders), then `ROLLBACK` and `pg_advisory_unlock_all()`; the columns and rows of the query,
+    read with psycopg's own adapters. The four statements around the query are prepared once on
+    each connection (`_PG_AROUND`), the query by psycopg's rule (`_pg_prepared`). The waits are
+    `_pg_results`'; the call's `Cutoff` ends them first.
 
     A failed opening raises NotOpened, a failed query the driver's error; then the transaction is
     still open (a failed statement skips the rest up to the Sync) and `end` resets the session."""
     from psycopg.adapt import PyFormat, Transformer
 
     errors, pq = _psycopg()
-    statements, seconds = opening
+    ms, seconds = opening
     raw = conn.connection.dbapi_connection
     pgconn = raw.pgconn
     tx = Transformer.from_context(raw)
     values = tx.dump_sequence(params, [PyFormat.AUTO] * len(params))
     query = sql.encode(tx.encoding)
     name, prepare, dropped = _pg_prepared(conn.info, query, raw.prepare_threshold, raw.prepared_max)
-    sent = [*(s.encode() for s in dropped), *(s.encode() for s in statements)]
+    around = [] if conn.info.get(_AROUND) else list(_PG_AROUND.items())
+    opened = len(around) + len(dropped) + 2  # the statements before the query
     answers: list[list] = []  # each statement's results, in order
     error = None
     pgconn.enter_pipeline_mode()
     try:
-        for statement in sent:
-            pgconn.send_query_params(statement, None)
+        for named, text in around:
+            pgconn.send_prepare(named, text)
+        for deallocate in dropped:
+            pgconn.send_query_params(deallocate.encode(), None)
+        pgconn.send_query_prepared(b"mcpgen_begin", None)
+        pgconn.send_query_prepared(b"mcpgen_timeout", [ms.encode()])
         if prepare:
             pgconn.send_prepare(name, query, param_types=tx.types)
         if name:
             pgconn.send_query_prepared(name, values, param_formats=tx.formats)
         else:
             pgconn.send_query_params(query, values, param_types=tx.types, param_formats=tx.formats)
-        for statement in _PG_END_STATEMENTS:
-            pgconn.send_query_params(statement, None)
+        pgconn.send_query_prepared(b"mcpgen_rollback", None)
+        pgconn.send_query_prepared(b"mcpgen_unlock", None)
         pgconn.pipeline_sync()
         bound = seconds + _PG_BACKSTOP
         _pg_flush(pgconn, time.monotonic() + bound)
-        for _ in range(len(sent) + prepare + 1 + len(_PG_END_STATEMENTS)):
+        for _ in range(opened + prepare + 3):
             answers.append(_pg_results(pgconn, bound))
         _pg_results(pgconn, bound, until=pq.ExecStatus.PIPELINE_SYNC)
         pgconn.exit_pipeline_mode()
@@ -606,19 +621,20 @@ def _pg_pipelined(conn, opening: tuple, sql: str, params: tuple) -> tuple[list[s
         raw.close()
         error = exc if isinstance(exc, errors.Error) else errors.OperationalError(str(exc))
     ok = (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK)
+    fine = [all(r.status in ok for r in group) for group in answers]  # each statement answered, and done
+    if around and all(fine[: len(around)]) and len(fine) >= len(around):
+        conn.info[_AROUND] = True
+    if prepare and not (len(fine) > opened and fine[opened]):
+        conn.info[_PREPARED][1].pop(query, None)  # not prepared after all
     failed = [r for group in answers for r in group if r.status == pq.ExecStatus.FATAL_ERROR]
     if failed:
         error = errors.error_from_result(failed[0], encoding=tx.encoding)
     if error is not None:
-        parsed = answers[len(sent)] if prepare and len(answers) > len(sent) else []
-        if prepare and not (parsed and all(r.status in ok for r in parsed)):
-            conn.info[_PREPARED][1].pop(query, None)  # not prepared after all
-        opened = answers[: len(sent)]
-        if len(opened) < len(sent) or any(r.status not in ok for group in opened for r in group):
+        if len(fine) < opened or not all(fine[:opened]):
             raise NotOpened(error)
         raise error
     conn.info[_ENDED] = True
-    (result,) = answers[len(sent) + prepare]
+    (result,) = answers[opened + prepare]
     tx.set_pgresult(result)
     columns = [result.fname(i).decode(tx.encoding) for i in range(result.nfields)]
     return columns, tx.load_rows(0, result.ntuples, tuple)
