@@ -6,7 +6,7 @@ Every call runs in a transaction of its own: `begin` opens it (read-only, with t
 time limit), `end` rolls it back and resets the session, so that nothing one call does to the
 session (a setting, a lock, a variable) reaches the next call on the same pooled connection.
 
-* PostgreSQL: `BEGIN READ ONLY` and `SET LOCAL statement_timeout = ...`, one statement
+* PostgreSQL: `BEGIN READ ONLY` and the time limit for that transaction only, one statement
   `SELECT * FROM (<sql>) LIMIT max_rows + 1` (bound server-side, prepared when repeated), then
   `ROLLBACK` and advisory locks released: with psycopg 3 all in one message, one write and its
   answer (libpq's pipeline mode, `_pg_pipelined`). Where a call's statements go through SQLAlchemy
