@@ -575,8 +575,9 @@ def _pg_pipelined(conn, opening: tuple, sql: str, params: tuple) -> tuple[list[s
     (`BEGIN READ ONLY`, the time limit by `set_config(..., true)`), the query (`sql` with $1
     placeholders), then `ROLLBACK` and `pg_advisory_unlock_all()`; the columns and rows of the query,
     read with psycopg's own adapters. The four statements around the query are prepared once on
-    each connection (`_PG_AROUND`), the query by psycopg's rule (`_pg_prepared`). The waits are
-    `_pg_results`'; the call's `Cutoff` ends them first.
+    each connection (`_PG_AROUND`), the query by psycopg's rule (`_pg_prepared`); with psycopg's
+    `prepare_threshold` None, nothing is. The waits are `_pg_results`'; the call's `Cutoff` ends
+    them first.
 
     A failed opening raises NotOpened, a failed query the driver's error; then the transaction is
     still open (a failed statement skips the rest up to the Sync) and `end` resets the session."""
@@ -590,26 +591,34 @@ def _pg_pipelined(conn, opening: tuple, sql: str, params: tuple) -> tuple[list[s
     values = tx.dump_sequence(params, [PyFormat.AUTO] * len(params))
     query = sql.encode(tx.encoding)
     name, prepare, dropped = _pg_prepared(conn.info, query, raw.prepare_threshold, raw.prepared_max)
-    around = [] if conn.info.get(_AROUND) else list(_PG_AROUND.items())
+    named = raw.prepare_threshold is not None  # None: nothing prepared, as psycopg does (a pooler's wish)
+    around = list(_PG_AROUND.items()) if named and not conn.info.get(_AROUND) else []
     opened = len(around) + len(dropped) + 2  # the statements before the query
+
+    def send_around(key: bytes, args: list | None = None) -> None:
+        if named:
+            pgconn.send_query_prepared(key, args)
+        else:
+            pgconn.send_query_params(_PG_AROUND[key], args)
+
     answers: list[list] = []  # each statement's results, in order
     error = None
     pgconn.enter_pipeline_mode()
     try:
-        for named, text in around:
-            pgconn.send_prepare(named, text)
+        for key, text in around:
+            pgconn.send_prepare(key, text)
         for deallocate in dropped:
             pgconn.send_query_params(deallocate.encode(), None)
-        pgconn.send_query_prepared(b"mcpgen_begin", None)
-        pgconn.send_query_prepared(b"mcpgen_timeout", [ms.encode()])
+        send_around(b"mcpgen_begin")
+        send_around(b"mcpgen_timeout", [ms.encode()])
         if prepare:
             pgconn.send_prepare(name, query, param_types=tx.types)
         if name:
             pgconn.send_query_prepared(name, values, param_formats=tx.formats)
         else:
             pgconn.send_query_params(query, values, param_types=tx.types, param_formats=tx.formats)
-        pgconn.send_query_prepared(b"mcpgen_rollback", None)
-        pgconn.send_query_prepared(b"mcpgen_unlock", None)
+        send_around(b"mcpgen_rollback")
+        send_around(b"mcpgen_unlock")
         pgconn.pipeline_sync()
         bound = seconds + _PG_BACKSTOP
         _pg_flush(pgconn, time.monotonic() + bound)
@@ -620,24 +629,34 @@ def _pg_pipelined(conn, opening: tuple, sql: str, params: tuple) -> tuple[list[s
     except (TimeoutError, errors.Error) as exc:  # the connection is lost, or its answers: it is of no more use
         raw.close()
         error = exc if isinstance(exc, errors.Error) else errors.OperationalError(str(exc))
+    result = _pg_answered(conn, answers, error, opened, len(around), query if prepare else None, tx.encoding)
+    tx.set_pgresult(result)
+    columns = [result.fname(i).decode(tx.encoding) for i in range(result.nfields)]
+    return columns, tx.load_rows(0, result.ntuples, tuple)
+
+
+def _pg_answered(conn, answers: list, error, opened: int, around: int, prepared: bytes | None, encoding: str):
+    """The query's result among the `answers` of a call in one message (`_pg_pipelined`), whose
+    first `opened` statements open the transaction (the first `around` of them prepare
+    `_PG_AROUND`), then `prepared` is prepared if given; the connection's info kept up to date.
+    NotOpened when the opening failed or went unanswered, the first error otherwise."""
+    errors, pq = _psycopg()
     ok = (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK)
     fine = [all(r.status in ok for r in group) for group in answers]  # each statement answered, and done
-    if around and all(fine[: len(around)]) and len(fine) >= len(around):
+    if around and len(fine) >= around and all(fine[:around]):
         conn.info[_AROUND] = True
-    if prepare and not (len(fine) > opened and fine[opened]):
-        conn.info[_PREPARED][1].pop(query, None)  # not prepared after all
+    if prepared is not None and not (len(fine) > opened and fine[opened]):
+        conn.info[_PREPARED][1].pop(prepared, None)  # not prepared after all
     failed = [r for group in answers for r in group if r.status == pq.ExecStatus.FATAL_ERROR]
     if failed:
-        error = errors.error_from_result(failed[0], encoding=tx.encoding)
+        error = errors.error_from_result(failed[0], encoding=encoding)
     if error is not None:
         if len(fine) < opened or not all(fine[:opened]):
             raise NotOpened(error)
         raise error
     conn.info[_ENDED] = True
-    (result,) = answers[opened + prepare]
-    tx.set_pgresult(result)
-    columns = [result.fname(i).decode(tx.encoding) for i in range(result.nfields)]
-    return columns, tx.load_rows(0, result.ntuples, tuple)
+    (result,) = answers[opened + (prepared is not None)]
+    return result
 
 
 def _pg_prepared(info: dict, query: bytes, threshold: int | None, most: int) -> tuple[bytes, bool, list[str]]:

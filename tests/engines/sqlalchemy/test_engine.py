@@ -987,6 +987,20 @@ def test_postgres_prepared_statements_stay_within_the_drivers_bound(postgres_url
         engine.close()
 
 
+def test_postgres_prepares_nothing_when_the_driver_is_told_not_to(postgres_url):
+    """psycopg's `prepare_threshold: null` (what a transaction-pooling PgBouncer asks for) keeps the
+    call in one message with nothing prepared on the server, the statements around the query too."""
+    engine = SQLAlchemyEngine(
+        "pg", URLConnection(url=postgres_url, pool_size=1, max_overflow=0, connect_args={"prepare_threshold": None})
+    )
+    try:
+        for _ in range(8):
+            assert run(engine, "SELECT count(*) FROM pg_prepared_statements", timeout=3).rows == [(0,)]
+        assert run(engine, "SELECT current_setting('statement_timeout')", timeout=3).rows == [("3s",)]
+    finally:
+        engine.close()
+
+
 # -- NULL orders and indexes ------------------------------------------------------------------
 
 # As a spec is written (DuckDB's dialect, where NULLs sort last) and as the project translates it.
