@@ -103,7 +103,7 @@ class Cursors:
         return mac.digest()[:16]
 
     def seal(self, tool: str, binding: str, body: str) -> str:
-        """`body`, signed for `tool` and `binding`, as URL-safe text (cursors, and download links)."""
+        """`body`, signed for `tool` and `binding`, as URL-safe text (a cursor)."""
         return _b64(body.encode()) + "." + _b64(self._mac(tool, binding, body)) + "." + self._kid
 
     def unseal(self, token: str, tool: str, binding: str) -> str:
@@ -114,13 +114,33 @@ class Cursors:
             mac = base64.urlsafe_b64decode(mac_part + "==")
         except (ValueError, UnicodeDecodeError, binascii.Error):
             raise SealError(None) from None
+        self._verify(mac, kid, tool, binding, body)
+        return body
+
+    def stamp(self, tool: str, binding: str, expires: int) -> str:
+        """A token that holds only its expiry time, signed for `tool` and `binding` (a download link, whose URI
+        says the rest): `expires.mac.kid`, URL-safe. What it signs starts with `link.`, where a cursor's body
+        starts with a number, so neither kind of token passes for the other."""
+        return f"{expires}.{_b64(self._mac(tool, binding, f'link.{expires}'))}.{self._kid}"
+
+    def unstamp(self, token: str, tool: str, binding: str) -> int:
+        """The expiry time of a token this key stamped for `tool` and `binding`; SealError saying why not."""
+        try:
+            expires, mac_part, kid = token.split(".")
+            ends = int(expires)
+            mac = base64.urlsafe_b64decode(mac_part + "==")
+        except (ValueError, binascii.Error):
+            raise SealError(None) from None
+        self._verify(mac, kid, tool, binding, f"link.{expires}")  # the text as given: "+1" is not "1"
+        return ends
+
+    def _verify(self, mac: bytes, kid: str, tool: str, binding: str, body: str) -> None:
         if not hmac.compare_digest(mac, self._mac(tool, binding, body)):
             raise SealError(
                 "it came from other arguments, another caller, or a spec or mcpgen.yaml since changed"
-                if hmac.compare_digest(kid, self._kid)
+                if kid == self._kid  # the key's public fingerprint: any text may be compared with it
                 else self.other_key
             )
-        return body
 
     def issue(self, tool: str, binding: str, position: Position) -> str:
         body = f"{position.offset}.{expiry(self.ttl)}" + (f".b{position.batch}" if position.batch else "")

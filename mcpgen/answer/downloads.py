@@ -3,11 +3,12 @@
 The answer the model reads stays short; a person gets every row. With `download:` on, an answer with
 rows carries one `resource_link` per format (CSV as text/csv, Parquet as a blob) to a URI such as
 
-    mcpgen://download/cities.csv?args=eyJjYyI6IkpQIn0&link=Y3N2LjE3...
+    mcpgen://download/cities.csv?args=eyJjYyI6IkpQIn0&link=1765000000.o89SKOp_hCjkScCA-7nQ-w.FQqqvnaS
 
-`args` holds the call's arguments; `link` is a token signed with the key of the project's cursors
-(`mcpgen.answer.cursors`, one home for the key and the HMAC) over the format and an expiry time,
-bound to the tool, the arguments, the caller and the spec's version, as a cursor is. resources/read
+`args` holds the call's arguments; `link` is the expiry time, signed with the key of the project's
+cursors (`mcpgen.answer.cursors`, one home for the key and the HMAC) together with the tool, the
+arguments, the caller and the spec's version, as a cursor is. The format is the URI's own: both links
+of an answer carry one token, and a link is read only in a format its tool offers. resources/read
 of the URI runs the tool's query again, for that caller (scopes, identity, row-level security) under
 its timeout, with the download's row and byte caps; any link that may not be read is refused in one
 sentence (DownloadError). Links are made per call, so resources/list does not list them.
@@ -104,18 +105,13 @@ class Downloads:
 
     def links(self, arguments: dict[str, Any], binding: str) -> list[ResourceLink]:
         """One resource_link per format, for the whole result of `arguments` (bound as `binding` says)."""
-        encoded = _b64(_ARGUMENTS_JSON(arguments).encode())
         expires = expiry(self.settings.ttl)
+        token = self._cursors.stamp(self.tool, binding, expires)
+        query = f"?args={_b64(_ARGUMENTS_JSON(arguments).encode())}&link={token}"
         description = self._about + _until(expires)
-        return [
-            ResourceLink(  # the tool's own link with this call's URI
-                f"{link.uri}?args={encoded}&link={self._cursors.seal(self.tool, binding, f'{fmt}.{expires}')}",
-                link.name,
-                link.title,
-                description,
-                link.mime_type,
-            )
-            for fmt, link in self._templates.items()
+        return [  # the tool's own links with this call's URI
+            ResourceLink(link.uri + query, link.name, link.title, description, link.mime_type)
+            for link in self._templates.values()
         ]
 
     @staticmethod
@@ -127,14 +123,12 @@ class Downloads:
         )
 
     def check(self, link: Link, binding: str) -> None:
-        """DownloadError in one sentence unless this key signed `link` for this tool, format and binding,
-        and it has not expired."""
+        """DownloadError in one sentence unless this key signed `link` for this tool and binding, in a format
+        the tool offers, and it has not expired."""
+        if link.tool != self.tool or link.format not in self.settings.formats:
+            raise DownloadError(NOT_OURS)
         try:
-            body = self._cursors.unseal(link.token, self.tool, binding)
-            fmt, expires = body.split(".")
-            if fmt != link.format or link.tool != self.tool:
-                raise SealError("it was altered")
-            ends = int(expires)
+            ends = self._cursors.unstamp(link.token, self.tool, binding)
         except SealError as exc:
             if exc.why is None:
                 raise DownloadError(NOT_OURS) from None
@@ -142,8 +136,6 @@ class Downloads:
                 f"This download link is not for this caller and these arguments ({exc.why}); "
                 "call the tool again for a new link."
             ) from None
-        except ValueError:
-            raise DownloadError(NOT_OURS) from None
         if ends < time.time():
             raise DownloadError("This download link has expired; call the tool again for a new link.")
 

@@ -1,5 +1,6 @@
 """Signed cursors: they continue only the answer they came from, until they expire."""
 
+import base64
 import datetime as dt
 import math
 import re
@@ -8,7 +9,7 @@ from decimal import Decimal
 
 import pytest
 
-from mcpgen.answer.cursors import CURSOR, CursorError, Cursors, Position, binding
+from mcpgen.answer.cursors import CURSOR, CursorError, Cursors, Position, SealError, binding
 
 
 @pytest.fixture
@@ -32,9 +33,12 @@ def test_a_token_is_the_same_from_every_version_and_every_call():
     cursors = Cursors(b"k" * 32, ttl=60, project="p")
     for _ in range(2):
         assert (
-            cursors.seal("cities", "b" * 64, "csv.1765000000") == "Y3N2LjE3NjUwMDAwMDA.cHD_8gRPGe32nsFJx9JAuw.FQqqvnaS"
+            cursors.seal("cities", "b" * 64, "500.1765000000") == "NTAwLjE3NjUwMDAwMDA.2fbn275zUG50URVmw1cs3Q.FQqqvnaS"
         )
-    assert cursors.unseal(Cursors(b"k" * 32, project="p").seal("t", "b", "1.2"), "t", "b") == "1.2"
+        assert cursors.stamp("cities", "b" * 64, 1765000000) == "1765000000.o89SKOp_hCjkScCA-7nQ-w.FQqqvnaS"
+    other = Cursors(b"k" * 32, project="p")  # another replica with the same key
+    assert other.unseal(cursors.seal("t", "b", "1.2"), "t", "b") == "1.2"
+    assert other.unstamp(cursors.stamp("t", "b", 1765000000), "t", "b") == 1765000000
 
 
 @pytest.mark.parametrize(
@@ -60,11 +64,29 @@ def test_another_key_or_project_refuses_it(cursors):
             other.read(token, "t", "b")
 
 
-@pytest.mark.parametrize("token", ["", "abc", "a.b.c", "!!!.???", "MTA.AAAA"])
+@pytest.mark.parametrize(
+    "token", ["", "abc", "a.b.c", "!!!.???", "MTA.AAAA", "MTAuMQ.AAAA.\u00e9t\u00e9", "MTAuMQ.AAAA.\x00"]
+)
 def test_garbage_is_not_a_cursor(cursors, token):
     with pytest.raises(CursorError) as err:
         cursors.read(token, "t", "b")
     assert str(err.value).startswith(f"Invalid argument '{CURSOR}': it ")
+
+
+def test_a_cursor_and_a_link_token_never_pass_for_each_other(cursors):
+    """Both are signed with one key for one tool and binding: what each signs is told apart, so a link's
+    token is no cursor and a cursor's body (the expiry alone, say) is no link."""
+    stamped = cursors.stamp("t", "b", 1765000000)
+    expires, mac, kid = stamped.split(".")
+    as_cursor = base64.urlsafe_b64encode(f"0.{expires}".encode()).decode().rstrip("=") + f".{mac}.{kid}"
+    for token in (stamped, as_cursor):
+        with pytest.raises(CursorError, match="does not continue|not a cursor"):
+            cursors.read(token, "t", "b")
+    sealed = cursors.seal("t", "b", "1765000000")  # a body a link would hold, sealed as a cursor is
+    _, mac, kid = sealed.split(".")
+    for token in (sealed, f"1765000000.{mac}.{kid}"):
+        with pytest.raises(SealError):
+            cursors.unstamp(token, "t", "b")
 
 
 def test_an_expired_cursor_says_so(monkeypatch):
@@ -106,8 +128,6 @@ def test_nan_survives_and_the_key_is_signed(cursors):
     assert back.key is not None and math.isnan(back.key[0])
     token = cursors.issue("t", "b", Position(1000, ("Tokyo",), 1))
     body, mac, kid = token.split(".")
-    import base64
-
     text = base64.urlsafe_b64decode(body + "==").decode().replace("Tokyo", "Osaka")
     forged = base64.urlsafe_b64encode(text.encode()).decode().rstrip("=") + "." + mac + "." + kid
     with pytest.raises(CursorError, match="does not continue"):

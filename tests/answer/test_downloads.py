@@ -164,7 +164,7 @@ def test_a_paged_tool_links_to_the_whole_result(make):
 
 def _tamper(uri: str, how: str, registry) -> str:
     head, _, token = uri.partition("&link=")
-    body, mac, kid = token.split(".")
+    expires, mac, kid = token.split(".")
     if how == "garbage":
         return PREFIX + "nums.csv?args=e30&link=nonsense"
     if how == "other arguments":
@@ -172,12 +172,17 @@ def _tamper(uri: str, how: str, registry) -> str:
             head.split("?args=")[0] + "?args=" + base64.urlsafe_b64encode(b'{"below":999}').decode() + "&link=" + token
         )
     if how == "other format":
-        return uri.replace("nums.csv", "nums.parquet")
+        return uri.replace("nums.csv", "nums.xlsx")
+    if how == "later expiry":
+        return f"{head}&link={int(expires) + 3600}.{mac}.{kid}"
+    if how == "expiry spelt otherwise":
+        return f"{head}&link=+{expires}.{mac}.{kid}"
     if how == "other signature":
-        return f"{head}&link={body}.{'A' * len(mac)}.{kid}"
+        return f"{head}&link={expires}.{'A' * len(mac)}.{kid}"
     if how == "other key":
-        forged = Cursors(b"x" * 32).seal("nums", "anything", base64.urlsafe_b64decode(body + "==").decode())
-        return f"{head}&link={forged}"
+        return f"{head}&link={Cursors(b'x' * 32).stamp('nums', 'anything', int(expires))}"
+    if how == "a cursor's token":
+        return f"{head}&link={Cursors(b'x' * 32).seal('nums', 'anything', f'0.{expires}')}"
     if how == "unknown tool":
         return uri.replace("nums.csv", "nope.csv")
     if how == "no link":
@@ -190,8 +195,11 @@ def _tamper(uri: str, how: str, registry) -> str:
     [
         ("garbage", "not a download link this server gave"),
         ("other arguments", "not for this caller and these arguments (it came from other arguments"),
-        ("other format", "not for this caller and these arguments"),
+        ("other format", "not a download link this server gave"),
+        ("later expiry", "not for this caller and these arguments"),
+        ("expiry spelt otherwise", "not for this caller and these arguments"),
         ("other signature", "not for this caller and these arguments"),
+        ("a cursor's token", "not a download link this server gave"),
         ("other key", "signed by another mcpgen process"),
         ("unknown tool", "not a download link this server gave"),
         ("no link", "not a download link this server gave"),
@@ -208,6 +216,29 @@ def test_a_bad_or_altered_link_is_one_invalid_params_sentence(make, how, says):
     assert error.error.code == -32602 and says in error.error.message, error.error.message
     assert error.error.data == {"uri": uri}
     assert error.error.message.count(". ") == 0 and "\n" not in error.error.message  # one sentence
+
+
+def test_a_link_reads_only_a_format_its_tool_offers(make):
+    """An answer's links differ in their format only (one token serves both, the format is the URI's); a
+    format the tool does not offer is refused however the link is signed."""
+    both = make()
+
+    async def tokens(client):
+        return [
+            uri.replace(".parquet?", ".csv?") for uri in links(await client.call_tool("nums", {"below": 5})).values()
+        ]
+
+    first, second = session(both, tokens)
+    assert first == second
+    registry = make(NUMS.replace("download: true", "download: {formats: [csv]}"))
+
+    async def work(client):
+        (uri,) = links(await client.call_tool("nums", {"below": 5})).values()
+        assert csv_rows((await read(client, uri)).text)[1:] == as_csv(*direct(SQL.replace(":below", "5")))[1:]
+        return await refusal(client, uri.replace("nums.csv", "nums.parquet"))
+
+    error = session(registry, work)
+    assert error.error.code == -32602 and error.error.message.startswith("This is not a download link this server gave")
 
 
 def test_an_expired_link_is_refused(make, monkeypatch):
