@@ -260,6 +260,9 @@ class PostgreSQL(Backend):
                 return [d[0] for d in cursor.description], cursor.fetchall()
             except conn.dialect.loaded_dbapi.Error as exc:
                 raise _driver_error(conn, exc, sql, params, cursor) from None
+            except ValueError as exc:  # psycopg2 refuses a value it cannot send (NUL in text) as ValueError
+                refused = conn.dialect.loaded_dbapi.DataError(str(exc))
+                raise _driver_error(conn, refused, sql, params, cursor) from None
 
     def describe(self, conn, clause, values, timeout):
         described = _described(conn, clause(values, "SELECT * FROM (\n", "\n) AS q LIMIT 0"), values)
@@ -295,7 +298,8 @@ class PostgreSQL(Backend):
         return frozenset(name for name, origin in zip(names, origins) if origin in required)
 
     def is_timeout(self, orig, deadline):
-        return getattr(orig, "sqlstate", None) == _PG_TIMEOUT_STATE and "timeout" in str(orig)
+        state = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)  # psycopg; psycopg2
+        return state == _PG_TIMEOUT_STATE and "timeout" in str(orig)
 
     def socket_of(self, dbapi_connection):
         pgconn = getattr(dbapi_connection, "pgconn", None)

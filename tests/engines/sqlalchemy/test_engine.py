@@ -34,7 +34,7 @@ from mcpgen.redaction import redact
 from mcpgen.spec.config import URLConnection
 from mcpgen.spec.params import param_types
 
-BACKENDS = ["postgresql", "mariadb", "sqlite"]
+BACKENDS = ["postgresql", "mariadb", "sqlite", "psycopg2"]  # psycopg2: PostgreSQL through SQLAlchemy's default driver
 SECRET = "Sup3r-S3cret_pw"
 
 
@@ -88,7 +88,7 @@ def sqlite_cities(tmp_path_factory, city_rows):
 
 @pytest.fixture(params=BACKENDS)
 def db(request, city_rows):
-    kind = request.param
+    kind = "postgresql" if request.param == "psycopg2" else request.param
     if kind == "sqlite":
         path = request.getfixturevalue("sqlite_cities")
 
@@ -113,6 +113,8 @@ def db(request, city_rows):
     else:
         url = request.getfixturevalue("postgres_url" if kind == "postgresql" else "mariadb_url")
         table = request.getfixturevalue("postgres_cities" if kind == "postgresql" else "mariadb_cities")
+        if request.param == "psycopg2":
+            url = make_url(url).set(drivername="postgresql+psycopg2").render_as_string(hide_password=False)
         d = DB(kind, url, table, _direct_server(kind))
     yield d
     for engine in d.engines:
@@ -426,9 +428,11 @@ def test_sqlite_is_opened_read_only(tmp_path, city_rows):
 # -- timeouts ----------------------------------------------------------------------------------
 
 
-def test_postgres_timeout_cancels_the_query_on_the_server(postgres_url):
+@pytest.mark.parametrize("driver", ["psycopg", "psycopg2"])
+def test_postgres_timeout_cancels_the_query_on_the_server(postgres_url, driver):
     marker = services.unique_name("mcpgen_timeout")
-    engine = SQLAlchemyEngine("pg", URLConnection(url=postgres_url))
+    url = make_url(postgres_url).set(drivername=f"postgresql+{driver}").render_as_string(hide_password=False)
+    engine = SQLAlchemyEngine("pg", URLConnection(url=url))
     try:
         start = time.monotonic()
         with pytest.raises(QueryTimeout, match=r"^the query ran longer than 0.5 s and was cancelled$"):
@@ -895,8 +899,8 @@ def test_prepare_rejects_a_name_used_as_list_and_value(tmp_path):
 
 
 def test_missing_drivers_and_dialects_say_what_to_install():
-    with pytest.raises(QueryError, match=r"needs the Python package psycopg2: pip install psycopg2-binary"):
-        SQLAlchemyEngine("w", URLConnection(url="postgresql+psycopg2://u@h/db"))
+    with pytest.raises(QueryError, match=r"needs the Python package MySQLdb: pip install mysqlclient"):
+        SQLAlchemyEngine("w", URLConnection(url="mysql+mysqldb://u@h/db"))
     with pytest.raises(QueryError, match="no SQLAlchemy dialect for nosuchwarehouse is installed"):
         SQLAlchemyEngine("w", URLConnection(url="nosuchwarehouse://u@h/db"))
 
