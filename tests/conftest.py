@@ -5,11 +5,21 @@ servers, shipped, oidc, apphost, hostile_specs), importable from any folder (pyt
 import atexit
 import os
 import shutil
+import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 import services
 from hangs import pytest_configure, pytest_runtest_protocol  # noqa: F401  (a hung test ends the run, with stacks)
+
+# Bytecode is kept, in an ignored folder rather than beside the sources, even where PYTHONDONTWRITEBYTECODE is
+# set: compiling mcpgen and rewriting the tests' asserts was half of collection's CPU, paid again by every
+# pytest-xdist worker and every `mcpgen` process a test starts (they inherit this environment).
+if "PYTHONPYCACHEPREFIX" not in os.environ:
+    os.environ["PYTHONPYCACHEPREFIX"] = sys.pycache_prefix = str(Path(__file__).parent / ".artifacts" / "pycache")
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 # Helper modules, not test files: imported by name (`import services`), never collected as modules themselves.
 collect_ignore = [
@@ -52,6 +62,20 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """Under -n, a worker takes a whole test module at a time (a group, such as the Spark tests, across
+    modules): a module's fixtures (served projects, browsers, loaded tables) are then built by one worker
+    only, not by each worker that happened to get one of its tests."""
+    from xdist.scheduler import LoadGroupScheduling
+
+    class ModuleScheduling(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return scope if scope != nodeid else nodeid.split("::", 1)[0]
+
+    return ModuleScheduling(config, log)
 
 
 # --- what the pytest-xdist workers send the controller ------------------------------------------------
