@@ -76,6 +76,7 @@ def bundle() -> Path:
         cwd=NODE,
         check=True,
         capture_output=True,
+        timeout=120,
     )
     return BUNDLE
 
