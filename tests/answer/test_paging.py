@@ -312,7 +312,13 @@ def _direct(sql: str) -> list[list]:
     return [header, *([to_cell(v) for v in row] for row in cur.fetchall())]
 
 
+# 336,776 rows served, paged and compared: CPU-bound, a minute and a half on a loaded machine under -n 2 (load
+# average 20), too near the default 120 s timeout, past which a stuck test ends the run.
+FLIGHTS_TIMEOUT = pytest.mark.timeout(600)
+
+
 @pytest.mark.slow
+@FLIGHTS_TIMEOUT
 def test_flights_pages_on_duckdb_concatenate_to_the_full_result(tmp_path):
     shutil.copyfile(FLIGHTS, tmp_path / "flights.parquet")  # DuckDB reads only under the project's folder
     (tmp_path / "mcpgen.yaml").write_text(
@@ -328,6 +334,7 @@ def test_flights_pages_on_duckdb_concatenate_to_the_full_result(tmp_path):
 
 
 @pytest.mark.slow
+@FLIGHTS_TIMEOUT
 def test_flights_pages_on_postgresql_concatenate_to_the_full_result(tmp_path, postgres_url):
     table = services.unique_name("flights")
     source = duckdb.connect()
