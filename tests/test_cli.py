@@ -143,6 +143,20 @@ def test_list_prints_every_tool_with_its_parameters(runner):
     assert "miles_to_km is not registered" in listed.stderr
 
 
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [(["--help"], "Usage: python -m mcpgen"), (["call", "top_cities", "-a", "top_n=2"], "Shanghai")],
+)
+def test_python_dash_m_mcpgen_is_the_command_line(command, expected, tmp_path):
+    """`python -m mcpgen ...`, the form MCP client configurations often use, runs the same commands."""
+    env = {**os.environ, "MCPGEN_CACHE_DIR": str(tmp_path / "cache")}
+    run = subprocess.run(
+        [sys.executable, "-m", "mcpgen", *command], capture_output=True, text=True, timeout=120, env=env, cwd=REPO
+    )
+    assert run.returncode == 0, run.stderr
+    assert expected in run.stdout
+
+
 def test_validate_passes_on_the_shipped_specs(runner):
     checked = runner.invoke(main, ["validate", "specs"])
     assert checked.exit_code == 0, checked.output
