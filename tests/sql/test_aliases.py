@@ -29,6 +29,8 @@ SHAPES = {
     "having_in_aggregate": "SELECT c, sum(b) AS a FROM t GROUP BY c HAVING sum(a) > 4 ORDER BY c",
     "window_order": "SELECT b AS a, row_number() OVER (ORDER BY a) AS r FROM t ORDER BY r",
     "window_partition": "SELECT c AS a, b, row_number() OVER (PARTITION BY a ORDER BY b) AS r FROM t ORDER BY b",
+    "percent_modulo": "SELECT b % 7 AS a FROM t ORDER BY a",
+    "percent_text": "SELECT c || '%' AS a FROM t WHERE c LIKE 'x%' ORDER BY b",
 }
 REFUSED = {
     "qualify_window": "SELECT b AS a FROM t QUALIFY row_number() OVER (ORDER BY a) = 1",
@@ -92,7 +94,7 @@ def run(tables, target: str, sql: str, columns: dict | None = None, guessed: lis
     if target == "sqlite":
         return con.execute(text).fetchall()
     with con.cursor() as cur:
-        cur.execute(text.replace("%", "%%"))
+        cur.execute(text)  # no parameters: psycopg and pymysql read no placeholder, a % stays a %
         return [tuple(v if v is None or isinstance(v, str) else int(v) for v in row) for row in cur.fetchall()]
 
 
