@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 from ..answer.results import to_cell
 from ..checks import literal_password
 from ..engines.factory import create_engine
-from ..load.discovery import find_config
+from ..load.discovery import project_folder
 from ..load.project import load_config
 from ..redaction import redact
 from ..spec.config import Connection, DuckDBConnection, ProjectConfig, URLConnection
@@ -89,24 +89,25 @@ def draft(
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise DraftError(f"--source: {url!r} is not an absolute http(s) URL")
-    config_path = find_config(specs)
-    root = (config_path.parent if config_path else specs.parent).resolve()
+    config_path, root = project_folder(specs)
     config = _config(config_path)
     origin = _origin(root, config, config_path, source, table, sql, connection, password_env)
     tool = name or origin.stem
     if not _TOOL_NAME.fullmatch(tool):
         raise DraftError(f"--name: {tool!r} is not a tool name (a letter, then letters, digits, _ . -)")
     cwd = os.getcwd()
+    os.chdir(root)  # DuckDB (its `init` too) and SQLite read relative paths from the working directory
     try:
-        engine = create_engine(origin.name, origin.connection, root)
-    except Exception as exc:  # a bad URL, an unknown driver, a file DuckDB cannot open
-        raise DraftError(f"{_where(source, table)}: {_sentence(exc, origin)}") from None
-    try:
-        os.chdir(root)  # DuckDB and SQLite read relative paths from the working directory
-        data = _profiled(engine, origin, config.dialect, source, table)
-        text, placeholder = _spec(origin, data, config, engine, list(sources))
+        try:
+            engine = create_engine(origin.name, origin.connection, root)
+        except Exception as exc:  # a bad URL, an unknown driver, a file DuckDB cannot open
+            raise DraftError(f"{_where(source, table)}: {_sentence(exc, origin)}") from None
+        try:
+            data = _profiled(engine, origin, config.dialect, source, table)
+            text, placeholder = _spec(origin, data, config, engine, list(sources))
+        finally:
+            engine.close()
     finally:
-        engine.close()
         os.chdir(cwd)
     new_config = root / "mcpgen.yaml" if origin.config_text else None
     return Draft(specs / f"{tool}.yaml", text, new_config, origin.config_text, placeholder)

@@ -15,10 +15,21 @@ from ..spec.prompts import PROMPT_SUFFIXES
 
 def find_config(specs_dir: Path) -> Path | None:
     """mcpgen.yaml in the specs folder, else in its parent."""
-    for folder in (specs_dir, specs_dir.parent):
+    for folder in (specs_dir, parent_folder(specs_dir)):
         if (folder / CONFIG_NAME).is_file():
             return folder / CONFIG_NAME
     return None
+
+
+def project_folder(specs_dir: Path) -> tuple[Path | None, Path]:
+    """(mcpgen.yaml, or None, and the project's root folder: mcpgen.yaml's, else the specs folder's parent)."""
+    config_path = find_config(specs_dir)
+    return config_path, (config_path.parent if config_path else parent_folder(specs_dir)).resolve()
+
+
+def parent_folder(folder: Path) -> Path:
+    """The folder holding `folder`, as written: also for `.` and `..`, whose `Path.parent` is `.`."""
+    return folder / ".." if folder.name in ("", "..") else folder.parent
 
 
 def spec_paths(specs_dir: str | Path) -> list[Path]:

@@ -27,7 +27,7 @@ from ..spec.config import DuckDBConnection, ProjectConfig, URLConnection
 from ..spec.models import Spec
 from ..spec.yamlload import Located, load_yaml
 from . import checked
-from .discovery import find_config, python_paths, spec_paths
+from .discovery import project_folder, python_paths, spec_paths
 from .icons import as_mcp_icons
 from .messages import mapping_of, not_utf8, read_text, typos, validation_problems
 from .prompts import load_prompts
@@ -47,7 +47,7 @@ def load_project(
     problems: list[Problem] = []
     scope = (() if paths is None else tuple(paths)) if scope is None else scope
     paths = spec_paths(specs_dir) if paths is None else paths
-    config_path, root = _where(specs_dir)
+    config_path, root = project_folder(specs_dir)
     # Parsed templates, spec files and verdicts come from the cache of this project (or of this part of it).
     with cachefile.session(root, specs_dir.resolve(), *scope, within=(specs_dir.resolve(),) if scope else ()):
         config = load_config(config_path, problems) if config_path else ProjectConfig.model_construct()
@@ -71,16 +71,10 @@ def load_project(
     return project
 
 
-def _where(specs_dir: Path) -> tuple[Path | None, Path]:
-    """(mcpgen.yaml, or None, and the project's root folder: mcpgen.yaml's, else the specs folder's parent)."""
-    config_path = find_config(specs_dir)
-    return config_path, (config_path.parent if config_path else specs_dir.parent).resolve()
-
-
 def unchecked(specs_dir: Path, paths: list[Path], described: bool = False) -> int:
     """How many of these spec files the cache of the project does not hold as checked as they are now;
     with `described`, all of them when their queries were not described in this state of the data."""
-    config_path, root = _where(specs_dir)
+    config_path, root = project_folder(specs_dir)
     config = load_config(config_path, []) if config_path else ProjectConfig.model_construct()
     if described and not checked.described_in(root, specs_dir.resolve(), config):
         return len(paths)

@@ -25,6 +25,7 @@ import anyio.abc
 import anyio.to_thread
 
 from ..errors import SpecError
+from ..load.discovery import parent_folder
 from ..spec.config import CONFIG_NAME
 from ..text import plural
 from .project import Project, open_project
@@ -51,7 +52,7 @@ async def watch_project(
     async with anyio.create_task_group() as tg:
         tg.start_soon(watch, specs_dir, True, DefaultFilter())
         # mcpgen.yaml may sit in the specs folder's parent: watch that one file name there.
-        tg.start_soon(watch, specs_dir.parent, False, lambda change, path: Path(path).name == CONFIG_NAME)
+        tg.start_soon(watch, parent_folder(specs_dir), False, lambda change, path: Path(path).name == CONFIG_NAME)
 
 
 class LiveProject:

@@ -34,6 +34,29 @@ def test_init_gives_a_project_that_validates_tests_and_answers(tmp_path, monkeyp
     assert called.exit_code == 0 and "Tokyo (9,733,276), Yokohama (3,777,491)" in called.stdout, called.output
 
 
+@pytest.mark.parametrize(
+    ("where", "specs"), [("specs", "."), ("specs/sub", ".."), ("data", "../specs"), (".", "specs")]
+)
+def test_the_project_is_found_from_each_folder_the_specs_are_named_from(where, specs, tmp_path, monkeypatch):
+    """The specs folder named relative to where the command runs, as `.` or `..` too: mcpgen.yaml (in its
+    parent) and so the tables it loads are found, as from the project folder."""
+    folder, _ = _init(tmp_path, monkeypatch)
+    (folder / "specs" / "sub").mkdir()
+
+    def run(*args: str):
+        monkeypatch.chdir(folder / where)  # each command from there (serving ones change directory)
+        return CliRunner().invoke(main, list(args))
+
+    validated = run("validate", specs)
+    assert validated.exit_code == 0 and "0 errors, 0 warnings" in validated.output, validated.output
+    tested = run("test", specs)
+    assert tested.exit_code == 0 and "2 passed, 0 failed" in tested.output, tested.output
+    called = run("call", "largest_cities", "--specs", specs, "-a", "country=JP")
+    assert called.exit_code == 0 and "Tokyo (9,733,276)" in called.stdout, called.output
+    drafted = run("draft", "--table", "cities", "--specs", specs, "--print")
+    assert drafted.exit_code == 0 and "FROM cities" in drafted.stdout, drafted.output
+
+
 def test_init_overwrites_nothing(tmp_path):
     (tmp_path / "mcpgen.yaml").write_text("connections: {}\n")
     result = CliRunner().invoke(main, ["init", str(tmp_path)])
