@@ -17,6 +17,7 @@ from __future__ import annotations
 import atexit
 import gc
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -90,7 +91,20 @@ def _open(specs_dir: Path, loaded=None, needed=None, local_cursors: bool = False
     return project
 
 
-@click.group()
+class _Commands(click.Group):
+    """mcpgen's commands: Ctrl-C ends one with a sentence and status 130."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("mcpgen: interrupted (Ctrl-C)", err=True)
+            sys.stdout.flush()
+            # Not the interpreter's own exit: a DuckDB thread still at work when it finalizes aborts the process.
+            os._exit(130)
+
+
+@click.group(cls=_Commands)
 @click.version_option(package_name="mcpgen")
 def main() -> None:
     """Turn YAML specs (parameters, one SQL query, sources, a prose template) into MCP tools."""

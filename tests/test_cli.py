@@ -371,3 +371,45 @@ def test_a_cursor_from_another_key_is_refused_saying_why(tmp_path, monkeypatch):
     said = " ".join(other.stderr.split())
     assert "it was signed with another key than this project's: mcpgen call keeps one per project and user" in said
     assert "set cursors.secret_env in mcpgen.yaml for one key everywhere" in said and "Traceback" not in said
+
+
+SLOW_INIT = """connections:
+  default:
+    duckdb: ":memory:"
+    init:
+      - CREATE TABLE t AS SELECT max(hash(i)) AS s FROM range(1000000000000) r(i)
+"""
+
+
+@pytest.mark.parametrize("command", [["validate", "specs"], ["call", "x"], ["test", "specs"]])
+def test_ctrl_c_ends_a_command_with_one_sentence_and_status_130(command, tmp_path):
+    """Ctrl-C while DuckDB works (a long `init`) ends the command at once: one line, status 130, no
+    traceback and no abort of the process (the interpreter's exit used to meet DuckDB's threads)."""
+    import signal
+
+    import psutil
+
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "mcpgen.yaml").write_text(SLOW_INIT)
+    (tmp_path / "specs" / "x.yaml").write_text((REPO / "specs" / "top_cities.yaml").read_text())
+    env = {**os.environ, "MCPGEN_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcpgen", *command],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        watched = psutil.Process(proc.pid)
+        for _ in range(600):  # until DuckDB's worker threads run the init (at most 60 s)
+            if proc.poll() is not None or watched.num_threads() > 2:
+                break
+            psutil.wait_procs([watched], timeout=0.1)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+    assert (proc.returncode, err) == (130, "mcpgen: interrupted (Ctrl-C)\n"), (out, err)
