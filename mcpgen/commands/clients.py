@@ -56,7 +56,7 @@ def server_launch(specs: Path) -> Launch:
     script = Path(sys.executable).with_name("mcpgen.exe" if os.name == "nt" else "mcpgen")
     if script.is_file():
         return Launch(str(script), ["serve", specs_arg])
-    return Launch(sys.executable, ["-m", "mcpgen.cli", "serve", specs_arg])
+    return Launch(sys.executable, ["-m", "mcpgen", "serve", specs_arg])
 
 
 def server_name(project: Path) -> str:

@@ -236,3 +236,23 @@ def test_the_guides_example_is_what_config_prints(tmp_path):
     file.write_text('{\n  // my servers\n  "servers": {}\n}\n')
     refused = config("vscode", folder / "specs", "--write")
     assert refused.stderr.strip() == error.strip().replace(".vscode/mcp.json", str(file.resolve()))
+
+
+def test_without_a_script_beside_the_interpreter_the_entry_runs_python_dash_m_mcpgen(tmp_path, monkeypatch):
+    """An installation with no `mcpgen` script beside its Python: the entry starts `python -m mcpgen`,
+    which serves."""
+    import subprocess
+    import sys
+
+    from mcpgen.commands.clients import server_launch
+
+    python = sys.executable
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "bin" / "python3"))  # no mcpgen beside it
+    specs = Path(__file__).resolve().parents[2] / "specs"
+    launch = server_launch(specs)
+    assert (launch.command, list(launch.args)) == (sys.executable, ["-m", "mcpgen", "serve", str(specs)])
+    env = {**os.environ, "MCPGEN_CACHE_DIR": str(tmp_path / "cache")}
+    served = subprocess.run(
+        [python, *launch.args], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=120
+    )
+    assert served.returncode == 0 and b"serving 10 tools" in served.stderr, served.stderr
