@@ -541,6 +541,7 @@ def run(
 
     logging.getLogger("watchfiles").setLevel(logging.WARNING)  # "1 change detected": the reload line says it
     sock = listen(port)
+    port = sock.getsockname()[1]  # read now: a Ctrl-C as the server starts closes the socket
     app = preview_app(specs_dir, chartjs)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
 
@@ -548,13 +549,13 @@ def run(
         task = asyncio.create_task(server.serve(sockets=[sock]))
         while not server.started and not task.done():
             await asyncio.sleep(0.05)
-        if server.started:
+        if server.started and not server.should_exit:
             state: PreviewState = app.state.preview
             count = len(state.project.registry) if state.project else 0
             broken = f" (the specs have {plural(len(state.errors), 'error')}: see the page)" if state.errors else ""
             announce(
                 f"mcpgen: previewing {plural(count, 'tool')} from {state.relative(str(state.specs_dir))}{broken} "
-                f"at http://{HOST}:{sock.getsockname()[1]}/ (Ctrl-C to stop)"
+                f"at http://{HOST}:{port}/ (Ctrl-C to stop)"
             )
         await task
 

@@ -288,3 +288,25 @@ def test_the_preview_streams_a_running_calls_progress_before_its_answer(project)
     progress = [line["progress"] for line in got[:-1]]
     assert progress and progress == sorted(progress) and all(0 < p <= 100 for p in progress), got
     assert got[-1]["result"]["content"][0]["text"] == "done" and got[-1]["elapsed_ms"] >= 1000
+
+
+def test_a_ctrl_c_as_the_preview_starts_ends_it_without_a_traceback(monkeypatch):
+    """Ctrl-C just as uvicorn has started closes the listening socket: the preview ends quietly, without
+    reading that closed socket for the line it prints."""
+    import uvicorn
+
+    from mcpgen.commands.preview import run
+
+    started = uvicorn.Server.startup
+
+    async def startup_then_ctrl_c(self, sockets=None):
+        await started(self, sockets=sockets)
+        self.should_exit = True  # what uvicorn's SIGINT handler sets
+        for server in self.servers:
+            server.close()  # the first step of its shutdown: the socket is closed
+
+    monkeypatch.setattr(uvicorn.Server, "startup", startup_then_ctrl_c)
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    said: list[str] = []
+    run("specs", port=0, announce=said.append)
+    assert said == []
