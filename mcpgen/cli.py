@@ -685,7 +685,7 @@ def bundle(
         click.echo(f"mcpgen: error: {exc}", err=True)
         raise click.exceptions.Exit(1) from None
     asked = ", ".join(document.get("user_config", {})) or "nothing"
-    click.echo(f"wrote {out} ({len(document['tools'])} tools; the host asks for {asked}; sha256 {digest})")
+    click.echo(f"wrote {out} ({plural(len(document['tools']), 'tool')}; the host asks for {asked}; sha256 {digest})")
     if json_path is not None:
         click.echo(f"wrote {json_path} (publish the bundle at {url} first: the registry checks its sha256)")
 

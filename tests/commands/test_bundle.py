@@ -131,6 +131,7 @@ def test_the_bundle_packs_the_project_and_asks_for_its_variables(project, tmp_pa
     }
     assert all(v["required"] and "default" not in v for v in manifest["user_config"].values())
     assert manifest["tools"] == [{"name": "largest", "description": "The largest cities."}]
+    assert result.output.startswith(f"wrote {out} (1 tool; the host asks for ")
 
 
 def test_the_same_project_packs_to_the_same_bytes(project, tmp_path):
