@@ -390,8 +390,11 @@ def _call(tool: str, args: tuple[str, ...], specs_dir: Path, as_json: bool, down
         record_python_tools(specs_dir, [name for name in project.registry.names() if name not in spec_tools])
     try:
         if tool not in project.registry:
+            from .text import did_you_mean
+
+            names = project.registry.names()
             raise click.UsageError(
-                f"no tool named '{tool}' in {specs_dir} (tools: {', '.join(project.registry.names())})"
+                f"no tool named '{tool}' in {specs_dir} (tools: {', '.join(names)}){did_you_mean(tool, names)}"
             )
         arguments = _parse_args(args, project.registry.get(tool).input_schema)
         from .identity import local_user

@@ -105,6 +105,13 @@ def test_call_with_a_bad_argument_exits_1_with_the_sentence(runner):
     assert "Invalid argument 'top_n': 0 is less than the minimum of 1." in result.output
 
 
+@pytest.mark.parametrize(("typed", "meant"), [("top_citys", "top_cities"), ("Country_Profile", "country_profile")])
+def test_call_of_a_misspelt_tool_names_the_nearest(typed, meant, runner):
+    result = runner.invoke(main, ["call", typed])
+    assert result.exit_code == 2 and f"no tool named '{typed}' in specs (tools: " in result.output, result.output
+    assert result.output.rstrip().endswith(f"; did you mean '{meant}'?"), result.output
+
+
 def test_list_prints_every_tool_with_its_parameters(runner):
     listed = runner.invoke(main, ["list", "specs"], env={"COLUMNS": "300"})  # wide enough for one line a row
     assert listed.exit_code == 0, listed.output
