@@ -34,7 +34,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("serve",),  # serving over MCP
     ("http",),  # serving over HTTP
     ("commands",),  # validate, test, preview, the terminal
-    ("cli", "spark_cluster", "__init__"),  # the entry points and the public API
+    ("cli", "__main__", "spark_cluster", "__init__"),  # the entry points and the public API
 ]
 LAYER = {name: i for i, names in enumerate(LAYERS) for name in names}
 
