@@ -402,7 +402,8 @@ def _spec(origin: Origin, data: Profile, config: ProjectConfig, engine, sources:
             "sources:",
         ]
         lines.append(f"  - {json.dumps(PLACEHOLDER)}")
-    lines += ["content: |", f"  {{{{ row_count }}}} rows of {origin.label}{''.join(said)}:"]
+    count = "{{ row_count }} row{% if row_count != 1 %}s{% endif %}"
+    lines += ["content: |", f"  {count} of {origin.label}{''.join(said)}:"]
     lines.append(f"  {{% for r in rows %}}- {_row_line(roles, data)}")
     lines.append("  {% endfor %}")
     lines.append(f"empty: {json.dumps(f'No rows of {origin.label} match these arguments.')}")

@@ -308,3 +308,11 @@ def test_a_drafted_spec_over_each_engine_validates_serves_and_answers(engine, tm
     finally:
         if table:
             services.drop_table(engine, table)
+
+
+@pytest.mark.parametrize(("top_n", "said"), [(1, "1 row of cities.csv:"), (2, "2 rows of cities.csv:")])
+def test_the_drafted_prose_counts_its_rows_in_words(top_n, said, tmp_path, monkeypatch):
+    folder = _project(tmp_path, "cities.csv")
+    assert _draft(folder, monkeypatch, "data/cities.csv", "--source", SOURCE).exit_code == 0
+    called = CliRunner().invoke(main, ["call", "cities", "--specs", str(folder / "specs"), "-a", f"top_n={top_n}"])
+    assert called.exit_code == 0 and called.stdout.startswith(said), called.output
