@@ -97,17 +97,46 @@ class _Commands(click.Group):
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
-        except KeyboardInterrupt:
-            click.echo("mcpgen: interrupted (Ctrl-C)", err=True)
-            sys.stdout.flush()
-            # Not the interpreter's own exit: a DuckDB thread still at work when it finalizes aborts the process.
-            os._exit(130)
+        except KeyboardInterrupt:  # where SIGINT cannot be waited for (`_end_on_ctrl_c`)
+            _interrupted()
+
+
+def _interrupted() -> None:
+    click.echo("mcpgen: interrupted (Ctrl-C)", err=True)
+    atexit._run_exitfuncs()  # a local Spark cluster stopped, queued log lines written
+    # Not the interpreter's own exit: a DuckDB thread still at work when it finalizes aborts the process.
+    os._exit(130)
+
+
+# Commands that stop cleanly on Ctrl-C themselves (their event loops take SIGINT).
+_OWN_CTRL_C = ("serve", "preview")
+
+
+def _end_on_ctrl_c() -> None:
+    """Ctrl-C ends the command at once, whatever its main thread is in: a DuckDB statement does not
+    return to Python to see a KeyboardInterrupt. SIGINT is blocked in this thread and in every thread
+    started after it, and taken by one thread that waits for it."""
+    import signal
+    import threading
+
+    if not hasattr(signal, "pthread_sigmask"):  # Windows: the KeyboardInterrupt (`_Commands`)
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+    def wait() -> None:
+        signal.sigwait({signal.SIGINT})
+        _interrupted()
+
+    threading.Thread(target=wait, name="mcpgen-ctrl-c", daemon=True).start()
 
 
 @click.group(cls=_Commands)
 @click.version_option(package_name="mcpgen")
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """Turn YAML specs (parameters, one SQL query, sources, a prose template) into MCP tools."""
+    if ctx.invoked_subcommand not in _OWN_CTRL_C:
+        _end_on_ctrl_c()
 
 
 @main.command()

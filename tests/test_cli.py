@@ -388,7 +388,16 @@ SLOW_INIT = """connections:
 """
 
 
-@pytest.mark.parametrize("command", [["validate", "specs"], ["call", "x"]])
+def _as_from_a_terminal() -> None:
+    """SIGINT handled and delivered as in a terminal's child: pytest-xdist's workers ignore it (a child
+    inherits that), and the thread that starts the child may block it (a child inherits the mask too)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+
+
+@pytest.mark.parametrize("command", [["validate", "specs"], ["call", "x"], ["test", "specs"]])
 def test_ctrl_c_ends_a_command_with_one_sentence_and_status_130(command, tmp_path):
     """Ctrl-C while DuckDB works (a long `init`) ends the command at once: one line, status 130, no
     traceback and no abort of the process (the interpreter's exit used to meet DuckDB's threads)."""
@@ -408,7 +417,7 @@ def test_ctrl_c_ends_a_command_with_one_sentence_and_status_130(command, tmp_pat
         stderr=subprocess.PIPE,
         text=True,
         # As from a terminal: pytest-xdist's workers ignore SIGINT, and a child would inherit that.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=_as_from_a_terminal,
     )
     try:
         watched = psutil.Process(proc.pid)
