@@ -63,7 +63,7 @@ def stop(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
         proc.send_signal(signal.SIGINT)
         try:
-            proc.wait(10)
+            proc.wait(30)  # a graceful stop takes well under a second; a loaded machine under -n 2 may take ten
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()

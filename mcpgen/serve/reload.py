@@ -120,9 +120,16 @@ class Reloader:
     async def run(self) -> None:
         """Watch until cancelled; each batch of changes triggers one reload."""
         logger.info("watching %s for changes", self.specs_dir)
+        stop = anyio.Event()
         async with anyio.create_task_group() as tg:
             self._task_group = tg
-            await watch_project(self.specs_dir, self.reload, debounce_ms=self.debounce_ms)
+            tg.start_soon(watch_project, self.specs_dir, self.reload, stop, self.debounce_ms)
+            try:
+                await anyio.sleep_forever()
+            finally:
+                # The watcher waits in a thread a cancellation cannot reach, up to its 5 s timeout; the
+                # event ends that wait within 50 ms, so Ctrl-C stops a --reload server at once.
+                stop.set()
 
     async def reload(self) -> bool:
         """Open the project again; serve it if valid. Returns whether the tools were replaced."""
