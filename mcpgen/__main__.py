@@ -1,8 +1,8 @@
 """`python -m mcpgen`: the same command line as the `mcpgen` script."""
 
-from .cli import main
+from .cli import run
 
-__all__ = ["main"]
+__all__ = ["run"]
 
 if __name__ == "__main__":
-    main()
+    run()

@@ -5,6 +5,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -431,3 +432,14 @@ def test_ctrl_c_ends_a_command_with_one_sentence_and_status_130(command, tmp_pat
         proc.kill()
         proc.wait(timeout=10)
     assert (proc.returncode, err) == (130, "mcpgen: interrupted (Ctrl-C)\n"), (out, err)
+
+
+def test_main_called_inside_another_program_leaves_its_signals_alone():
+    """Only the program (`run`) takes SIGINT with a thread of its own: `main` run by another program (here
+    CliRunner) must not block SIGINT there, or every process that program starts would ignore Ctrl-C."""
+    import signal
+
+    result = CliRunner().invoke(main, ["schema"])
+    assert result.exit_code == 0, result.output
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    assert not [t for t in threading.enumerate() if t.name == "mcpgen-ctrl-c"]

@@ -71,11 +71,11 @@ from pathlib import Path
 
 SPECS = Path(__file__).resolve().parent.parent.joinpath({specs})
 try:
-    from mcpgen.cli import main
+    from mcpgen.cli import run
 except ImportError:
     sys.exit("this bundle is served by mcpgen {version}, which the Python running it lacks: {install}")
 sys.argv = ["mcpgen", "serve", str(SPECS)]
-main()
+run()
 '''
 
 
