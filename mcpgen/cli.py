@@ -135,19 +135,18 @@ def _end_on_ctrl_c() -> None:
 @click.pass_context
 def main(ctx: click.Context) -> None:
     """Turn YAML specs (parameters, one SQL query, sources, a prose template) into MCP tools."""
-    if _AS_PROGRAM and ctx.invoked_subcommand not in _OWN_CTRL_C:
+    if ctx.obj is _PROGRAM and ctx.invoked_subcommand not in _OWN_CTRL_C:
         _end_on_ctrl_c()
 
 
-_AS_PROGRAM: list[bool] = []  # set by `run`: signals are the program's to take, not a caller's of `main`
+_PROGRAM = object()  # `run`'s context object: the signals are the program's to take
 
 
 def run() -> None:
     """The `mcpgen` program (its script, `python -m mcpgen`): `main`, with Ctrl-C ending a one-shot command at
     once (`_end_on_ctrl_c`). `main` called inside another program (a test, click's CliRunner) leaves that
     program's signals alone: a SIGINT blocked there would be blocked in every process it starts."""
-    _AS_PROGRAM.append(True)
-    main()
+    main(obj=_PROGRAM)
 
 
 @main.command()

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote, unquote
 
-from .spec.config import SECRET_NAME, expand_env
+from .spec.config import expand_env, secret_options
 
 # scheme://user:password@host  ->  scheme://user:***@host
 _URL_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@'\"]*):(?P<pw>[^\s@]*)@")
@@ -51,7 +51,7 @@ def secrets_of(config: Any) -> list[str]:
     found = []
     for conn in getattr(config, "connections", {}).values():
         values = [getattr(conn, "password", None)]
-        values += [str(v) for k, v in getattr(conn, "connect_args", {}).items() if SECRET_NAME.search(k)]
+        values += secret_options(getattr(conn, "connect_args", {}))
         url = getattr(conn, "url", None)
         if url and "@" in url.split("://", 1)[-1]:
             userinfo = url.split("://", 1)[-1].rpartition("@")[0]

@@ -54,3 +54,16 @@ def test_secrets_of_a_config_include_driver_options_named_like_passwords():
     found = secrets_of(config)
     assert {"opt-s3cret", "key-s3cret"} <= set(found) and "30" not in found
     assert "opt-s3cret" not in redact("login with opt-s3cret refused", found)
+
+
+def test_a_key_files_path_is_no_secret_and_stays_in_the_sentence_that_names_it():
+    """`ssl_key` and `sslkey` name a file, not a secret: the sentence about a missing one shows its path."""
+    from mcpgen.engines.sqlalchemy.engine import SQLAlchemyEngine
+    from mcpgen.errors import SettingError
+    from mcpgen.spec.config import URLConnection
+
+    for url, option in (("mysql+pymysql://u@db/x", "ssl_key"), ("postgresql+psycopg://u@db/x", "sslkey")):
+        connection = URLConnection(url=url, connect_args={option: "/nonexistent/client-key.pem", "passwd": "s3cret"})
+        with pytest.raises(SettingError) as raised:
+            SQLAlchemyEngine("db", connection)
+        assert str(raised.value).endswith(f"the file /nonexistent/client-key.pem that {option} names does not exist")

@@ -277,6 +277,25 @@ class ProjectConfig(Strict):
 # A name that says its value is a secret (an environment variable's, a driver option's, an audited argument's):
 # license_key, privateKey, api-key, KEY, passwd, pwd, ...
 SECRET_NAME = re.compile(r"PASS|PWD|SECRET|TOKEN|KEY|CREDENTIAL", re.IGNORECASE)
+# Driver options whose value names a file (TLS certificates and keys, libpq's passfile): a path, not a secret,
+# though some are named `key`.
+FILE_OPTIONS = ("ssl_ca", "ssl_cert", "ssl_key", "sslrootcert", "sslcert", "sslkey", "sslcrl", "passfile")
+
+
+def secret_options(connect_args: dict[str, Any]) -> list[str]:
+    """The values of the driver options named like a secret, to keep out of messages.
+
+    >>> secret_options({"password": "hunter2", "ssl_key": "/etc/k.pem", "api_token": 1234, "charset": "utf8"})
+    ['hunter2', '1234']
+    """
+    return [
+        str(value)
+        for name, value in connect_args.items()
+        if SECRET_NAME.search(name)
+        and name not in FILE_OPTIONS
+        and isinstance(value, (str, int, float))
+        and not isinstance(value, bool)
+    ]
 
 
 def environment_needed(config: ProjectConfig) -> dict[str, bool]:

@@ -707,13 +707,18 @@ def _refused_there(column: exp.Column, item: exp.Expr) -> bool:
     return window and (in_aggregate or column.find_ancestor(exp.Window) is not None)
 
 
-class InputColumnsUnknown(Exception):
-    """`column` is a select alias and may also be a column of the query's tables, whose columns neither
-    the SQL nor the database's catalogue (not asked) tells; the engines read it differently."""
+class AliasAt(Exception):
+    """A select alias named by `column` at `place` (a clause, as a sentence names it) that the target cannot
+    be given as DuckDB reads it; the message is the name as written."""
 
     def __init__(self, column: exp.Expr, place: str):
         super().__init__(column.sql("duckdb"))
         self.column, self.place = column, place
+
+
+class InputColumnsUnknown(AliasAt):
+    """`column` is a select alias and may also be a column of the query's tables, whose columns neither
+    the SQL nor the database's catalogue (not asked) tells; the engines read it differently."""
 
 
 class _Known(NamedTuple):
@@ -823,21 +828,13 @@ def _refuse_qualify_on_shadowing_alias(tree: exp.Expr, columns: _Known) -> exp.E
     return tree
 
 
-class ShadowingAlias(Exception):
+class ShadowingAlias(AliasAt):
     """`column` is both a select alias and a table's column at `place`, and the target has no spelling
     that reads it as DuckDB does."""
 
-    def __init__(self, column: exp.Expr, place: str):
-        super().__init__(column.sql("duckdb"))
-        self.column, self.place = column, place
 
-
-class MisplacedAlias(Exception):
+class MisplacedAlias(AliasAt):
     """`column`, at `place`, names the alias of an aggregate or window function, which DuckDB refuses there."""
-
-    def __init__(self, column: exp.Expr, place: str):
-        super().__init__(column.sql("duckdb"))
-        self.column, self.place = column, place
 
 
 def _mysql_shadowed_columns(tree: exp.Expr, columns: _Known) -> exp.Expr:

@@ -29,7 +29,7 @@ from sqlalchemy.engine import make_url
 
 from ...errors import QueryCancelled, QueryError, QueryTimeout, SettingError, UnsafeSQL
 from ...redaction import redact
-from ...spec.config import SECRET_NAME, URLConnection, expand_env
+from ...spec.config import URLConnection, expand_env, secret_options
 from ...sql.nulls import drop_null_orders, null_order_tables
 from ...sql.statements import DIALECTS, check_read_only, find_placeholders
 from ...text import first_line
@@ -83,7 +83,7 @@ class SQLAlchemyEngine:
         except ValueError as exc:  # names the variable, never a value
             raise QueryError(f"connection '{name}': {exc}") from None
         self._secrets = [s for s in (password,) if s]
-        self._secrets += [str(v) for k, v in connection.connect_args.items() if SECRET_NAME.search(k)]
+        self._secrets += secret_options(connection.connect_args)
         try:
             url = make_url(raw_url)
         except Exception:

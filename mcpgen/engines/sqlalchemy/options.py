@@ -23,7 +23,7 @@ import os
 from typing import Any
 
 from ...errors import SettingError
-from ...spec.config import SECRET_NAME
+from ...spec.config import FILE_OPTIONS, SECRET_NAME
 from ...text import did_you_mean
 
 __all__ = ["check_options"]
@@ -56,8 +56,7 @@ _LIBPQ_CHOICES = {
     "channel_binding": ("disable", "prefer", "require"),
     "target_session_attrs": ("any", "read-write", "read-only", "primary", "standby", "prefer-standby"),
 }
-# Options naming a file the driver reads; those inside PyMySQL's `ssl` mapping too.
-_FILES = ("ssl_ca", "ssl_cert", "ssl_key", "sslrootcert", "sslcert", "sslkey", "sslcrl", "passfile")
+# Options naming a file the driver reads inside PyMySQL's `ssl` mapping (the others: FILE_OPTIONS).
 _SSL_FILES = ("ca", "cert", "key")
 
 
@@ -80,7 +79,7 @@ def check_options(dialect, url, connect_args: dict[str, Any]) -> None:
             raise SettingError(f"{where}: the {dialect.driver} driver takes {shown}", setting)
         if kind is _SCALAR and value is not None:
             _check_libpq(where, setting, name, value)
-        files: list[tuple[tuple[str, ...], str, Any]] = [(setting, name, value)] if name in _FILES else []
+        files: list[tuple[tuple[str, ...], str, Any]] = [(setting, name, value)] if name in FILE_OPTIONS else []
         if name == "ssl" and isinstance(value, dict):
             files = [
                 ((*setting, key) if len(setting) > 1 else setting, f"ssl.{key}", value[key])
