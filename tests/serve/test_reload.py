@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import signal
 import subprocess
 import sys
 import textwrap
@@ -15,7 +14,7 @@ import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from servers import JSON_HEADERS, free_port, wait_healthy
+from servers import JSON_HEADERS, free_port, stop, wait_healthy
 
 from mcpgen.serve.project import open_project
 from mcpgen.serve.reload import Reloader
@@ -148,8 +147,7 @@ def test_http_reload_serves_new_tools_and_keeps_the_last_good_set(project):
         (specs / "names.yaml").unlink()  # removing a spec removes its tool
         wait_for(lambda: tool_names() == ["count_cities"], what="the removed tool")
     finally:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(15)
+        stop(proc)  # SIGINT, then killed if it outlives the wait: a failure leaves no server behind
     assert proc.returncode == 0, log.read_text()[-2000:]
 
 
