@@ -87,8 +87,13 @@ class RenderError(MCPGenError):
 
 
 class UnsafeSQL(MCPGenError):
-    """A statement is not exactly one read-only query."""
+    """A statement is not exactly one read-only query; `line` and `col` in the SQL where it points, if known."""
 
     def __init__(self, message: str, line: int | None = None, col: int | None = None):
         super().__init__(message)
         self.line, self.col = line, col
+
+    @property
+    def position(self) -> tuple[int, int] | None:
+        """(line, col) as `QueryError.position` says it (None: not known)."""
+        return (self.line, self.col or 1) if self.line else None

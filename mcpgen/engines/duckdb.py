@@ -203,11 +203,11 @@ class DuckDBEngine:
             raise UnsafeSQL(f"the SQL {reason} (line {line}, column {col})", line, col)
         names = frozenset(p.name for p in find_placeholders(sql, self.dialect))
         if not types or not names & types.keys():
-            text, _ = bind_text(sql, {}, self.dialect)
-            _check_one_select(text)
+            text, anchors = bind_text(sql, {}, self.dialect)
+            _check_one_select(text, anchors, sql)
             return Prepared(text, names)
         described, anchors = bind_text(sql, types, self.dialect)
-        _check_one_select(described)
+        _check_one_select(described, anchors, sql)
         run, _ = bind_text(sql, types, self.dialect, skip=_RUN_UNCAST)
         uncast = frozenset(n for n in names if types.get(n, "").removesuffix("[]") in _RUN_UNCAST)
         return _Typed(run, names, described, anchors, sql, uncast)
@@ -270,7 +270,9 @@ class DuckDBEngine:
         except duckdb.Error as exc:
             error = QueryError(f"the query does not run on connection '{self.name}': {_message(exc)}")
             position = _position(str(exc), len("DESCRIBE "), text)
-            error.position = _in_source(query, text, position) if isinstance(query, _Typed) else position
+            if isinstance(query, _Typed):
+                position = _in_source(query.anchors, query.source, text, position)
+            error.position = position
             raise error from None
         finally:
             DEADLINES.cancel(alarm)
@@ -342,18 +344,22 @@ def _text_for(query: Prepared, values: dict[str, Any]) -> str:
 _PREPARING = threading.Lock()
 
 
-def _check_one_select(text: str) -> None:
+def _check_one_select(text: str, anchors: tuple[tuple[int, int, bool], ...], source: str) -> None:
+    """`text` (`bind_text` of `source`) is one SELECT DuckDB can parse: else UnsafeSQL at the spot in `source`."""
     try:
         statements = duckdb.extract_statements(text)
     except duckdb.Error as exc:
-        raise UnsafeSQL(f"DuckDB cannot parse the SQL: {first_line(exc)}") from None
+        position = _in_source(anchors, source, text, _position(str(exc), 0, text))
+        raise UnsafeSQL(f"DuckDB cannot parse the SQL: {first_line(exc)}", *position or (None, None)) from None
     if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
         raise UnsafeSQL("the SQL must be exactly one read-only query")
 
 
-def _in_source(query: _Typed, text: str, position: tuple[int, int] | None) -> tuple[int, int] | None:
-    """A (line, col) in the described text, as a (line, col) in the spec's SQL: inside text copied from
-    the spec, the same character; inside a written placeholder, the placeholder's colon."""
+def _in_source(
+    anchors: tuple[tuple[int, int, bool], ...], source: str, text: str, position: tuple[int, int] | None
+) -> tuple[int, int] | None:
+    """A (line, col) in `text`, written from `source` by `bind_text` with these `anchors`, as a (line, col)
+    in `source`: inside copied text, the same character; inside a written placeholder, its colon."""
     if position is None:
         return None
     line, col = position
@@ -361,8 +367,8 @@ def _in_source(query: _Typed, text: str, position: tuple[int, int] | None) -> tu
     if line > len(starts):
         return None
     offset = starts[line - 1] + col - 1
-    out, origin, copied = max((a for a in query.anchors if a[0] <= offset), default=(0, 0, True))
-    return line_col(query.source, origin + (offset - out if copied else 0))
+    out, origin, copied = max((a for a in anchors if a[0] <= offset), default=(0, 0, True))
+    return line_col(source, origin + (offset - out if copied else 0))
 
 
 class _Running:

@@ -75,8 +75,9 @@ def check_spec_live(
         columns = [name for name, _ in columns_described]
     except MCPGenError as exc:
         position = getattr(exc, "position", None)
-        at = data.at(sql_key, *position) if position and sql_key == "sql" else _value_where(data, sql_key)
-        return [Problem(path, *at, first_line(exc))]
+        if position:
+            return [loaded.sql_problem(first_line(exc), position)]
+        return [Problem(path, *_value_where(data, sql_key), first_line(exc))]
     except Exception as exc:
         return [Problem(path, *_value_where(data, sql_key), f"describing the query failed: {first_line(exc)}")]
     twice = duplicate_columns(columns)

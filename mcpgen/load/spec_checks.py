@@ -124,6 +124,7 @@ def _check_completions(
             continue
         node = loaded.data["parameters"][name]
         line, col = node.where("complete") if isinstance(node, Located) else (None, None)
+        sql = param.complete
         try:
             check_read_only(param.complete, source)
             unknown = sorted(
@@ -132,13 +133,12 @@ def _check_completions(
             if unknown:
                 known = ", ".join([":prefix", *(f":{p}" for p in spec.parameters)])
                 raise UnsafeSQL(f"uses :{unknown[0]}, which is neither :prefix nor a parameter ({known})")
-            sql = (
-                transpile(param.complete, source, target, columns=columns)
-                if target is not None and target != source
-                else param.complete
-            )
+            if target is not None and target != source:
+                sql = transpile(param.complete, source, target, columns=columns)
             check_read_only(sql, target or source)
         except UnsafeSQL as exc:
+            if exc.position and isinstance(node, Located) and sql is param.complete:  # not in its translation
+                line, col = node.at("complete", *exc.position)
             problems.append(Problem(str(loaded.path), line, col, f"parameters.{name}.complete: {exc}"))
             continue
         loaded.completions[name] = sql
@@ -215,8 +215,7 @@ def _translate(
     loaded.sql = transpile(written, source, target, dates, columns, guessed)
     guessed = list(dict.fromkeys(guessed))  # an alias two rewrites read is one warning
     for line, col, message in caveats(written, source, target) + guessed:
-        at = (line, col or 1) if line and key == "sql" else None
-        problems.append(_problem(loaded, key, message, "warning", offset=at))
+        problems.append(loaded.sql_problem(message, (line, col or 1) if line else None, "warning"))
     loaded.untyped = tuple(problems[len(problems) - len(guessed) :])
 
 
@@ -230,6 +229,7 @@ def _check_sql(
     key = "sql" if spec.sql is not None else "sql_file"
     target = _dialect(config.connections[spec.connection])
     source = spec.dialect or config.dialect
+    written = loaded.sql
     try:
         check_read_only(loaded.sql, source)
         used = {p.name: p for p in find_placeholders(loaded.sql, source)}
@@ -239,35 +239,29 @@ def _check_sql(
         loaded.dialect = target or source
     except UnsafeSQL as exc:
         inline = loaded.data.where(("value", key))[0] == loaded.data.where(key)[0]  # `sql: SELECT ...` on one line
-        line, col = (exc.line, exc.col) if exc.line else _locate(loaded.sql, str(exc)) if not inline else (None, None)
-        offset = (line, col or 1) if line and key == "sql" else None
-        problems.append(_problem(loaded, key, f"{exc}", offset=offset))
+        # A position in the translation (its own check failed) is not one in the spec's SQL.
+        position = exc.position or (None if inline else _locate(written, str(exc)))
+        problems.append(loaded.sql_problem(f"{exc}", position if loaded.sql is written else None))
         if isinstance(exc, NeedsColumnTypes) and columns is None:
             loaded.untyped = (problems[-1],)
         return
     if target == "duckdb":
         found = outside_paths(loaded.sql) + caller_paths(loaded.sql, spec.parameters, root)
         for line, col, reason in found + function_problems(loaded.sql, default_catalogue):
-            at = (line, col) if key == "sql" and source == target else None
-            problems.append(_problem(loaded, key, f"the SQL {reason}", offset=at))
+            problems.append(loaded.sql_problem(f"the SQL {reason}", (line, col) if source == target else None))
     for name, p in used.items():
         if name not in spec.parameters:
             problems.append(
-                _problem(
-                    loaded,
-                    key,
+                loaded.sql_problem(
                     f"the SQL uses :{name}, which is not a declared parameter"
                     + did_you_mean(name, spec.parameters, prefix=":"),
-                    offset=(p.line, p.col) if key == "sql" else None,
+                    (p.line, p.col),
                 )
             )
         elif p.after_in and spec.parameters[name].type != "array":
             problems.append(
-                _problem(
-                    loaded,
-                    key,
-                    f"IN :{name} needs an array parameter, but {name} is {spec.parameters[name].type}",
-                    offset=(p.line, p.col) if key == "sql" else None,
+                loaded.sql_problem(
+                    f"IN :{name} needs an array parameter, but {name} is {spec.parameters[name].type}", (p.line, p.col)
                 )
             )
     _check_optional_lists(loaded, key, source, problems)
@@ -310,7 +304,7 @@ def _check_optional_lists(loaded: LoadedSpec, key: str, dialect: str | None, pro
         )
 
 
-def _locate(sql: str, message: str) -> tuple[int | None, int | None]:
+def _locate(sql: str, message: str) -> tuple[int, int] | None:
     """Where in `sql` an UnsafeSQL message points: the second statement, or the word it names."""
     if "exactly one statement" in message:
         match = re.search(r";\s*(?=\S)", sql.rstrip().rstrip(";"))
@@ -319,9 +313,7 @@ def _locate(sql: str, message: str) -> tuple[int | None, int | None]:
         word = re.search(r"(?:contains|not) ([A-Z]+)", message)
         match = word and re.search(rf"\b{word[1]}\b", sql, re.IGNORECASE)
         index = match.start() if match else None
-    if index is None:
-        return None, None
-    return line_col(sql, index)
+    return None if index is None else line_col(sql, index)
 
 
 def _dialect(connection: Any) -> str | None:

@@ -42,6 +42,16 @@ class LoadedSpec:
     def where(self, key: str) -> tuple[int | None, int | None]:
         return self.data.where(key)
 
+    def sql_problem(self, message: str, position: tuple[int, int] | None = None, severity: str = "error") -> Problem:
+        """A problem in the spec's SQL at `position`, (line, col) inside the SQL if known: that spot of the
+        `sql:` text, or `sql_file:` with the file's own path:line:col starting the sentence; else the key."""
+        key = "sql" if self.spec.sql is not None else "sql_file"
+        if position is not None and key == "sql":
+            return Problem(str(self.path), *self.data.at(key, *position), message, severity)
+        if position is not None:
+            message = f"{self.path.parent / str(self.spec.sql_file)}:{position[0]}:{position[1]}: {message}"
+        return Problem(str(self.path), *self.data.where(key), message, severity)
+
     def forget_positions(self) -> None:
         """Let go of the raw mapping the spec was read from (`data`: about half of what a loaded spec holds,
         kept only to say where in the file a key is). What asks later gets no line and column."""

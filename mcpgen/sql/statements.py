@@ -213,12 +213,34 @@ def tokenize(sql: str, dialect: str | None) -> tuple[Token, ...]:
     return tuple(sqlglot.Dialect.get_or_raise(dialect).tokenize(sql))
 
 
+def unreadable(dialect: str | None, exc: SqlglotError) -> UnsafeSQL:
+    """sqlglot's failure to read SQL in `dialect`, as UnsafeSQL at the token it stopped on, its class names left out.
+
+    >>> sql = "SELECT a FROM t WHERE b AND AND c"
+    >>> try:
+    ...     sqlglot.parse_one(sql, read="duckdb")
+    ... except SqlglotError as exc:
+    ...     error = unreadable("duckdb", exc)
+    >>> str(error), error.position
+    ("the SQL cannot be read as duckdb: required keyword: 'expression' missing for And, at 'AND'", (1, 29))
+    """
+    reading = f"the SQL cannot be read as {dialect}" if dialect else "the SQL cannot be read"
+    found = getattr(exc, "errors", None)
+    if not found or not found[0].get("line"):
+        return UnsafeSQL(f"{reading}: {first_line(exc)}")
+    error, token = found[0], found[0].get("highlight") or ""
+    what = re.sub(r"<class '(?:\w+\.)*(\w+)'>", r"\1", error["description"]).replace("Required", "required")
+    if not token or "\n" in token:
+        return UnsafeSQL(f"{reading}: {what}", error["line"], error["col"])
+    return UnsafeSQL(f"{reading}: {what}, at '{token}'", error["line"], error["col"] - len(token) + 1)
+
+
 def _readable_tokens(sql: str, dialect: str | None):
     """`tokenize`, with sqlglot's failure as UnsafeSQL."""
     try:
         return tokenize(sql, dialect)
     except SqlglotError as exc:
-        raise UnsafeSQL(f"the SQL cannot be read: {first_line(exc)}") from None
+        raise unreadable(dialect, exc) from None
 
 
 @lru_cache(maxsize=4096)

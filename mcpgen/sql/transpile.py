@@ -24,7 +24,7 @@ from sqlglot.generator import Generator
 from ..errors import UnsafeSQL
 from ..text import first_line
 from . import dialects
-from .statements import find_placeholders
+from .statements import find_placeholders, unreadable
 
 
 class Untranslatable(UnsafeSQL):
@@ -158,7 +158,7 @@ def transpile(
     try:
         tree = sqlglot.parse_one(sql, read=source)
     except SqlglotError as exc:
-        raise Untranslatable(f"the SQL cannot be read as {source}: {first_line(exc)}") from None
+        raise unreadable(source, exc) from None
     reader, writer = generator(source), generator(target)
     lacking = dialects.lacks(tree, target) if source == "duckdb" else None
     if lacking is not None:

@@ -1,0 +1,123 @@
+"""A query that does not parse is reported at its offending token in the spec file (`specs/x.yaml:L:C`),
+the same by `validate`, `call`, `test` and `serve`, whether DuckDB's parser or sqlglot's refuses it."""
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from mcpgen.cli import main
+
+HEAD = "title: Broken query\ndescription: A query that does not parse.\n"
+TAIL = "sources:\n  - https://example.org/\ncontent: |\n  {{ row_count }} rows\n"
+IDS = "parameters:\n  ids:\n    type: array\n    items: {type: integer}\n    description: ids\n    default: [1]\n"
+
+# TPC-H Q3 (the benchmark's own text, on DuckDB's tpch tables' names) with a comma left out before o_orderdate.
+TPCH_Q3 = """\
+  SELECT l_orderkey, sum(l_extendedprice * (1 - l_discount)) AS revenue, o_orderdate, o_shippriority
+  FROM customer, orders, lineitem
+  WHERE c_mktsegment = 'BUILDING' AND c_custkey = o_custkey AND l_orderkey = o_orderkey
+    AND o_orderdate < DATE '1995-03-15' AND l_shipdate > DATE '1995-03-15'
+  GROUP BY l_orderkey o_orderdate, o_shippriority
+  ORDER BY revenue DESC, o_orderdate
+  LIMIT 10
+"""
+
+# (spec body, the text whose first character the error points at)
+SHAPES = {
+    "block": (
+        "sql: |\n  SELECT 1 AS a,\n         2 AS b\n  FROM range(10) t\n  WHERE t.range > 1 AND AND 1\n",
+        "AND 1",
+    ),
+    "after a list placeholder": (
+        IDS + "sql: |\n  SELECT range AS a FROM range(3) WHERE range IN :ids AND AND 1\n",
+        "AND 1",
+    ),
+    "one line": ("sql: SELECT 1 AS a FROM range(3) WHERE AND 1\n", "AND 1"),
+    "quoted, at its end": ('sql: "SELECT 1 AS a FROM range(3) WHERE (1 = 1"\n', '1"\n'),  # its last character
+    "tpch q3": ("sql: |\n" + TPCH_Q3, "o_orderdate, o_shippriority\n  ORDER"),
+}
+
+
+def _spot(text: str, mark: str) -> tuple[int, int]:
+    before = text[: text.index(mark)]
+    return before.count("\n") + 1, len(before) - (before.rfind("\n") + 1) + 1
+
+
+def _project(tmp_path: Path, body: str, config: str = "") -> Path:
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (tmp_path / "mcpgen.yaml").write_text("connections:\n  default:\n    duckdb: ':memory:'\n" + config)
+    (specs / "broken.yaml").write_text(HEAD + body + TAIL)
+    return specs
+
+
+def _lines(specs: Path, *command: str) -> list[str]:
+    result = CliRunner().invoke(main, [*command])
+    assert result.exit_code != 0 and "Traceback" not in result.output, result.output
+    return [line for line in result.output.splitlines() if "broken" in line]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_every_command_points_at_the_token_duckdb_cannot_parse(tmp_path, monkeypatch, shape):
+    body, mark = SHAPES[shape]
+    specs = _project(tmp_path, body)
+    monkeypatch.chdir(tmp_path)
+    line, col = _spot((specs / "broken.yaml").read_text(), mark)
+    at = f"specs/broken.yaml:{line}:{col}: "
+    for command in (["validate", "specs"], ["call", "broken", "--specs", "specs"], ["test", "specs"]):
+        shown = _lines(specs, *command)
+        assert shown and all(at in s and "cannot parse the SQL" in s for s in shown), (command, shown)
+
+
+def test_serve_refuses_at_the_token(tmp_path, monkeypatch):
+    from mcpgen.errors import SpecError
+    from mcpgen.serve.project import open_project
+
+    specs = _project(tmp_path, SHAPES["block"][0])
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SpecError) as refused:
+        open_project(Path("specs"))
+    line, col = _spot((specs / "broken.yaml").read_text(), SHAPES["block"][1])
+    assert str(refused.value).startswith(f"specs/broken.yaml:{line}:{col}: DuckDB cannot parse the SQL")
+
+
+def test_sqlglot_is_pointed_at_when_it_reads_a_query_it_translates(tmp_path, monkeypatch):
+    config = "  pg:\n    url: postgresql+psycopg://postgres@127.0.0.1:5432/test\n"
+    body = "connection: pg\nsql: |\n  SELECT 1 AS a\n  FROM (SELECT 1) t\n  WHERE 1 = 1 AND AND 1 = 1\n"
+    specs = _project(tmp_path, body, config)
+    monkeypatch.chdir(tmp_path)
+    for command in (["validate", "specs"], ["call", "broken", "--specs", "specs"]):
+        shown = _lines(specs, *command)
+        assert shown == [
+            "specs/broken.yaml:7:19: "
+            + ("error: " if command[0] == "validate" else "")
+            + "the SQL cannot be read as duckdb: required keyword: 'expression' missing for And, at 'AND'"
+        ]
+
+
+def test_a_sql_file_is_named_at_its_own_line_and_column(tmp_path, monkeypatch):
+    specs = _project(tmp_path, IDS + "sql_file: queries/broken.sql\n")
+    (specs / "queries").mkdir()
+    (specs / "queries" / "broken.sql").write_text("SELECT range AS a\nFROM range(10)\nWHERE range IN :ids AND AND 1\n")
+    monkeypatch.chdir(tmp_path)
+    for command in (["validate", "specs"], ["call", "broken", "--specs", "specs"]):
+        shown = _lines(specs, *command)
+        assert len(shown) == 1 and "specs/broken.yaml:9:1: " in shown[0], shown
+        assert "specs/queries/broken.sql:3:25: DuckDB cannot parse the SQL" in shown[0]
+
+
+def test_a_completion_query_is_pointed_at_inside_its_text(tmp_path, monkeypatch):
+    config = "  pg:\n    url: postgresql+psycopg://postgres@127.0.0.1:5432/test\n"
+    body = (
+        "connection: pg\nparameters:\n  city:\n    type: string\n    description: a city\n    complete: |\n"
+        "      SELECT name FROM cities\n      WHERE name LIKE :prefix || '%' AND AND 1 = 1\n"
+        "sql: SELECT name AS c FROM cities WHERE name = :city\n"
+    )
+    specs = _project(tmp_path, body, config)
+    monkeypatch.chdir(tmp_path)
+    line, col = _spot((specs / "broken.yaml").read_text(), "AND 1 = 1")
+    assert _lines(specs, "validate", "specs") == [
+        f"specs/broken.yaml:{line}:{col}: error: parameters.city.complete: the SQL cannot be read as duckdb: "
+        "required keyword: 'expression' missing for And, at 'AND'"
+    ]
