@@ -83,7 +83,12 @@ class QueryCancelled(QueryError):
 
 
 class RenderError(MCPGenError):
-    """A template failed while rendering a result."""
+    """A template failed while rendering a result; `line`: the template's line that failed, if known;
+    `place`: where the template is (`specs/x.yaml:14: content`), which then starts the message."""
+
+    def __init__(self, message: str, line: int | None = None, place: str | None = None):
+        super().__init__(f"{place}: {message}" if place else message)
+        self.line, self.place = line, place
 
 
 class UnsafeSQL(MCPGenError):

@@ -12,8 +12,9 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from .. import logs
 from ..engines.protocol import Engine, Prepared, QueryResult
-from ..errors import ArgumentError, MCPGenError
+from ..errors import ArgumentError, MCPGenError, RenderError
 from ..identity import caller_identity
 from ..load.columns import duplicate_columns
 from ..load.specs import LoadedSpec
@@ -125,6 +126,9 @@ class SpecTool:
             result, following = self.pager.page(values, at, self.timeout, bound)
             after = self.cursors.issue(self.name, bound, following) if following else None
             return Answer(self.answer(values, result, Page(at.offset, after), links), result, built=True)
+        except RenderError as exc:  # the spec's fault: its place in the spec first, and in the server's log
+            logs.CALLS.info("tool %s: %s", self.name, exc)
+            return Answer(error_result(_sentence(str(exc), capital=exc.place is None)), result)
         except MCPGenError as exc:
             return Answer(error_result(_sentence(str(exc))), result)
 
@@ -335,8 +339,10 @@ def _page_note(page: Page, count: int) -> str:
     )
 
 
-def _sentence(message: str) -> str:
-    message = message[0].upper() + message[1:] if message else "The tool failed"
+def _sentence(message: str, capital: bool = True) -> str:
+    """`message` as a sentence: a capital first (unless told not to: a file's name starts it), a stop last."""
+    if capital:
+        message = message[0].upper() + message[1:] if message else "The tool failed"
     return message if message.endswith((".", "?", "!")) else message + "."
 
 

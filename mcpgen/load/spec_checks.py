@@ -53,7 +53,7 @@ def check_spec(
         loaded.sql = sql
         _check_sql(loaded, config, problems, root, columns)
     _check_parameters(loaded, problems)
-    _check_templates(loaded, problems)
+    _check_templates(loaded, problems, root)
     _check_charts(loaded, problems)
     _check_answer_size(loaded, config, problems)
     _check_icons(loaded, problems, root)
@@ -393,14 +393,23 @@ def _check_parameters(loaded: LoadedSpec, problems: list[Problem]) -> None:
                 )
 
 
-def _check_templates(loaded: LoadedSpec, problems: list[Problem]) -> None:
+def _check_templates(loaded: LoadedSpec, problems: list[Problem], root: Path) -> None:
+    """Each template compiled into `loaded.templates`, knowing its place in the spec file (its path from the
+    project folder `root`, as a caller may be told it), or a problem."""
     spec = loaded.spec
+    try:
+        shown = loaded.path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:  # a spec outside the project folder: its name alone
+        shown = loaded.path.name
     allowed = set(spec.parameters) | set(TEMPLATE_VARIABLES)
     empty = spec.empty.content if isinstance(spec.empty, EmptyAnswer) else spec.empty
     fields = {"content": spec.content, "empty": empty, "force": spec.force}
     for key, source in fields.items():
         if source is not None:
-            template = _checked_template(loaded, key, source, False, allowed, problems)
+            node = loaded.data.get(key) if key == "empty" and isinstance(spec.empty, EmptyAnswer) else None
+            at = node.at("content") if isinstance(node, Located) else loaded.data.at(key)
+            origin = (shown, at[0], "empty.content" if node is not None else key)
+            template = _checked_template(loaded, key, source, False, allowed, problems, origin)
             if template is not None:
                 loaded.templates[key] = template
     empty_node = loaded.data.get("empty")
@@ -411,7 +420,8 @@ def _check_templates(loaded: LoadedSpec, problems: list[Problem]) -> None:
         for i, source in enumerate(sources):
             key = f"{name}[{i}]"
             where = node["sources"].lines[i]
-            template = _checked_template(loaded, key, source, True, set(spec.parameters), problems, where)
+            origin = (shown, where[0], key)
+            template = _checked_template(loaded, key, source, True, set(spec.parameters), problems, origin, where)
             if template is not None:
                 loaded.templates[key] = template
     if (
@@ -438,13 +448,14 @@ def _checked_template(
     url: bool,
     allowed: set[str],
     problems: list[Problem],
+    origin: tuple[str, int | None, str],
     where: tuple[int | None, int | None] | None = None,
 ) -> Template | None:
-    """The compiled template of field `key`, or None when it has a problem (added to `problems`);
-    `where`: the (line, col) of a source URL in its list."""
+    """The compiled template of field `key` (`origin`: see Template), or None when it has a problem (added
+    to `problems`); `where`: the (line, col) of a source URL in its list."""
     field_key = key.split("[")[0]
     try:
-        template = Template(source, url=url)
+        template = Template(source, url=url, origin=origin)
     except TemplateSyntaxError as exc:
         problems.append(
             _problem(loaded, field_key, f"{key}: template syntax error: {exc.message}", offset=(exc.lineno, 1))

@@ -86,10 +86,12 @@ URL = _make_env(url=True)
 
 
 class Template:
-    """A compiled template. `line` is where its text starts in the YAML file, for messages."""
+    """A compiled template. `origin`: (file, the line its text starts on there, its key), which a failure
+    to render names (`specs/x.yaml:14: content: the template ...`)."""
 
-    def __init__(self, source: str, url: bool = False):
+    def __init__(self, source: str, url: bool = False, origin: tuple[str, int | None, str] | None = None):
         self.source = source
+        self.origin = origin
         self.env = URL if url else PROSE
         self.ast = self._parse()  # raises TemplateSyntaxError
         self._compiled: jinja2.Template | None = None  # compiled on first render: `validate` never pays for it
@@ -154,10 +156,21 @@ class Template:
         limit: int = MAX_OUTPUT,
         cut: bool = False,
     ) -> str:
-        """Render within a time and size budget; raise RenderError with one sentence.
+        """Render within a time and size budget; raise RenderError with one sentence, after the place
+        in `origin` that failed.
 
         With `cut`, text past `limit` is cut at the last line or sentence that fits, and a
         sentence says so, instead of failing (prose: a long answer is still an answer)."""
+        try:
+            return self._render(context, seconds, limit, cut)
+        except RenderError as exc:
+            if self.origin is None:
+                raise
+            path, first, key = self.origin
+            at = f"{path}:{first + exc.line - 1}" if first and exc.line else path
+            raise RenderError(str(exc), exc.line, f"{at}: {key}") from None
+
+    def _render(self, context: dict[str, Any], seconds: float, limit: int, cut: bool) -> str:
         if self.constant is not None:
             return self.constant
         if self._fast is None:
@@ -197,17 +210,24 @@ class Template:
                     break
         except RecursionError:
             raise RenderError("the template recursed too deeply") from None
-        except budget.Overtime:
-            raise RenderError(f"the template took longer than {seconds:g} s to render") from None
+        except budget.Overtime as exc:
+            raise RenderError(f"the template took longer than {seconds:g} s to render", self._line(exc)) from None
         except UndefinedError as exc:
-            raise RenderError(f"the template uses an undefined value: {exc.message}") from None
+            raise RenderError(f"the template uses an undefined value: {exc.message}", self._line(exc)) from None
         except SecurityError as exc:
-            raise RenderError(f"the template did something unsafe: {exc}") from None
-        except TemplateError as exc:
-            raise RenderError(f"the template failed: {exc}") from None
-        except (ArithmeticError, TypeError, ValueError, LookupError) as exc:
-            raise RenderError(f"the template failed: {type(exc).__name__}: {exc}") from None
+            raise RenderError(f"the template did something unsafe: {exc}", self._line(exc)) from None
+        except (TemplateError, ArithmeticError, TypeError, ValueError, LookupError) as exc:
+            raise RenderError(f"the template failed: {exc}", self._line(exc)) from None
         return "".join(out)
+
+    def _line(self, exc: BaseException) -> int | None:
+        """The line of the template that raised `exc` (its innermost frame of the compiled template)."""
+        line, tb = None, exc.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == "<template>" and self._compiled is not None:
+                line = self._compiled.get_corresponding_lineno(tb.tb_lineno)
+            tb = tb.tb_next
+        return line
 
 
 def cut_text(text: str, limit: int, cap: str = "") -> str:
