@@ -38,6 +38,8 @@ from .text import cut_bytes, utf8_size
 
 CALLS = logging.getLogger("mcpgen.calls")
 CALLS.setLevel(logging.WARNING)  # switched on by setup()
+# A call that failed on its spec's fault (a template's), with the place to fix: on and off with the call lines.
+FAULTS = logging.getLogger("mcpgen.calls.faults")
 
 
 @dataclass

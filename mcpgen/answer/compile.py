@@ -127,7 +127,7 @@ class SpecTool:
             after = self.cursors.issue(self.name, bound, following) if following else None
             return Answer(self.answer(values, result, Page(at.offset, after), links), result, built=True)
         except RenderError as exc:  # the spec's fault: its place in the spec first, and in the server's log
-            logs.CALLS.info("tool %s: %s", self.name, exc)
+            logs.FAULTS.info("tool %s: %s", self.name, exc)
             return Answer(error_result(_sentence(str(exc), capital=exc.place is None)), result)
         except MCPGenError as exc:
             return Answer(error_result(_sentence(str(exc))), result)
