@@ -19,24 +19,34 @@ from .spec.config import expand_env, secret_options
 
 # scheme://user:password@host  ->  scheme://user:***@host
 _URL_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@'\"]*):(?P<pw>[^\s@]*)@")
-# libpq / ODBC pairs whose value may be quoted: password='a b'
-_QUOTED_PASSWORD = re.compile(r"(?i)\b(?P<key>password|passwd|pwd)\s*=\s*(?P<pw>'[^']*'|\"[^\"]*\")")
-# password=..., pwd: ..., "password": "..."  (libpq DSNs, connect_args, JSON)
-_KEY_VALUE = re.compile(
-    r"""((?:password|passwd|pwd|secret|token|api_key)["']?\s*[=:]\s*["']?)[^\s"',;&)}]+""", re.IGNORECASE
-)
+# A key that names a secret (sslpassword, PGPASSWORD, client_secret, api_key, access_token) and its value.
+_KEY = r"[A-Za-z_]*(?:password|passwd|pwd|secret|token|api_key)"
+_QUOTED = r"'(?:[^'\\\n]|\\.|'')*'|\"(?:[^\"\\\n]|\\.)*\""
+_VALUE = rf"{_QUOTED}|\$?\{{[^}}\n]*\}}|[^\s\"',;&)}}]+"
+_SECRET_VALUES = [
+    # password=s3cret, PWD={a;b}, password='two words', ?token=x&  (libpq and ODBC strings, DSNs, URL queries)
+    re.compile(rf"(?i)(?P<key>\b{_KEY}\s*=\s*)(?:{_VALUE})"),
+    # "password": "s3cret", 'passwd': 's3cret'  (JSON, Python's reprs of driver options)
+    re.compile(rf"(?i)(?P<key>([\"']){_KEY}\2\s*:\s*)(?:{_QUOTED}|[^\s,}}\]]+)"),
+    # a YAML line whose value is one word or quoted: `  password: s3cret  # note`; not prose that goes on
+    # after a colon ("using password: YES)", "connections.db.password: Input should be a valid string")
+    re.compile(rf"(?im)(?P<key>^[ \t]*(?:-[ \t]+)?{_KEY}[ \t]*:[ \t]+)(?:{_QUOTED}|[^\s#'\"]\S*)(?=[ \t]*(?:#.*)?$)"),
+    # SQL that a driver's message quotes: PASSWORD 'pw', SECRET 'key', IDENTIFIED BY 'pw'
+    re.compile(rf"(?i)(?P<key>\b(?:{_KEY}|identified\s+by)\s+)'(?:[^'\\\n]|\\.|'')*'"),
+]
 # Authorization: Bearer xyz
 _BEARER = re.compile(r"(Bearer\s+)[A-Za-z0-9._~+/=-]+", re.IGNORECASE)
 
 
 def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """`text` with passwords in URLs, key=value pairs and bearer tokens, and every given secret, as ***.
+    """`text` with the values of passwords in URLs, key=value pairs (libpq, ODBC, JSON, a YAML line, SQL)
+    and bearer tokens, and every given secret, as ***; the words around them stay.
 
     Secrets shorter than three characters are left alone (they would blank out ordinary words);
     each is also looked for URL-quoted and unquoted."""
     text = _URL_USERINFO.sub(lambda m: f"{m['head']}:***@", str(text))
-    text = _QUOTED_PASSWORD.sub(lambda m: f"{m['key']}=***", text)
-    text = _KEY_VALUE.sub(r"\1***", text)
+    for shape in _SECRET_VALUES:
+        text = shape.sub(lambda m: f"{m['key']}***", text)
     text = _BEARER.sub(r"\1***", text)
     for secret in sorted({s for s in secrets if s and len(s) >= 3}, key=len, reverse=True):
         for form in {secret, quote(secret, safe=""), quote(secret), unquote(secret)}:
