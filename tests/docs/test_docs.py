@@ -1,7 +1,9 @@
 """Every example in the README and in docs/spec-format.md (the contract) runs as written."""
 
+import hashlib
 import json
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -11,7 +13,9 @@ from pathlib import Path
 import duckdb
 import pytest
 import yaml
+from click.testing import CliRunner
 
+from mcpgen.cli import main
 from mcpgen.load.project import load_project
 from mcpgen.serve.project import open_project
 from mcpgen.spec.config import ProjectConfig
@@ -270,3 +274,20 @@ def test_no_file_names_a_persons_home_folder():
             continue
         found += [f"{name}:{n}" for n, line in enumerate(text.splitlines(), 1) if home.search(line)]
     assert found == []
+
+
+def test_the_readmes_bundle_lines_run_one_after_the_other(tmp_path, monkeypatch):
+    """Built as the README shows, then built again for the registry: the second replaces the first."""
+    readme = (REPO / "README.md").read_text().replace("\\\n", "")
+    lines = [shlex.split(line)[1:] for line in readme.splitlines() if line.startswith("    mcpgen bundle ")]
+    assert len(lines) == 2
+    shutil.copy(REPO / "mcpgen.yaml", tmp_path)
+    shutil.copytree(REPO / "specs", tmp_path / "specs", ignore=shutil.ignore_patterns(".*", "__pycache__"))
+    shutil.copytree(REPO / "examples" / "data", tmp_path / "examples" / "data")
+    monkeypatch.chdir(tmp_path)
+    for args in lines:
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, (args, result.output)
+    server = json.loads((tmp_path / "dist" / "server.json").read_text())
+    digest = hashlib.sha256((tmp_path / "dist" / "sales.mcpb").read_bytes()).hexdigest()
+    assert server["version"] == "1.0.0" and server["packages"][0]["fileSha256"] == digest
