@@ -329,6 +329,12 @@ def make_bundle(
     check_name(options.name)
     check_version(options.version)
     _check_no_secret(project)
+    for path in (project.specs_dir, project.config_path):
+        if path is not None and not path.resolve().is_relative_to(project.root):
+            raise BundleError(
+                f"{path} leads to {path.resolve()}, outside the project folder {project.root}; "
+                "the bundle packs the project folder only: copy it in, or bundle from where it lives"
+            )
     json_path = out.with_name("server.json") if server_json else None
     if server_json:  # its options are checked before anything is written
         registry_entry({"description": "", "display_name": ""}, options, "0" * 64, {})

@@ -261,6 +261,22 @@ def test_an_existing_output_is_kept_unless_forced(project, tmp_path):
     assert bundle(project / "specs", "-o", out, "--force").exit_code == 0 and zipfile.is_zipfile(out)
 
 
+@pytest.mark.parametrize("linked", ["specs", "mcpgen.yaml"])
+def test_a_specs_folder_or_project_file_linked_from_elsewhere_is_refused_in_one_sentence(project, tmp_path, linked):
+    """The bundle packs the project folder: a link out of it (the specs, mcpgen.yaml) is named, not a traceback."""
+    here = tmp_path / "here"
+    here.mkdir()
+    (here / linked).symlink_to(project / linked)
+    if linked == "mcpgen.yaml":
+        shutil.copytree(project / "specs", here / "specs")
+    result = bundle(here / "specs", "-o", tmp_path / "x.mcpb")
+    assert result.exit_code == 1 and "Traceback" not in result.output and not (tmp_path / "x.mcpb").exists()
+    assert result.stderr == (
+        f"mcpgen: error: {here / linked} leads to {project / linked}, outside the project folder {here}; "
+        "the bundle packs the project folder only: copy it in, or bundle from where it lives\n"
+    )
+
+
 def test_a_written_out_password_is_never_packed(project, tmp_path):
     (project / "mcpgen.yaml").write_text(CONFIG.replace("${WAREHOUSE_PASSWORD}", SECRET))
     out = tmp_path / "sales.mcpb"
