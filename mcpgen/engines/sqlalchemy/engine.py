@@ -317,6 +317,8 @@ class SQLAlchemyEngine:
         try:
             name, powers = self._powers(conn)  # type: ignore[misc]
         except sa_exc.DBAPIError as exc:
+            if _cancelled():
+                raise QueryCancelled("the call was cancelled before its query started") from None
             raise QueryError(
                 f"connection '{self.name}': could not ask the database what its role may do: {self._reason(exc)}"
             ) from None
@@ -347,9 +349,13 @@ class SQLAlchemyEngine:
         with Cutoff(timeout + ANSWER_GRACE) as cutoff:
             try:
                 return self._attempts(work, timeout, cutoff)
+            except QueryCancelled:
+                raise
             except Exception:
                 if not cutoff.fired:
                     raise
+        if _cancelled():  # the caller gave up first: however the wait ended, a cancel reads as one
+            raise QueryCancelled("the call was cancelled and its query stopped")
         raise QueryError(
             f"connection '{self.name}' did not answer within {cutoff.seconds:g} s; "
             "the call was abandoned and its connection closed"
@@ -374,6 +380,8 @@ class SQLAlchemyEngine:
                         cutoff.disarm()  # before the connection goes back to the pool
                 except NotOpened as exc:
                     conn.invalidate()
+                    if _cancelled():  # the opening failed, or its wait ended, because the call was cancelled
+                        raise QueryCancelled("the call was cancelled before its query started") from None
                     if attempt == 1 and getattr(raw, "closed", False) and not cutoff.fired:
                         self._engine.dispose(close=False)  # its other idle connections died with it
                         continue
@@ -393,6 +401,14 @@ class SQLAlchemyEngine:
             conn.invalidate()
 
     def _connect(self):
+        try:
+            return self._connected()
+        except QueryError:
+            if _cancelled():  # the wait for a connection failed, or ended, once the call was cancelled
+                raise QueryCancelled("the call was cancelled before its query started") from None
+            raise
+
+    def _connected(self):
         try:
             return self._engine.connect()
         except sa_exc.TimeoutError:
@@ -434,8 +450,7 @@ class SQLAlchemyEngine:
         return clause
 
     def _error(self, exc: sa_exc.DBAPIError, timeout: float, deadline: float) -> QueryError:
-        control = CURRENT.get()
-        if control is not None and control.cancelled:
+        if _cancelled():
             return QueryCancelled("the call was cancelled and its query stopped")
         if exc.orig is not None and self.backend.is_timeout(exc.orig, deadline):
             return QueryTimeout(f"the query ran longer than {timeout:g} s and was cancelled")
@@ -478,3 +493,9 @@ def _db_message(orig) -> str:
     else:
         text = str(orig)
     return first_line(text) or type(orig).__name__
+
+
+def _cancelled() -> bool:
+    """Whether the running call was cancelled (a client's notifications/cancelled, `mcpgen.engines.control`)."""
+    control = CURRENT.get()
+    return control is not None and control.cancelled

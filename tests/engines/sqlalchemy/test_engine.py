@@ -1185,6 +1185,38 @@ def test_postgres_cancel_stops_the_query_on_the_server(postgres_url):
         engine.close()
 
 
+@pytest.mark.parametrize("driver", ["psycopg", "psycopg2"])
+def test_postgres_cancel_while_the_transaction_opens_reads_as_a_cancel(postgres_url, driver, monkeypatch):
+    """A cancel that comes while the call's BEGIN READ ONLY waits for its answer (a database gone
+    silent, here a proxy that holds its replies) is a cancel, as at any other stage, not a failure to
+    start a read-only transaction; the engine serves on once the database answers."""
+    from mcpgen.errors import QueryCancelled
+
+    url = make_url(postgres_url).set(drivername=f"postgresql+{driver}").update_query_dict({"connect_timeout": "2"})
+    proxy = Proxy(url.host or "127.0.0.1", url.port or 5432)
+    proxy.start()
+    monkeypatch.setattr(engine_module, "ANSWER_GRACE", 0.5)
+    through = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+    engine = SQLAlchemyEngine("pg", URLConnection(url=through, pool_size=1, max_overflow=0))
+    try:
+        assert run(engine, "SELECT 1").rows == [(1,)]
+        proxy.hold(b"BEGIN")
+        described = lambda: engine.describe(engine.prepare("SELECT 2 AS two"), timeout=1)  # noqa: E731
+        for call in (described, lambda: run(engine, "SELECT 2", timeout=1)):
+            error, took = _cancel_after(0.2, call)
+            assert isinstance(error, QueryCancelled), error
+            assert str(error).startswith("the call was cancelled") and took < 5
+        proxy.hold(b"")  # and while a new connection waits for the server to greet it
+        engine.close()
+        error, took = _cancel_after(0.2, lambda: run(engine, "SELECT 2", timeout=1))
+        assert isinstance(error, QueryCancelled) and took < 5, error
+        proxy.hold(None)
+        assert run(engine, "SELECT 3").rows == [(3,)]
+    finally:
+        engine.close()
+        proxy.close()
+
+
 def test_sqlite_cancel_interrupts_the_query(tmp_path):
     from mcpgen.errors import QueryCancelled
 
