@@ -102,6 +102,15 @@ def did_you_mean(name: object, candidates: Iterable[object], prefix: str = "") -
     return f"; did you mean '{prefix}{match}'?" if match else ""
 
 
+def one_of(values: Iterable[object], limit: int = 60) -> str:
+    """ "one of" the values, each as JSON (`as_json`): a value's own comma stays inside its quotes.
+
+    >>> one_of(["Europe, West", "Asia", 3, None])
+    'one of "Europe, West", "Asia", 3, null'
+    """
+    return "one of " + ", ".join(as_json(v, limit) for v in values)
+
+
 def as_json(value: object, limit: int = 60) -> str:
     """A value as JSON (`true`, `null`, `["JP"]`, `"7"`), as a client sent it, cut to `limit` characters."""
     try:

@@ -14,7 +14,7 @@ from ..errors import ArgumentError, RenderError
 from ..spec.params import Arguments
 from ..spec.prompts import PromptSpec
 from ..templates.render import Template
-from ..text import inert
+from ..text import as_json, inert, one_of
 from .completions import builtin, read_text
 
 if TYPE_CHECKING:  # the protocol types load where a prompt is listed or got: `mcpgen call` never pays for them
@@ -109,13 +109,13 @@ def _described(argument) -> str:
     if argument.type != "string":
         hints.append(argument.type)
     if argument.enum:
-        hints.append("one of " + ", ".join(str(v) for v in argument.enum))
+        hints.append(one_of(argument.enum))
     if argument.minimum is not None:
         hints.append(f"at least {argument.minimum}")
     if argument.maximum is not None:
         hints.append(f"at most {argument.maximum}")
     if argument.default is not None:
-        hints.append(f"default {argument.default}")
+        hints.append(f"default {as_json(argument.default)}")
     return f"{argument.description} ({'; '.join(hints)})" if hints else argument.description
 
 

@@ -33,6 +33,7 @@ from ..load.discovery import project_folder
 from ..load.project import load_config
 from ..redaction import redact
 from ..spec.config import Connection, DuckDBConnection, ProjectConfig, URLConnection
+from ..text import one_of
 from .profile import Column, DraftError, Profile, ident, profile, run
 
 __all__ = ["Draft", "DraftError", "draft", "write"]
@@ -341,8 +342,7 @@ def _spec(origin: Origin, data: Profile, config: ProjectConfig, engine, sources:
     for column in [*roles.enums, *([roles.category] if roles.category else [])]:
         name = _param_name(column.name, taken)
         if column.values:  # an enum: its values are said in the description too
-            choices = ", ".join(str(v) for v in column.values)
-            what, extra = f"is this ({choices})", {"enum": column.values}
+            what, extra = f"is this ({one_of(column.values)})", {"enum": column.values}
         else:
             what, extra = "is this", {"examples": [column.low]}
         param(name, "string", f"Only rows whose {column.name} {what}; leave it out for all", **extra, required=False)

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import ArgumentError
 from ..identity import current
-from ..text import as_json, closest
+from ..text import as_json, closest, one_of
 from .models import Constraints, Items, Parameter
 from .patterns import matches
 
@@ -248,10 +248,9 @@ def _check(name: str, schema: dict[str, Any], value: Any) -> None:
     _check_type(name, schema["type"], value)
     size = len(value) if isinstance(value, (str, list)) else 0
     if "enum" in schema and value not in schema["enum"]:
-        choices = [as_json(v, 30) for v in schema["enum"]]
         near = closest(value, schema["enum"]) if isinstance(value, str) else None
         hint = f" (did you mean {as_json(near)}?)" if near is not None else ""
-        _fail(name, f"{as_json(value)} is not one of {', '.join(choices)}{hint}")
+        _fail(name, f"{as_json(value)} is not {one_of(schema['enum'], 30)}{hint}")
     _check_bounds(name, schema, value)
     _check_sizes(name, schema, value, size)
     if schema["type"] == "array" and isinstance(value, list):

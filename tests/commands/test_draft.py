@@ -316,3 +316,19 @@ def test_the_drafted_prose_counts_its_rows_in_words(top_n, said, tmp_path, monke
     assert _draft(folder, monkeypatch, "data/cities.csv", "--source", SOURCE).exit_code == 0
     called = CliRunner().invoke(main, ["call", "cities", "--specs", str(folder / "specs"), "-a", f"top_n={top_n}"])
     assert called.exit_code == 0 and called.stdout.startswith(said), called.output
+
+
+def test_an_enums_values_are_listed_as_json_so_a_comma_in_one_is_no_separator(tmp_path, monkeypatch):
+    """The description names each value quoted, as the refusal of a wrong one does: "Europe, West" is one."""
+    folder = _project(tmp_path)
+    regions = ["Europe, West", "Europe, East", 'The "Far" East']
+    rows = [f'{i},"{regions[i % 3].replace(chr(34), chr(34) * 2)}",{i * 10}' for i in range(30)]
+    (folder / "data" / "sales.csv").write_text("id,region,amount\n" + "\n".join(rows) + "\n")
+    drafted = _draft(folder, monkeypatch, "data/sales.csv", "--source", "https://example.org/sales")
+    assert drafted.exit_code == 0, drafted.output
+    region = _spec(folder, "sales")["parameters"]["region"]
+    assert sorted(region["enum"]) == sorted(regions)
+    listed = ", ".join(json.dumps(v) for v in region["enum"])
+    assert region["description"] == f"Only rows whose region is this (one of {listed}); leave it out for all"
+    refused = CliRunner().invoke(main, ["call", "sales", "-a", "region=Europe"])
+    assert refused.exit_code == 1 and f'"Europe" is not one of {listed}' in " ".join(refused.output.split())

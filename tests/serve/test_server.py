@@ -269,7 +269,7 @@ title: Orders since
 description: Look at the caller's orders from an amount up.
 arguments:
   amount: {type: number, description: Smallest amount, minimum: 0, default: 5}
-  style: {description: How to answer, enum: [short, long]}
+  style: {description: How to answer, enum: [short, "long, with reasons"]}
 tools: [my_orders]
 template: "With my_orders, list my orders of {{ amount }} or more, {{ style }}."
 """
@@ -305,7 +305,7 @@ def test_prompts_are_listed_and_got_with_typed_arguments_on_both_wires(prompt_pr
             out["caps"] = client.server_capabilities.prompts
             out["listed"] = (await client.list_prompts()).prompts
             out["got"] = await client.get_prompt("orders_since", {"amount": "12.5", "style": "short"})
-            out["default"] = await client.get_prompt("orders_since", {"style": "long"})
+            out["default"] = await client.get_prompt("orders_since", {"style": "long, with reasons"})
             refused = []
             for args in ({"style": "short", "amount": "lots"}, {"style": "medium"}, {}, {"style": "short", "x": "1"}):
                 with pytest.raises(MCPError) as err:
@@ -327,12 +327,13 @@ def test_prompts_are_listed_and_got_with_typed_arguments_on_both_wires(prompt_pr
     assert (listed.name, listed.title) == ("orders_since", "Orders since")
     assert [(a.name, a.required) for a in listed.arguments] == [("amount", False), ("style", True)]
     assert listed.arguments[0].description == "Smallest amount (number; at least 0; default 5)"
+    assert listed.arguments[1].description == 'How to answer (one of "short", "long, with reasons")'
     (message,) = out["got"].messages
     assert (message.role, message.content.text) == ("user", "With my_orders, list my orders of 12.5 or more, short.")
-    assert out["default"].messages[0].content.text.endswith("of 5 or more, long.")
+    assert out["default"].messages[0].content.text.endswith("of 5 or more, long, with reasons.")
     assert out["refused"] == [
         (-32602, "Invalid argument 'amount': expected a number, got string \"lots\"."),
-        (-32602, 'Invalid argument \'style\': "medium" is not one of "short", "long".'),
+        (-32602, 'Invalid argument \'style\': "medium" is not one of "short", "long, with reasons".'),
         (-32602, "Missing required argument 'style'."),
         (-32602, "Unknown argument 'x': this prompt takes amount, style."),
         (-32602, "Unknown prompt: revenue_overview (prompts: orders_since)."),
