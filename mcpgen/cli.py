@@ -837,12 +837,14 @@ def test_specs(specs_dir: Path, select: str | None) -> None:
 def build_app(out: Path | None) -> None:
     """Fetch the pinned Chart.js for the MCP App to inline, checked, as the install does: for an install
     that could not reach npm."""
+    from .children import sigint_unblocked
     from .serve.mcp_app import build_html
     from .spec.models import AppSettings
     from .vendored import CHARTJS, VENDOR, VendorError, fetch
 
     try:
-        path = fetch(out or VENDOR)
+        with sigint_unblocked():  # npm, which it runs, ends on the Ctrl-C that ends mcpgen
+            path = fetch(out or VENDOR)
     except VendorError as exc:
         raise click.ClickException(str(exc)) from None
     size = len(build_html(AppSettings(), path)[0].encode())

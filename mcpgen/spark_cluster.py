@@ -24,6 +24,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from .children import sigint_unblocked
+
 CONNECT_SERVER = "org.apache.spark.sql.connect.service.SparkConnectServer"
 
 
@@ -83,8 +85,8 @@ class LocalSparkCluster:
             command += ["--conf", f"{key}={value}"]
         env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
         self.folder.mkdir(parents=True, exist_ok=True)
-        with open(self.log, "ab") as log:
-            # A session of its own: stop() ends the server and the executor JVMs it started, and nothing else.
+        # A session of its own: stop() ends the server and the executor JVMs it started, and nothing else.
+        with open(self.log, "ab") as log, sigint_unblocked():
             self.process = subprocess.Popen(
                 command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.folder, start_new_session=True
             )

@@ -1,3 +1,4 @@
+import contextlib
 import csv
 import gc
 import json
@@ -443,3 +444,58 @@ def test_main_called_inside_another_program_leaves_its_signals_alone():
     assert result.exit_code == 0, result.output
     assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
     assert not [t for t in threading.enumerate() if t.name == "mcpgen-ctrl-c"]
+
+
+FAKE_NPM = """#!{python}
+import os, signal, sys, time
+mark = os.environ["FAKE_NPM_MARK"]
+def say(text):
+    with open(mark, "w") as f:
+        f.write(f"{{os.getpid()}} {{text}}")
+signal.signal(signal.SIGINT, lambda *_: (say("SIGINT"), sys.exit(1)))
+say("blocked" if signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, []) else "ready")
+time.sleep(60)
+"""
+
+
+def test_ctrl_c_reaches_the_child_a_one_shot_command_runs(tmp_path):
+    """`build-app` runs npm: the terminal's Ctrl-C (SIGINT to the foreground process group) ends mcpgen with
+    status 130 and reaches npm too, which a child started from a thread that blocks SIGINT would never see."""
+    import signal
+
+    bin_dir, mark = tmp_path / "bin", tmp_path / "mark"
+    bin_dir.mkdir()
+    (bin_dir / "npm").write_text(FAKE_NPM.format(python=sys.executable))
+    (bin_dir / "npm").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "FAKE_NPM_MARK": str(mark)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcpgen", "build-app", "--out", str(tmp_path / "out")],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # a process group of its own, as a terminal's foreground job
+        preexec_fn=_as_from_a_terminal,
+    )
+    child = None
+    try:
+        for _ in range(600):  # until npm runs (at most 60 s)
+            if proc.poll() is not None or (mark.exists() and " " in mark.read_text()):
+                break
+            threading.Event().wait(0.1)
+        child, said = mark.read_text().split(" ")
+        assert said == "ready", "npm started with SIGINT blocked"
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130 and err.endswith("mcpgen: interrupted (Ctrl-C)\n"), (out, err)
+        for _ in range(100):  # npm's handler writes the mark (at most 10 s)
+            if mark.read_text().endswith("SIGINT"):
+                break
+            threading.Event().wait(0.1)
+        assert mark.read_text() == f"{child} SIGINT"
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+        if child is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(child), signal.SIGKILL)

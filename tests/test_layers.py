@@ -24,6 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
         "identity",
         "vendored",
         "keys",
+        "children",
     ),  # foundation: imports nothing of mcpgen but itself
     ("spec",),  # what analysts write: spec files and mcpgen.yaml
     ("redaction", "logs", "cachefile"),  # secrets kept from messages, the call log, the cache file
