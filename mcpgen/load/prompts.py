@@ -90,7 +90,9 @@ def _template(spec: PromptSpec, data: Located, shown: str, problems: list[Proble
         return Problem(shown, at_line or line, at_col if at_line else col, message)
 
     try:
-        template = Template(spec.template, origin=(shown, data.at("template")[0], "template"))
+        # A failure to render names the file from its folder, as a caller may be told it (specs/x.prompt.yaml).
+        named = f"{Path(shown).parent.name}/{Path(shown).name}"
+        template = Template(spec.template, origin=(named, data.at("template")[0], "template"))
     except TemplateSyntaxError as exc:
         problems.append(at(exc.lineno or 1, f"template: syntax error: {exc.message}"))
         return None

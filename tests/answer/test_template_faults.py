@@ -109,3 +109,43 @@ def test_the_server_answers_and_logs_the_place_and_keeps_serving(tmp_path, monke
     logged = [r.getMessage() for r in caplog.records if r.getMessage().startswith("tool faults")]
     assert logged == [f"tool faults: {_expected(kind)[:-1]}" for kind in FAULTS]
     assert not any("Traceback" in r.getMessage() or "Error:" in r.getMessage() for r in caplog.records)
+
+
+PROMPT = """\
+description: Share of a whole.
+arguments:
+  parts: {type: integer, description: Into how many parts}
+tools: [faults]
+template: |
+  Call faults.
+  Give each of the {{ parts }} parts {{ 100 // parts }} percent.
+"""
+
+
+def test_a_prompt_that_fails_to_render_names_its_file_and_line(tmp_path, monkeypatch):
+    from mcp.shared.exceptions import MCPError
+
+    specs = _project(tmp_path)
+    (specs / "share.prompt.yaml").write_text(PROMPT)
+    monkeypatch.chdir(tmp_path)
+    project = open_project(specs)
+    out = {}
+
+    async def main_():
+        async with Client(ToolServer(project.registry).server) as client:
+            try:
+                await client.get_prompt("share", {"parts": "0"})
+            except MCPError as exc:
+                out["refused"] = exc.error.message
+            out["good"] = await client.get_prompt("share", {"parts": "4"})
+
+    try:
+        anyio.run(main_)
+    finally:
+        project.close()
+    line = next(n for n, text in enumerate(PROMPT.splitlines(), 1) if "100 // parts" in text)
+    assert out["refused"] == (
+        f"Prompt 'share' could not be written for these arguments: specs/share.prompt.yaml:{line}: template: "
+        "the template failed: integer division or modulo by zero."
+    )
+    assert out["good"].messages[0].content.text.endswith("25 percent.")
