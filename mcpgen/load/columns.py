@@ -75,7 +75,7 @@ def check_spec_live(
         columns = [name for name, _ in columns_described]
     except MCPGenError as exc:
         position = getattr(exc, "position", None)
-        if position:
+        if position and not loaded.translated:
             return [loaded.sql_problem(first_line(exc), position)]
         return [Problem(path, *_value_where(data, sql_key), first_line(exc))]
     except Exception as exc:

@@ -213,6 +213,7 @@ def _translate(
     dates = frozenset(n for n, p in loaded.spec.parameters.items() if p.type == "date")
     guessed: list[tuple[int | None, int | None, str]] = []
     loaded.sql = transpile(written, source, target, dates, columns, guessed)
+    loaded.translated = True
     guessed = list(dict.fromkeys(guessed))  # an alias two rewrites read is one warning
     for line, col, message in caveats(written, source, target) + guessed:
         problems.append(loaded.sql_problem(message, (line, col or 1) if line else None, "warning"))
@@ -225,7 +226,7 @@ def _check_sql(
     """One read-only statement, placeholders against parameters, no file outside the project,
     no file chosen by the caller."""
     spec = loaded.spec
-    loaded.untyped = ()
+    loaded.untyped, loaded.translated = (), False
     key = "sql" if spec.sql is not None else "sql_file"
     target = _dialect(config.connections[spec.connection])
     source = spec.dialect or config.dialect
@@ -241,7 +242,7 @@ def _check_sql(
         inline = loaded.data.where(("value", key))[0] == loaded.data.where(key)[0]  # `sql: SELECT ...` on one line
         # A position in the translation (its own check failed) is not one in the spec's SQL.
         position = exc.position or (None if inline else _locate(written, str(exc)))
-        problems.append(loaded.sql_problem(f"{exc}", position if loaded.sql is written else None))
+        problems.append(loaded.sql_problem(f"{exc}", None if loaded.translated else position))
         if isinstance(exc, NeedsColumnTypes) and columns is None:
             loaded.untyped = (problems[-1],)
         return

@@ -31,6 +31,7 @@ class LoadedSpec:
     data: Located  # the raw mapping, for line numbers
     templates: dict[str, Template] = field(default_factory=dict)
     dialect: str | None = None  # the dialect of `sql` (None: a database sqlglot does not know)
+    translated: bool = False  # `sql` is the spec's SQL translated to its connection's dialect
     icons: list[dict] | None = None  # `icons:` in wire form, files inlined (None: the project's)
     completions: dict[str, str] = field(default_factory=dict)  # parameter -> its `complete:` SQL, checked
     count_sql: str | None = None  # `confirm.when_rows_over`: the query counted (mcpgen.sql.counts), checked
@@ -43,8 +44,9 @@ class LoadedSpec:
         return self.data.where(key)
 
     def sql_problem(self, message: str, position: tuple[int, int] | None = None, severity: str = "error") -> Problem:
-        """A problem in the spec's SQL at `position`, (line, col) inside the SQL if known: that spot of the
-        `sql:` text, or `sql_file:` with the file's own path:line:col starting the sentence; else the key."""
+        """A problem in the spec's SQL at `position`, (line, col) inside the SQL as written if known: that spot
+        of the `sql:` text, or `sql_file:` with the file's own path:line:col starting the sentence; else the
+        key. (A position in `sql` once `translated` is none in what the spec says: leave it out.)"""
         key = "sql" if self.spec.sql is not None else "sql_file"
         if position is not None and key == "sql":
             return Problem(str(self.path), *self.data.at(key, *position), message, severity)

@@ -149,7 +149,7 @@ def _compile(
                 checked.keep_described(name, found, spec.sql, tool.handler.query)
         registry.add(tool)
     except UnsafeSQL as exc:
-        return [spec.sql_problem(str(exc), exc.position)]
+        return [spec.sql_problem(str(exc), None if spec.translated else exc.position)]
     except ValueError as exc:
         return [Problem(str(spec.path), *spec.where("name"), str(exc))]
     return []

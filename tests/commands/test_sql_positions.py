@@ -121,3 +121,16 @@ def test_a_completion_query_is_pointed_at_inside_its_text(tmp_path, monkeypatch)
         f"specs/broken.yaml:{line}:{col}: error: parameters.city.complete: the SQL cannot be read as duckdb: "
         "required keyword: 'expression' missing for And, at 'AND'"
     ]
+
+
+def test_a_place_in_the_translation_is_not_taken_for_one_in_the_spec(tmp_path, monkeypatch):
+    """PostgreSQL's SQL on DuckDB runs translated (reformatted): DuckDB's place in that text is not a place in
+    the spec's, so the problem is at the query (it was put at line 14 of an 11-line file)."""
+    body = "dialect: postgres\nsql: |\n  SELECT x.a AS a FROM (SELECT 1 AS a) AS x WHERE x.a = 1\n    AND x.nme = 2\n"
+    specs = _project(tmp_path, body)
+    monkeypatch.chdir(tmp_path)
+    line, col = _spot((specs / "broken.yaml").read_text(), "SELECT x.a")
+    for command in (["validate", "specs"], ["call", "broken", "--specs", "specs"]):
+        shown = _lines(specs, *command)
+        assert len(shown) == 1 and shown[0].startswith(f"specs/broken.yaml:{line}:{col}: "), shown
+        assert 'does not have a column named "nme"' in shown[0]
