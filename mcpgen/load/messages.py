@@ -115,10 +115,14 @@ def typos(errors: list[ErrorDetails], model: type[BaseModel]) -> dict[tuple, tup
 def fields_at(model: Any, loc: tuple | list) -> list[str]:
     """The keys a mapping at `loc` inside `model` may have: `fields_at(Spec, ("parameters", "n"))`
     gives a Parameter's fields."""
+    return list(dict.fromkeys(name for kind in _kinds_at(model, loc) for name in _model_fields(kind)))
+
+
+def _kinds_at(model: Any, loc: tuple | list) -> list[Any]:
     kinds = [model]
     for part in loc:
         kinds = [step for kind in kinds for step in _step(kind, part)]
-    return list(dict.fromkeys(name for kind in kinds for name in _model_fields(kind)))
+    return kinds
 
 
 def _unwrap(kind: Any) -> list[Any]:
@@ -144,6 +148,18 @@ def _step(kind: Any, part: Any) -> list[Any]:
     return out
 
 
+def _required(model: Any, loc: tuple | list) -> set[str]:
+    """The required keys of the mapping at `loc` inside `model`."""
+    return {
+        n
+        for kind in _kinds_at(model, loc)
+        for t in _unwrap(kind)
+        if isinstance(t, type) and issubclass(t, BaseModel)
+        for n, f in t.model_fields.items()
+        if f.is_required()
+    }
+
+
 def _model_fields(kind: Any) -> list[str]:
     return [n for t in _unwrap(kind) if isinstance(t, type) and issubclass(t, BaseModel) for n in t.model_fields]
 
@@ -160,6 +176,10 @@ def _message(
         return f"unknown key '{key}'{inside}" + did_you_mean(loc[-1], fields)
     if kind == "missing":
         return f"missing required field '{where}'"
+    if kind in ("model_type", "dict_type"):  # pydantic names its class here ("instance of Parameter")
+        keys = ", ".join(sorted(fields_at(model, loc), key=lambda f: f not in _required(model, loc))[:3])
+        got = "nothing" if err["input"] is None else repr(err["input"])
+        return f"{where}: expected its keys ({keys}, ...) indented below it, got {got}"
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, ") :]
     if kind == "literal_error":

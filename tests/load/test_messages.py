@@ -106,3 +106,27 @@ def test_a_file_that_is_not_a_mapping_says_what_it_must_be(tmp_path, name, messa
     (specs / "two.yaml").write_text(ONE_SPEC)
     (specs / name).write_text("- one\n- two\n")
     assert [str(p) for p in load_project(specs).problems] == [f"{specs / name}:1:1: {message}"]
+
+
+@pytest.mark.parametrize(
+    ("text", "model", "expected"),
+    [  # a shorthand value, and a key left empty because what belongs to it lost its indentation
+        (
+            GOOD + "parameters:\n  region: string\n",
+            Spec,
+            (6, 3, "parameters.region: expected its keys (type, description, "),
+        ),
+        (GOOD + "parameters:\n  region:\n", Spec, (6, 3, "parameters.region: expected its keys (type, description, ")),
+        (
+            "connections:\n  default:\n  duckdb: ':memory:'\n",
+            ProjectConfig,
+            (2, 3, "connections.default: expected its keys ("),
+        ),
+    ],
+)
+def test_a_value_that_should_be_a_mapping_says_so_without_pydantic_class_names(text, model, expected):
+    found = problems(text, model)
+    line, col, start = expected
+    assert any((at, c) == (line, col) and m.startswith(start) for at, c, m in found), found
+    assert not any("instance of" in m or "Input should be" in m for *_, m in found), found
+    assert any(m.endswith(("got 'string'", "got nothing")) for *_, m in found), found
