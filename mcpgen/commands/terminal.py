@@ -57,7 +57,8 @@ def print_result(result) -> None:
     console = Console(highlight=False)
     prose = "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
     if result.is_error:
-        Console(stderr=True, highlight=False).print(text("error: ", "bold red") + text(prose))
+        # One sentence per line as written: rich would otherwise wrap it at the console's width (80 in a pipe).
+        Console(stderr=True, highlight=False, soft_wrap=True).print(text("error: ", "bold red") + text(prose))
         return
     data = result.structured_content or {}
     # The prose exactly as the model reads it (no wrapping, markup or emoji codes), control characters dropped.

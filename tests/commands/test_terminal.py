@@ -58,6 +58,12 @@ def test_print_result_of_an_error_goes_to_stderr(capsys):
     assert captured.out == "" and "error: No such city." in captured.err
 
 
+def test_print_result_of_a_long_error_keeps_its_sentence_on_one_line(capsys):
+    sentence = "Unknown argument 'regoin': this tool takes region, product, sold_from, sold_to and top_n (did you mean 'region'?)."
+    print_result(CallToolResult(content=[TextContent(type="text", text=sentence)], is_error=True))
+    assert capsys.readouterr().err == f"error: {sentence}\n"
+
+
 def test_tool_table_lists_parameters_with_their_types():
     schema = {
         "type": "object",
