@@ -48,7 +48,7 @@ def check_spec(
     what is wrong is added to `problems`. `loaded.sql` ends up in its connection's dialect (`columns`:
     its database's column types, where the translation needs them)."""
     _check_name(loaded, problems)
-    sql = _read_sql(loaded, config, problems)
+    sql = _read_sql(loaded, config, problems, root)
     if sql is not None:
         loaded.sql = sql
         _check_sql(loaded, config, problems, root, columns)
@@ -181,18 +181,17 @@ def _check_name(loaded: LoadedSpec, problems: list[Problem]) -> None:
         )
 
 
-def _read_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem]) -> str | None:
+def _read_sql(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem], root: Path) -> str | None:
     """The spec's SQL, from `sql` or its `sql_file`; None (and a problem) when there is none to check."""
     spec = loaded.spec
     if spec.connection not in config.connections:
-        problems.append(
-            _problem(
-                loaded,
-                "connection",
-                f"connection '{spec.connection}' is not defined in "
-                f"{CONFIG_NAME} (defined: {', '.join(config.connections) or 'none'})",
+        message = f"connection '{spec.connection}' is not defined in {CONFIG_NAME} (defined: {', '.join(config.connections) or 'none'})"
+        if not (root / CONFIG_NAME).is_file():  # the newcomer's case: mcpgen.yaml forgotten, or put elsewhere
+            message = (
+                f"connection '{spec.connection}' is not defined: there is no {CONFIG_NAME} in the project folder "
+                f"{root}, so the only connection is 'default' (DuckDB on the project's files)"
             )
-        )
+        problems.append(_problem(loaded, "connection", message))
         return None
     if spec.sql_file is None:
         return spec.sql

@@ -119,6 +119,19 @@ def test_an_empty_folder_is_an_error(tmp_path):
     assert "0 spec files checked" in result.output and "✓" not in result.output
 
 
+def test_a_connection_named_without_any_mcpgen_yaml_says_the_file_is_missing(tmp_path):
+    spec = "description: d\nconnection: warehouse\nsql: SELECT 1 AS x\nsources: [https://x.org/]\ncontent: x\n"
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "a.yaml").write_text(spec)
+    [error] = run_validate(specs).problems
+    assert (error.line, error.message) == (
+        2,
+        f"connection 'warehouse' is not defined: there is no mcpgen.yaml in the project folder {tmp_path.resolve()}, "
+        "so the only connection is 'default' (DuckDB on the project's files)",
+    )
+
+
 def test_a_python_tool_with_a_syntax_error_is_reported_without_running_it(tmp_path):
     # Written here, not kept in tests/broken/: pytest would import it (--doctest-modules).
     specs = _project(tmp_path, {"a": "description: d\nsql: SELECT 1 AS x\nsources: [https://x.org/]\ncontent: x\n"})
