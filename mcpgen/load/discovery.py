@@ -12,12 +12,22 @@ from ..errors import Problem, SpecError
 from ..spec.config import CONFIG_NAME
 from ..spec.prompts import PROMPT_SUFFIXES
 
+MISNAMED_CONFIG = "mcpgen.yml"
+
 
 def find_config(specs_dir: Path) -> Path | None:
     """mcpgen.yaml in the specs folder, else in its parent."""
     for folder in (specs_dir, parent_folder(specs_dir)):
         if (folder / CONFIG_NAME).is_file():
             return folder / CONFIG_NAME
+    return None
+
+
+def misnamed_config(specs_dir: Path) -> Path | None:
+    """An `mcpgen.yml` where `find_config` looks, which is never read: the project file is `mcpgen.yaml` alone."""
+    for folder in (specs_dir, parent_folder(specs_dir)):
+        if (folder / MISNAMED_CONFIG).is_file():
+            return folder / MISNAMED_CONFIG
     return None
 
 
@@ -37,7 +47,11 @@ def spec_paths(specs_dir: str | Path) -> list[Path]:
     specs_dir = Path(specs_dir)
     if not specs_dir.is_dir():
         raise SpecError([Problem(str(specs_dir), None, None, "no such folder")])
-    return [p for p in _visible(specs_dir, (".yaml", ".yml")) if p.name != CONFIG_NAME and not is_prompt(p)]
+    return [
+        p
+        for p in _visible(specs_dir, (".yaml", ".yml"))
+        if p.name not in (CONFIG_NAME, MISNAMED_CONFIG) and not is_prompt(p)
+    ]
 
 
 def prompt_paths(specs_dir: Path) -> list[Path]:

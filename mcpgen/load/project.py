@@ -23,11 +23,11 @@ from ..checks import (
 )
 from ..engines.file_reach import FileReachError, check_root
 from ..errors import Problem, SpecError
-from ..spec.config import DuckDBConnection, ProjectConfig, URLConnection
+from ..spec.config import CONFIG_NAME, DuckDBConnection, ProjectConfig, URLConnection
 from ..spec.models import Spec
 from ..spec.yamlload import Located, load_yaml
 from . import checked
-from .discovery import project_folder, python_paths, spec_paths
+from .discovery import misnamed_config, project_folder, python_paths, spec_paths
 from .icons import as_mcp_icons
 from .messages import mapping_of, not_utf8, read_text, typos, validation_problems
 from .prompts import load_prompts
@@ -51,6 +51,10 @@ def load_project(
     # Parsed templates, spec files and verdicts come from the cache of this project (or of this part of it).
     with cachefile.session(root, specs_dir.resolve(), *scope, within=(specs_dir.resolve(),) if scope else ()):
         config = load_config(config_path, problems) if config_path else ProjectConfig.model_construct()
+        if config_path is None and (misnamed := misnamed_config(specs_dir)) is not None:
+            problems.append(
+                Problem(str(misnamed), None, None, f"is never read: the project file must be named {CONFIG_NAME}")
+            )
         _check_root(root, config, config_path or specs_dir, problems)
         icons = _project_icons(config, config_path, root, problems)
         specs = []

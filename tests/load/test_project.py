@@ -122,3 +122,17 @@ def test_an_empty_mcpgen_yaml_means_the_defaults(tmp_path, text):
     (tmp_path / "mcpgen.yaml").write_text(text)
     loaded = load_project(tmp_path / "specs")
     assert loaded.errors == [] and loaded.config.defaults.max_rows == 1000
+
+
+@pytest.mark.parametrize("where", [".", "specs"])
+def test_a_project_file_named_mcpgen_yml_is_refused_rather_than_ignored_or_read_as_a_spec(tmp_path, where):
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "a.yaml").write_text("description: d\nsql: SELECT 1 AS x\nsources: [https://x.org/]\ncontent: x\n")
+    misnamed = tmp_path / where / "mcpgen.yml"
+    misnamed.write_text("defaults:\n  max_rows: 5\n")
+    loaded = load_project(specs)
+    assert [(p.path, p.message) for p in loaded.problems] == [
+        (str(misnamed), "is never read: the project file must be named mcpgen.yaml")
+    ]
+    assert [s.name for s in loaded.specs] == ["a"]
