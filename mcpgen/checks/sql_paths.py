@@ -2,7 +2,7 @@
 and files the caller would choose (a parameter, or an expression, as the path a function reads).
 
 >>> outside_paths("SELECT * FROM read_csv('../secret.csv')")
-[(1, 24, "reads '../secret.csv', which climbs out of the project folder with '..'")]
+[(1, 24, "reads '../secret.csv', which climbs out of the project folder with '..' (relative paths start at the project folder)")]
 >>> caller_paths("SELECT * FROM read_csv(:file)", {}, Path("."))[0][2]
 'lets the caller choose the file read_csv reads (:file); declare file with an enum of the project files it may read'
 """
@@ -144,7 +144,7 @@ def _path_problem(path: str) -> str | None:
     if path.startswith(("/", "\\", "~")) or re.match(r"^[A-Za-z]:[\\/]", path):
         return f"reads the absolute path '{path}'; paths must be relative to the project folder"
     if ".." in re.split(r"[\\/]", path):
-        return f"reads '{path}', which climbs out of the project folder with '..'"
+        return f"reads '{path}', which climbs out of the project folder with '..' (relative paths start at the project folder)"
     return None
 
 

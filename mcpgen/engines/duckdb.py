@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import re
 import shutil
@@ -122,7 +123,7 @@ class DuckDBEngine:
         self._slots = FairSlots(max_concurrent)
         self.admission = Admission(name, max_concurrent, queue_timeout)  # the server waits here, threadless
         self.max_concurrent, self.queue_timeout = max_concurrent, queue_timeout
-        root = Path(root).resolve()
+        root = self._root = Path(root).resolve()
         try:
             reach = readable_set(root)
         except FileReachError as exc:  # a root too broad, or a folder link
@@ -134,7 +135,7 @@ class DuckDBEngine:
         config["temp_directory"] = self._temp
         where = snapshots.folder(root, state, init) if state is not None and init and database == ":memory:" else None
         if where is not None:
-            fill = functools.partial(_fill, name=name, reach=reach, init=init)
+            fill = functools.partial(_fill, name=name, reach=reach, init=init, root=root)
             self.snapshot = snapshots.kept(where) or snapshots.keep(where, fill, config)
         opened = None
         if self.snapshot is not None and copy:
@@ -159,17 +160,17 @@ class DuckDBEngine:
                 message = f"connection '{name}': the DuckDB file {database} cannot be opened: {_message(exc)}"
                 raise SettingError(message, ("duckdb",)) from None
         try:
-            self._lock_down(name, None if limited else reach, init)
+            self._lock_down(name, None if limited else reach, init, root)
         except BaseException:
             self.close()
             raise
 
-    def _lock_down(self, name: str, reach: Readable | None, init: list[str]) -> None:
+    def _lock_down(self, name: str, reach: Readable | None, init: list[str], root: Path) -> None:
         """What may be read, then no other access (`reach` None: set already); `init` runs inside those
         limits; then no changes."""
         if reach is not None:
             _limit(self._con, reach)
-        _run_init(self._con, name, init)
+        _run_init(self._con, name, init, root)
         # Calls run on cursors made here, before the lock: a cursor's progress settings are its own, and
         # only an unlocked one can turn them on (query_progress() then says how far a query is).
         self._cursors = [self._progress_cursor() for _ in range(self.max_concurrent)]
@@ -268,7 +269,8 @@ class DuckDBEngine:
         except duckdb.InterruptException:
             raise QueryError(f"describing the query took longer than {timeout:g} s") from None
         except duckdb.Error as exc:
-            error = QueryError(f"the query does not run on connection '{self.name}': {_message(exc)}")
+            failed = _where_files_are(_message(exc), self._root)
+            error = QueryError(f"the query does not run on connection '{self.name}': {failed}")
             position = _position(str(exc), len("DESCRIBE "), text)
             if isinstance(query, _Typed):
                 position = _in_source(query.anchors, query.source, text, position)
@@ -283,13 +285,13 @@ class DuckDBEngine:
         shutil.rmtree(self._temp, ignore_errors=True)
 
 
-def _fill(con: duckdb.DuckDBPyConnection, name: str, reach: Readable, init: list[str]) -> bool:
+def _fill(con: duckdb.DuckDBPyConnection, name: str, reach: Readable, init: list[str], root: Path) -> bool:
     """A snapshot being built (`snapshots.keep`): what may be read, then no other access; then `init`,
     inside those limits (QueryError if it fails). Whether the file holds all that `init` left: not
     when it changed a setting, set a variable, attached a database or made a temporary object."""
     _limit(con, reach)
     before = _beside_the_file(con)
-    _run_init(con, name, init)
+    _run_init(con, name, init, root)
     return _beside_the_file(con) == before
 
 
@@ -319,7 +321,7 @@ def _beside_the_file(con: duckdb.DuckDBPyConnection) -> tuple | None:
     return con.execute(_BESIDE_THE_FILE).fetchone()
 
 
-def _run_init(con: duckdb.DuckDBPyConnection, name: str, init: list[str]) -> None:
+def _run_init(con: duckdb.DuckDBPyConnection, name: str, init: list[str], root: Path) -> None:
     """`init`, one statement at a time (QueryError if one is refused or fails)."""
     for number, statement in enumerate(init, 1):
         problem = init_problem(statement)
@@ -328,7 +330,8 @@ def _run_init(con: duckdb.DuckDBPyConnection, name: str, init: list[str]) -> Non
         try:
             con.execute(statement)
         except duckdb.Error as exc:
-            raise QueryError(f"connection '{name}': init statement {number} failed: {first_line(exc)}") from None
+            failed = _where_files_are(first_line(exc), root)
+            raise QueryError(f"connection '{name}': init statement {number} failed: {failed}") from None
 
 
 def _text_for(query: Prepared, values: dict[str, Any]) -> str:
@@ -396,6 +399,27 @@ def _message(exc: BaseException) -> str:
     lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
     hint = next((line for line in lines[1:] if line.startswith(("Did you mean", "Candidate bindings"))), None)
     return lines[0] + (f" ({hint})" if hint else "") if lines else type(exc).__name__
+
+
+# A relative path naming no file: DuckDB's words for it, without file access limits and with them.
+_NO_FILE = re.compile(r'(?:No files found that match the pattern|Cannot access file) "([^"*?\[]+)"')
+_LOOKED_AT = 2000  # folders walked for a file of the missing one's name
+
+
+def _where_files_are(message: str, root: Path) -> str:
+    """DuckDB's message for a relative path that names no file, with where such paths start and the project
+    file of that name, if any (found among the first folders: `_LOOKED_AT`). Only for the one who runs
+    mcpgen (validate, init at start): a caller's error never names a folder of the machine."""
+    match = _NO_FILE.search(message)
+    if match is None or Path(match[1]).is_absolute() or (root / match[1]).exists():
+        return message
+    wanted = Path(match[1]).name
+    for folder, subfolders, files in itertools.islice(os.walk(root), _LOOKED_AT):
+        subfolders[:] = [d for d in subfolders if not d.startswith(".")]
+        if wanted in files:
+            meant = (Path(folder) / wanted).relative_to(root).as_posix()
+            return f"{message} (no such file: paths start at the project folder {root}; did you mean '{meant}'?)"
+    return f"{message} (no such file: paths start at the project folder {root})"
 
 
 def _position(text: str, prefix: int, sql: str = "") -> tuple[int, int] | None:

@@ -17,7 +17,16 @@ from mcpgen.spec.models import Parameter
             "SELECT * FROM read_parquet('/etc/x.parquet')",
             [(1, 28, "reads the absolute path '/etc/x.parquet'; paths must be relative to the project folder")],
         ),
-        ("SELECT *\nFROM '../x.csv'", [(2, 6, "reads '../x.csv', which climbs out of the project folder with '..'")]),
+        (
+            "SELECT *\nFROM '../x.csv'",
+            [
+                (
+                    2,
+                    6,
+                    "reads '../x.csv', which climbs out of the project folder with '..' (relative paths start at the project folder)",
+                )
+            ],
+        ),
         (
             "SELECT * FROM read_json('https://evil.example/x.json')",
             [

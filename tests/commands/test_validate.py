@@ -132,6 +132,37 @@ def test_a_connection_named_without_any_mcpgen_yaml_says_the_file_is_missing(tmp
     )
 
 
+@pytest.mark.parametrize(
+    ("config", "sql", "where"),
+    [  # the file named from the spec's folder, or by its name alone; in a spec, and in mcpgen.yaml's init
+        (None, "SELECT * FROM 'sales.csv'", "a.yaml"),
+        (None, "SELECT * FROM read_csv('sales.csv', header = true)", "a.yaml"),
+        (
+            "connections:\n  default:\n    duckdb: ':memory:'\n    init: [\"CREATE TABLE s AS FROM 'sales.csv'\"]\n",
+            "SELECT 1 AS x",
+            "mcpgen.yaml",
+        ),
+    ],
+)
+@pytest.mark.parametrize("hidden", [False, True])
+def test_a_relative_path_naming_no_file_says_where_paths_start_and_the_file_meant(tmp_path, config, sql, where, hidden):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "sales.csv").write_text("region,units\nNorth,3\n")
+    if hidden:  # a project with a hidden folder (.git) has DuckDB read a list of files: another message
+        (tmp_path / ".hidden").mkdir()
+        (tmp_path / ".hidden" / "sales.csv").write_text("secret,1\n")
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "a.yaml").write_text(f"description: d\nsql: {sql}\nsources: [https://x.org/]\ncontent: x\n")
+    if config:
+        (tmp_path / "mcpgen.yaml").write_text(config)
+    [error] = run_validate(specs).problems
+    assert error.path.endswith(where)
+    assert error.message.endswith(
+        f"(no such file: paths start at the project folder {tmp_path.resolve()}; did you mean 'data/sales.csv'?)"
+    ), error.message
+
+
 def test_a_python_tool_with_a_syntax_error_is_reported_without_running_it(tmp_path):
     # Written here, not kept in tests/broken/: pytest would import it (--doctest-modules).
     specs = _project(tmp_path, {"a": "description: d\nsql: SELECT 1 AS x\nsources: [https://x.org/]\ncontent: x\n"})

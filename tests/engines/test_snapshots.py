@@ -34,7 +34,7 @@ def fills(monkeypatch):
     ran: list[int] = []
     real = engine_module._run_init
     monkeypatch.setattr(
-        engine_module, "_run_init", lambda con, name, init: ran.append(len(init)) or real(con, name, init)
+        engine_module, "_run_init", lambda con, name, init, root: ran.append(len(init)) or real(con, name, init, root)
     )
     return ran
 
