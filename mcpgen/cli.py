@@ -26,7 +26,23 @@ import click
 from .limits import MAX_BODY_BYTES
 from .text import plural
 
-SPECS_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
+
+class _SpecsDir(click.Path):
+    """A specs folder; a spec file given for it, or the folder named from inside it, is refused with the
+    folder meant."""
+
+    def convert(self, value, param, ctx):
+        path = Path(value)
+        if path.is_file():
+            self.fail(f"{value} is a file: give the folder that holds it ({path.parent})", param, ctx)
+        if not path.exists() and path.name == Path.cwd().name and any(Path().glob("*.y*ml")):  # run from inside it
+            self.fail(
+                f"there is no folder {value} here, in {value} itself: give it as ., or run from its parent", param, ctx
+            )
+        return super().convert(value, param, ctx)
+
+
+SPECS_DIR = _SpecsDir(exists=True, file_okay=False, path_type=Path)
 VERBOSE = click.option("-v", "--verbose", is_flag=True, help="Log debug detail on stderr.")
 
 

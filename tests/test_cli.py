@@ -499,3 +499,31 @@ def test_ctrl_c_reaches_the_child_a_one_shot_command_runs(tmp_path):
         if child is not None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(child), signal.SIGKILL)
+
+
+@pytest.mark.parametrize(
+    ("args", "folder", "sentence"),
+    [  # a spec file for its folder; the default --specs, and the folder named, from inside the specs folder
+        (["validate", "specs/a.yaml"], ".", "specs/a.yaml is a file: give the folder that holds it (specs)"),
+        (["list", "a.yaml"], "specs", "a.yaml is a file: give the folder that holds it (.)"),
+        (
+            ["call", "a"],
+            "specs",
+            "there is no folder specs here, in specs itself: give it as ., or run from its parent",
+        ),
+        (
+            ["serve", "specs"],
+            "specs",
+            "there is no folder specs here, in specs itself: give it as ., or run from its parent",
+        ),
+    ],
+)
+def test_a_specs_folder_given_wrongly_names_the_folder_meant(tmp_path, monkeypatch, args, folder, sentence):
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "a.yaml").write_text(
+        "description: d\nsql: SELECT 1 AS x\nsources: [https://x.org/]\ncontent: x\n"
+    )
+    monkeypatch.chdir(tmp_path / folder)
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+    assert sentence in " ".join(result.output.split()), result.output
