@@ -838,7 +838,7 @@ def test_specs(specs_dir: Path, select: str | None) -> None:
 
     for result in results:
         click.echo(plain(result.line()))  # a reason may quote a database error or a value
-    click.echo(summary(results))
+    click.echo(summary(results, select))
     if any(not r.passed for r in results):
         raise click.exceptions.Exit(1)
 

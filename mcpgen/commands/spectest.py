@@ -217,6 +217,9 @@ def _short(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def summary(results: list[TestResult]) -> str:
+def summary(results: list[TestResult], select: str | None = None) -> str:
+    """The last line of `mcpgen test`; when nothing ran, why."""
+    if not results:
+        return f"no test ran: no tool or test name contains {select!r}" if select else "no test ran: no spec has tests:"
     passed = sum(r.passed for r in results)
     return f"{passed} passed, {len(results) - passed} failed"

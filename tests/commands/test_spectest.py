@@ -152,7 +152,7 @@ def test_k_selects_by_tool_or_test_name(project):
     by_test = runner.invoke(main, ["test", str(project), "-k", "largest"])
     assert by_test.output.strip().splitlines() == ["PASS cities[two largest]", "1 passed, 0 failed"]
     nothing = runner.invoke(main, ["test", str(project), "-k", "zzz"])
-    assert nothing.output.strip() == "0 passed, 0 failed" and nothing.exit_code == 0
+    assert nothing.output.strip() == "no test ran: no tool or test name contains 'zzz'" and nothing.exit_code == 0
 
 
 def test_cli_on_the_shipped_specs_exits_0():
@@ -179,4 +179,5 @@ def test_check_expectations_units():
     assert check_expectations(Expect(row_count=1), Outcome(False, "hi", None)) == [
         "the result has no rows to check (no table)"
     ]
-    assert summary([]) == "0 passed, 0 failed"
+    assert summary([]) == "no test ran: no spec has tests:"
+    assert summary([], "citys") == "no test ran: no tool or test name contains 'citys'"
