@@ -76,7 +76,7 @@ def parse(uri: str) -> Link:
         query = parse_qs(parts.query, strict_parsing=True)
         (encoded,), (token,) = query.pop("args"), query.pop("link")
         arguments = json.loads(base64.urlsafe_b64decode(encoded + "==").decode("utf-8"))
-    except (ValueError, KeyError, UnicodeDecodeError, binascii.Error):
+    except (ValueError, KeyError, UnicodeDecodeError, binascii.Error, RecursionError):  # deep JSON: recursion
         raise DownloadError(NOT_OURS) from None
     if not is_download(uri) or parts.netloc != "download" or fmt not in MIME_TYPES or not tool or query:
         raise DownloadError(NOT_OURS)

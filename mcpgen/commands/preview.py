@@ -507,7 +507,7 @@ async def _arguments(request: Request) -> dict | Response:
         return JSONResponse({"error": "the arguments are larger than 1 MiB"}, status_code=413)
     try:
         arguments = json.loads(body or b"{}")
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: arrays or objects nested too deep
         return JSONResponse({"error": "the body is not valid JSON"}, status_code=400)
     if not isinstance(arguments, dict):
         return JSONResponse({"error": "the arguments must be a JSON object"}, status_code=400)

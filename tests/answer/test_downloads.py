@@ -187,6 +187,9 @@ def _tamper(uri: str, how: str, registry) -> str:
         return uri.replace("nums.csv", "nope.csv")
     if how == "no link":
         return head
+    if how == "arguments nested too deep":  # a JSON decoder's recursion limit, before any signature is checked
+        deep = base64.urlsafe_b64encode(b"[" * 100_000 + b"]" * 100_000).decode()
+        return f"{head.split('?args=')[0]}?args={deep}&link={token}"
     raise AssertionError(how)
 
 
@@ -203,6 +206,7 @@ def _tamper(uri: str, how: str, registry) -> str:
         ("other key", "signed by another mcpgen process"),
         ("unknown tool", "not a download link this server gave"),
         ("no link", "not a download link this server gave"),
+        ("arguments nested too deep", "not a download link this server gave"),
     ],
 )
 def test_a_bad_or_altered_link_is_one_invalid_params_sentence(make, how, says):

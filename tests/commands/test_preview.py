@@ -178,6 +178,12 @@ def test_every_endpoint_on_a_name_refuses_alike(project):
             http.post(f"/api/{kind}/{name}", json=[1])
             for kind, name in [("call", "numbers"), ("prompt", "count"), ("complete", "count")]
         ]
+        deep = b"[" * 100_000 + b"]" * 100_000  # under the size limit; past the JSON decoder's recursion limit
+        too_deep = [
+            http.post(f"/api/{kind}/{name}", content=deep, headers={"content-type": "application/json"})
+            for kind, name in [("call", "numbers"), ("ask", "numbers"), ("prompt", "count"), ("complete", "count")]
+        ]
+        after = http.post("/api/call/numbers", json={"n": 2})
     assert [(r.status_code, r.json()["error"]) for r in missing] == [
         (404, "no tool named 'nope'"),
         (404, "no tool named 'nope'"),
@@ -186,6 +192,8 @@ def test_every_endpoint_on_a_name_refuses_alike(project):
     ]
     assert {(r.status_code, r.json()["error"]) for r in not_json} == {(415, "send the arguments as application/json")}
     assert {(r.status_code, r.json()["error"]) for r in not_an_object} == {(400, "the arguments must be a JSON object")}
+    assert {(r.status_code, r.json()["error"]) for r in too_deep} == {(400, "the body is not valid JSON")}
+    assert after.status_code == 200 and not after.json()["result"].get("isError")
 
 
 def test_the_answer_s_downloads_are_offered_and_read_as_resources_read_reads_them(project):
