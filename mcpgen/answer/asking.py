@@ -20,8 +20,11 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import ArgumentError
+
 ARGUMENTS = "arguments"  # the key of the form asking for missing required arguments
 CONFIRM = "confirm"  # the key of the form confirming a call, and its one boolean field
+NOT_CONFIRMED = "Not run: the person did not confirm it."  # a confirmation answered anything but yes
 # What an elicitation form may hold (the protocol's primitive schemas): anything else is not asked for.
 PRIMITIVES = frozenset({"string", "number", "integer", "boolean"})
 KEPT = ("type", "title", "description", "enum", "format", "minimum", "maximum", "minLength", "maxLength", "default")
@@ -73,9 +76,12 @@ def ask(key: str, message: str, properties: dict[str, dict[str, Any]], required:
     """
     fields = list(properties) if required is None else required
     answered = (ANSWERS.get() or {}).get(key)
-    if answered is not None and all(name in answered for name in fields):
-        return answered
-    raise NeedsInput([Question(key, message, properties, fields)])
+    if answered is None:
+        raise NeedsInput([Question(key, message, properties, fields)])
+    left_out = [name for name in fields if name not in answered]
+    if left_out:  # the form came back without them: asking again would ask forever
+        raise ArgumentError(f"The person's answer to '{key}' left out {', '.join(left_out)}.")
+    return answered
 
 
 def elicitable(prop: dict[str, Any]) -> dict[str, Any] | None:
@@ -141,14 +147,14 @@ def questions_for(
     """
     filled = merged(arguments, schema, answers)
     missing = missing_arguments(schema, filled, name)
-    if missing is not None:
-        return filled, [missing]
+    if missing is not None:  # refused as before once the form came back without them, rather than asked forever
+        return filled, f"Missing required argument '{missing.required[0]}'." if ARGUMENTS in answers else [missing]
     if confirm is None:
         return filled, []
     answer = answers.get(CONFIRM)
-    if answer is None or CONFIRM not in answer:
+    if answer is None:
         return filled, [confirmation(confirm)]
-    return filled, [] if answer[CONFIRM] is True else "Not run: the person did not confirm it."
+    return filled, [] if answer.get(CONFIRM) is True else NOT_CONFIRMED
 
 
 def prompt_schema(prompt) -> dict[str, Any]:

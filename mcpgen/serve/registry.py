@@ -27,7 +27,7 @@ import anyio.to_thread
 from pydantic import ConfigDict, ValidationError, create_model
 
 from .. import logs
-from ..answer.asking import ANSWERS, CONFIRM, NeedsInput, confirmation
+from ..answer.asking import ANSWERS, CONFIRM, NOT_CONFIRMED, NeedsInput, confirmation
 from ..answer.cache import META_KEY, ResultCache
 from ..answer.plain import ToolResult
 from ..answer.tool import READ_ONLY, Answer, Tool, check_result, error_result
@@ -187,8 +187,8 @@ class Registry:
         check = tool.confirm_rows
         assert check is not None
         answer = (ANSWERS.get() or {}).get(CONFIRM)
-        if answer is not None and CONFIRM in answer:
-            return None if answer[CONFIRM] is True else error_result("Not run: the person did not confirm it.")
+        if answer is not None:  # answered: only a yes runs it (a form without the field is not asked again)
+            return None if answer.get(CONFIRM) is True else error_result(NOT_CONFIRMED)
         try:
             if tool.admission is not None:
                 async with tool.admission.admitted():

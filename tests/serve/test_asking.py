@@ -232,6 +232,32 @@ def test_a_prompt_asks_for_its_missing_arguments(project, mode):
 
 
 @pytest.mark.parametrize("mode", WIRES)
+def test_a_form_accepted_without_its_fields_is_refused_once_not_asked_again(project, runs, counted, mode):
+    person, out = Person({"unasked": 1}), {}  # every form accepted, each field left out
+
+    async def check(client):
+        for name, arguments in (("life", {"country": "DE"}), ("everything", {}), ("since", {"since": 2000})):
+            out[name] = await client.call_tool(name, arguments)
+        out["greet"] = await client.call_tool("greet", {})
+        with pytest.raises(MCPError) as refused:
+            await client.get_prompt("compare", {})
+        out["prompt"] = refused.value.error
+        out["after"] = await client.call_tool("life", {"country": "DE", "since": 2005})
+
+    session(project, check, person, mode)
+    assert {name: (r.is_error, r.content[0].text) for name, r in out.items() if name != "prompt"} == {
+        "life": (True, "Missing required argument 'since'."),
+        "everything": (True, "Not run: the person did not confirm it."),
+        "since": (True, "Not run: the person did not confirm it."),
+        "greet": (True, "The person's answer to 'user_name' left out name."),
+        "after": (False, "1 years for DE since 2005."),
+    }
+    assert (out["prompt"].code, out["prompt"].message) == (-32602, "Missing required argument 'country'.")
+    assert len(person.asked) == 5  # once each
+    assert runs["everything"] == 0 and counted["run"] == 0
+
+
+@pytest.mark.parametrize("mode", WIRES)
 def test_a_client_without_elicitation_is_answered_exactly_as_before(project, runs, mode):
     out = {}
 
