@@ -42,6 +42,16 @@ def neutralise(text: str) -> str:
     return _LIVE.sub(lambda m: "! [" if m[0] == "![" else "< ", text)
 
 
+def clipped(name: str, limit: int = 60) -> str:
+    """A name a client sent (an argument's, a tool's, a URI) as it may be shown: cut to `limit` characters.
+
+    >>> clipped("n" * 100)
+    'nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn...'
+    """
+    text = name.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."
+
+
 def inert(message: str) -> str:
     """An error sentence as it may reach the model and the user: as `neutralise`, and no live link
     either (a sentence of mcpgen's has none; one made of a row value or an argument might)."""

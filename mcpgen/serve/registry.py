@@ -37,7 +37,7 @@ from ..errors import ArgumentError, MCPGenError, QueryError
 from ..identity import caller_identity
 from ..spec.config import DEFAULT_CACHE_BYTES
 from ..spec.models import ScopeRule
-from ..text import as_json
+from ..text import as_json, clipped
 from . import audit, telemetry
 
 if TYPE_CHECKING:
@@ -162,7 +162,7 @@ class Registry:
     ) -> tuple[ToolResult, QueryResult | None]:
         tool = self._tools.get(name)
         if tool is None:
-            return error_result(f"Unknown tool '{name}'."), None
+            return error_result(f"Unknown tool '{clipped(name)}'."), None
         if tool.cache_ttl is None or tool.cache_key is None:
             return await self._run(tool, name, arguments, progress)
         try:

@@ -46,7 +46,7 @@ from ..answer.asking import ANSWERS, prompt_schema, questions_for
 from ..answer.plain import sent
 from ..answer.tool import Tool, error_result
 from ..errors import ArgumentError, MCPGenError
-from ..text import inert
+from ..text import clipped, inert
 from ..version import __version__
 from . import audit, tasks, telemetry
 from .asking import Asking, state_boundary
@@ -178,7 +178,9 @@ class ToolServer:
         prompt = registry.prompts.get(params.name)
         if prompt is None or not self._prompt_visible(registry, prompt):  # a hidden prompt is an unknown one
             known = ", ".join(n for n, p in registry.prompts.items() if self._prompt_visible(registry, p)) or "none"
-            raise MCPError(code=INVALID_PARAMS, message=inert(f"Unknown prompt: {params.name} (prompts: {known})."))
+            raise MCPError(
+                code=INVALID_PARAMS, message=inert(f"Unknown prompt: {clipped(params.name)} (prompts: {known}).")
+            )
         asking = Asking.of(ctx, params)
         if asking is None:
             return _prompt_message(prompt, params.arguments)
@@ -206,7 +208,7 @@ class ToolServer:
             return CompleteResult(completion=Completion(values=[]))
         prompt = registry.prompts.get(ref.name)
         if prompt is None or not self._prompt_visible(registry, prompt):
-            raise MCPError(code=INVALID_PARAMS, message=inert(f"Unknown prompt: {ref.name}."))
+            raise MCPError(code=INVALID_PARAMS, message=inert(f"Unknown prompt: {clipped(ref.name)}."))
         context = dict(params.context.arguments or {}) if params.context is not None else {}
         argument = params.argument
         try:
@@ -231,7 +233,9 @@ class ToolServer:
         app = registry.apps.get(str(params.uri))
         if app is None or not self._app_visible(registry, app):
             code = INVALID_PARAMS if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS else RESOURCE_NOT_FOUND
-            message = inert(f"Unknown resource: {params.uri}")  # the data keeps the URI as the caller sent it
+            message = inert(
+                f"Unknown resource: {clipped(str(params.uri), 200)}"
+            )  # the data keeps the URI as the caller sent it
             raise MCPError(code=code, message=message, data={"uri": str(params.uri)})
         contents = await anyio.to_thread.run_sync(app.contents)  # built on the first read: file I/O
         return ReadResourceResult(contents=[contents])
@@ -261,7 +265,7 @@ class ToolServer:
             if audit.enabled():  # a refused attempt is recorded too, every argument hashed
                 arguments = params.arguments or {}
                 audit.record(params.name, arguments, logs.CallStats(error="UnknownTool"), frozenset(arguments))
-            raise MCPError(code=INVALID_PARAMS, message=inert(f"Unknown tool: {params.name}"))
+            raise MCPError(code=INVALID_PARAMS, message=inert(f"Unknown tool: {clipped(params.name)}"))
         asking = Asking.of(ctx, params)
         if asking is None:  # a client that cannot be asked: the call runs (or is refused) as it always did
             return await self._run_call(ctx, params, registry, params.arguments)

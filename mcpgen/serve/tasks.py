@@ -37,6 +37,7 @@ from mcp_types import (
 from ..answer.asking import ANSWERS
 from ..answer.plain import ToolResult
 from ..identity import caller_identity
+from ..text import clipped
 
 logger = logging.getLogger("mcpgen")
 
@@ -151,7 +152,7 @@ class TaskStore:
         self._expire()
         task = self._tasks.get(task_id)
         if task is None or task.owner != caller_identity():
-            raise MCPError(code=INVALID_PARAMS, message=f"Unknown task: {task_id}")
+            raise MCPError(code=INVALID_PARAMS, message=f"Unknown task: {clipped(task_id)}")
         return task
 
     def cancel(self, task_id: str) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import ArgumentError
 from ..identity import current
-from ..text import as_json, closest, one_of
+from ..text import as_json, clipped, closest, one_of
 from .models import Constraints, Items, Parameter
 from .patterns import matches
 
@@ -299,10 +299,8 @@ def _check_sizes(name: str, schema: dict[str, Any], value: Any, size: int) -> No
         _fail(name, f"{size} items are more than the maximum of {schema['maxItems']}")
 
 
-def _name(name: str, limit: int = 60) -> str:
-    """An argument name as written, quoted and cut to `limit` (names come from the client)."""
-    text = name.encode("utf-8", "backslashreplace").decode("utf-8")
-    return f"'{text}'" if len(text) <= limit else f"'{text[: limit - 3]}...'"
+def _name(name: str) -> str:
+    return f"'{clipped(name)}'"
 
 
 def _fail(name: str, what: str) -> None:

@@ -85,6 +85,29 @@ def test_an_unknown_tool_is_a_protocol_error_naming_it(project):
     session(ToolServer(project.registry), check)
 
 
+def test_a_name_a_client_made_huge_is_not_echoed_whole(project):
+    huge = "n" * 100_000
+    prompt = {"type": "ref/prompt", "name": huge}
+    requests = {
+        "Unknown tool: ": lambda client: client.call_tool(huge, {}),
+        "Unknown prompt: ": lambda client: client.get_prompt(huge, {}),
+        "Unknown resource: ui://": lambda client: client.read_resource("ui://" + huge),
+        "Unknown prompt: n": lambda client: client.complete(prompt, {"name": "a", "value": "b"}),
+    }
+    said = {}
+
+    async def check(client):
+        for start, request in requests.items():
+            with pytest.raises(MCPError) as refused:
+                await request(client)
+            said[start] = refused.value.error.message
+        assert not (await client.call_tool("top_cities", {"top_n": 1})).is_error
+
+    session(ToolServer(project.registry), check)
+    assert all(said[start].startswith(start) and len(said[start]) < 300 for start in requests), said
+    assert project.registry.call_sync(huge, {}).to_mcp().content[0].text == f"Unknown tool '{'n' * 57}...'."
+
+
 def test_swapping_the_registry_changes_what_is_listed_and_called(project):
     server = ToolServer(project.registry)
     only_one = Registry()
