@@ -39,6 +39,7 @@ from mcp.types import (
     ReadResourceResult,
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
 from .. import identity, logs
 from ..answer import downloads
@@ -111,6 +112,7 @@ class ToolServer:
         self.tasks = TaskStore()
         TasksExtension(self.tasks).install(self.server)
         self.server.middleware.append(DeclareExtensions(self.server.extensions))
+        self.server.middleware.append(name_invalid_params)
         self.server.middleware.append(state_boundary(name))  # requestState: sealed going out, checked coming in
         if not telemetry.traced():  # the SDK's span per message would be a no-op that costs a few % of a call
             self.server.middleware = [m for m in self.server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
@@ -365,6 +367,29 @@ class DeclareExtensions:
             declared = result["capabilities"].get("extensions") or {}
             result["capabilities"]["extensions"] = {**self.extensions, **declared}
         return result
+
+
+async def name_invalid_params(ctx, call_next):
+    """Server middleware: request params of the wrong shape (a prompt argument that is a number, a task id
+    that is not text) are refused naming the first bad field, where the SDK says only "Invalid request
+    parameters"; pydantic's own words stay off the wire."""
+    try:
+        return await call_next(ctx)
+    except ValidationError as exc:
+        if not exc.title.endswith(("Request", "Params")):  # not the request itself: the SDK's answer, as before
+            raise
+        loc = [str(p) for p in exc.errors()[0]["loc"] if not str(p)[:1].isupper()]  # no union member's class name
+        where = clipped(".".join(loc[1 if loc[:1] == ["params"] else 0 :]) or "params")
+        wrong = _WRONG.get(exc.errors()[0]["type"], "has the wrong type or shape")
+        raise MCPError(code=INVALID_PARAMS, message=inert(f"Invalid {ctx.method} params: '{where}' {wrong}.")) from None
+
+
+_WRONG = {  # what the first error says, by pydantic's type of it; any other: the generic
+    "missing": "is missing",
+    "string_type": "must be a string",
+    "dict_type": "must be an object",
+    "literal_error": "is not one of the values it may take",
+}
 
 
 def _wants_progress(ctx, params: CallToolRequestParams) -> bool:

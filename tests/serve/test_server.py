@@ -364,6 +364,49 @@ def test_prompts_are_listed_and_got_with_typed_arguments_on_both_wires(prompt_pr
     assert out["still serving"]
 
 
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_params_of_the_wrong_shape_are_refused_naming_the_field(prompt_project, mode):
+    from callers import as_token
+    from longwork import send
+    from mcp.server.auth.middleware.auth_context import auth_context_var
+
+    requests = [
+        ("prompts/get", {"name": "orders_since", "arguments": {"style": 5}}),
+        ("prompts/get", {"name": "orders_since", "arguments": ["short"]}),
+        ("prompts/get", {"name": 7}),
+        ("completion/complete", {"ref": {"type": "ref/prompt", "name": "orders_since"}, "argument": {"name": "style"}}),
+        (
+            "completion/complete",
+            {"ref": {"type": "ref/tool", "name": "my_orders"}, "argument": {"name": "a", "value": ""}},
+        ),
+        ("tools/call", {"name": "my_orders", "arguments": "all"}),
+    ]
+    out = []
+
+    async def main():
+        async with Client(ToolServer(prompt_project.registry).server, mode=mode) as client:
+            for method, params in requests:
+                with pytest.raises(MCPError) as refused:
+                    await send(client.session, method, params)
+                out.append((refused.value.error.code, refused.value.error.message))
+            out.append(not (await client.call_tool("my_orders", {})).is_error)
+
+    token = as_token([], {"email": "alice@example.com"})
+    try:
+        anyio.run(main)
+    finally:
+        auth_context_var.reset(token)
+    assert out == [
+        (-32602, "Invalid prompts/get params: 'arguments.style' must be a string."),
+        (-32602, "Invalid prompts/get params: 'arguments' must be an object."),
+        (-32602, "Invalid prompts/get params: 'name' must be a string."),
+        (-32602, "Invalid completion/complete params: 'argument.value' is missing."),
+        (-32602, "Invalid completion/complete params: 'ref.type' is not one of the values it may take."),
+        (-32602, "Invalid tools/call params: 'arguments' must be an object."),
+        True,
+    ]
+
+
 def test_a_caller_with_the_scope_sees_the_scoped_prompt(prompt_project):
     from callers import as_token
     from mcp.server.auth.middleware.auth_context import auth_context_var
