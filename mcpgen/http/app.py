@@ -22,6 +22,7 @@ mcpgen.http.options.HTTPSetupError: refusing to serve on 0.0.0.0 (not a loopback
 from __future__ import annotations
 
 import hmac
+import json
 import logging
 import socket
 from dataclasses import replace
@@ -112,10 +113,49 @@ def build_app(tool_server, options: HTTPOptions):
     )
     ProgressStreams(tool_server.server.session_manager)  # a call that asks for progress may stream it
     app.add_middleware(NoEventStream, path=options.path)
+    app.add_middleware(PlainRefusals)
     app.add_middleware(PerCaller, limit=options.limits.per_caller)  # outermost: before any other work
     limits = options.limits
     tool_server.listen.bound(LISTEN_PER_CALLER, limits.max_connections // 4, limits.listen_timeout)
     return app
+
+
+NOT_ONE_MESSAGE = (
+    "Invalid Request: the body is not one JSON-RPC 2.0 message (a batch, or a field missing or of the wrong type)"
+)
+
+
+class PlainRefusals:
+    """ASGI middleware: the SDK's 2025-era transport answers a body that is JSON but no JSON-RPC message (a batch,
+    no "jsonrpc") with pydantic's whole report, the input echoed; here it is -32600 with one sentence, as the
+    2026-07-28 transport says it. Other answers pass untouched."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return await self.app(scope, receive, send)
+        start: dict | None = None
+
+        async def plain(message) -> None:
+            nonlocal start
+            if message["type"] == "http.response.start" and message["status"] == 400:
+                start = message  # held until the body shows whether it is the report
+                return
+            if start is None or message["type"] != "http.response.body":
+                return await send(message)
+            held, start, body = start, None, message.get("body", b"")
+            if message.get("more_body") or b'"message":"Validation error: ' not in body:
+                await send(held)
+                return await send(message)
+            error = {"code": -32600, "message": NOT_ONE_MESSAGE}
+            body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
+            headers = [(k, v) for k, v in held["headers"] if k.lower() != b"content-length"]
+            await send({**held, "headers": [*headers, (b"content-length", b"%d" % len(body))]})
+            await send({**message, "body": body})
+
+        await self.app(scope, receive, plain)
 
 
 def oauth_verifier(settings: AuthConfig, root: str, static: StaticTokenVerifier | None):

@@ -129,11 +129,15 @@ def test_a_body_over_the_cap_is_413_and_the_server_lives(server):
         b'{"jsonrpc": "1.0", "id": 1}',
         b'{"jsonrpc": "2.0", "id": 1, "method": 5}',
         b"\xff\xfe\x00",
+        b'[{"jsonrpc": "2.0", "id": 3, "method": "tools/list"}]',
+        b'{"id": 4, "method": "tools/list"}',
     ],
 )
 def test_malformed_json_rpc_is_a_protocol_error_and_the_server_lives(server, body):
     response = post(server, body)
     assert 400 <= response.status_code < 500, response.status_code
+    message = response.json()["error"]["message"]  # one sentence: not pydantic's report, nor the body echoed
+    assert "\n" not in message and "input_value" not in message and len(message) < 200, message
     assert server["proc"].poll() is None
     assert post(server, LIST).status_code == 200
 
