@@ -309,6 +309,9 @@ def _write_zip(out: Path, entries: dict[str, bytes | Path]) -> str:
                 info.compress_type = zipfile.ZIP_DEFLATED
                 archive.writestr(info, content.read_bytes() if isinstance(content, Path) else content)
         digest = hashlib.sha256(Path(temporary).read_bytes()).hexdigest()
+        mask = os.umask(0)  # read, then set back: the file to share gets the mode any file the user writes gets
+        os.umask(mask)
+        os.chmod(temporary, 0o666 & ~mask)  # mkstemp's 0600 kept the .mcpb from the web folder it is served from
         os.replace(temporary, out)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

@@ -141,6 +141,16 @@ def test_the_same_project_packs_to_the_same_bytes(project, tmp_path):
     assert first.read_bytes() == second.read_bytes()
 
 
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o077, 0o600)])
+def test_the_bundle_file_has_the_mode_the_user_s_umask_gives(project, tmp_path, umask, mode):
+    before = os.umask(umask)
+    try:
+        assert bundle(project / "specs", "-o", tmp_path / "sales.mcpb").exit_code == 0
+    finally:
+        os.umask(before)
+    assert (tmp_path / "sales.mcpb").stat().st_mode & 0o777 == mode
+
+
 def test_include_packs_more_files(project, tmp_path):
     out = tmp_path / "sales.mcpb"
     assert bundle(project / "specs", "-o", out, "--include", "notes/*.csv").exit_code == 0
