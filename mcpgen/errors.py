@@ -7,6 +7,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .sql.places import Near
 
 
 class MCPGenError(Exception):
@@ -60,9 +64,11 @@ class ArgumentError(MCPGenError):
 
 
 class QueryError(MCPGenError):
-    """The query failed on the database; `position`: the (line, col) in the SQL it points at, if known."""
+    """The query failed on the database; `position`: the (line, col) in the SQL it points at, if known;
+    `near`: what it points at in the statement as sent, if the database said (`mcpgen.sql.places`)."""
 
     position: tuple[int, int] | None = None
+    near: Near | None = None
 
 
 class SettingError(QueryError):

@@ -16,6 +16,7 @@ from ..checks import row_references
 from ..errors import MCPGenError, Problem
 from ..spec.config import DuckDBConnection
 from ..spec.params import param_types
+from ..sql.places import Near, find_near
 from ..text import column_of, did_you_mean, first_line
 
 if TYPE_CHECKING:
@@ -74,8 +75,9 @@ def check_spec_live(
         columns_described = describe(engine, loaded, timeout, prepared)
         columns = [name for name, _ in columns_described]
     except MCPGenError as exc:
-        position = getattr(exc, "position", None)
-        if position and not loaded.translated:
+        position = None if loaded.translated else getattr(exc, "position", None)
+        position = position or _near_position(loaded, getattr(exc, "near", None))
+        if position:
             return [loaded.sql_problem(first_line(exc), position)]
         return [Problem(path, *_value_where(data, sql_key), first_line(exc))]
     except Exception as exc:
@@ -89,6 +91,16 @@ def check_spec_live(
     _table_columns(loaded.spec, data, missing)
     _template_columns(loaded, missing)
     return out + missing.problems
+
+
+def _near_position(loaded: LoadedSpec, near: Near | None) -> tuple[int, int] | None:
+    """Where in the spec's SQL as written the database's error points (`near`), if that is plain; a line of
+    the statement sent is one of the spec's unless the SQL was translated."""
+    if near is None:
+        return None
+    spec = loaded.spec
+    written = spec.sql if spec.sql is not None else (loaded.path.parent / str(spec.sql_file)).read_text("utf-8")
+    return find_near(written, near._replace(line=None) if loaded.translated else near)
 
 
 def _page_problems(loaded: LoadedSpec, engine: Any, timeout: float, columns: list[tuple[str, str]]) -> list[Problem]:

@@ -134,3 +134,55 @@ def test_a_place_in_the_translation_is_not_taken_for_one_in_the_spec(tmp_path, m
         shown = _lines(specs, *command)
         assert len(shown) == 1 and shown[0].startswith(f"specs/broken.yaml:{line}:{col}: "), shown
         assert 'does not have a column named "nme"' in shown[0]
+
+
+# (dialect the spec is written in, its SQL, the text whose first character the server's error points at);
+# {t} is the cities table. Each one the database itself refuses, after sqlglot read it.
+SERVER_SHAPES = {
+    "on line 1": ("", "sql: SELECT name AS city, FROM {t} WHERE population > 1\n", "FROM {t} WHERE"),
+    "on a later line": (
+        "",
+        "sql: |\n  SELECT name AS city, 1 AS one\n  FROM {t}\n  WHERE population > 1 AND country_code IS 1\n",
+        "1\n",
+    ),
+    "after a placeholder": (
+        "",
+        "sql: |\n  SELECT name AS city FROM {t}\n  WHERE country_code = :code AND name IS 'Oslo'\n",
+        "'Oslo'",
+    ),
+    "inside a CTE": (
+        "",
+        "sql: |\n  WITH big AS (\n    SELECT name, population,\n    FROM {t}\n    WHERE population > 1\n  )\n"
+        "  SELECT name AS city FROM big\n",
+        "FROM {t}",
+    ),
+    "a column no table has": (
+        "",
+        "sql: |\n  SELECT name AS city\n  FROM {t}\n  WHERE country_code = :code AND popuation > 1\n",
+        "popuation",
+    ),
+    "in a translated query": (
+        "duckdb",
+        "sql: |\n  SELECT name AS city\n  FROM {t}\n  WHERE country_code = :code\n    AND popuation > 1\n",
+        "popuation",
+    ),
+}
+CODE = "parameters:\n  code:\n    type: string\n    description: a country\n    required: false\n"
+
+
+@pytest.mark.parametrize("server", ["postgres", "mariadb"])
+@pytest.mark.parametrize("shape", SERVER_SHAPES)
+def test_validate_live_points_at_the_token_the_database_refuses(tmp_path, monkeypatch, request, server, shape):
+    """PostgreSQL's and MariaDB's place is in the statement as sent (placeholders bound, a line of mcpgen's
+    before it, translated): it is found in the spec's SQL as written (it was put at the `sql:` value)."""
+    url = request.getfixturevalue(f"{server}_url")
+    table = request.getfixturevalue(f"{server}_cities")
+    dialect, sql, mark = SERVER_SHAPES[shape]
+    dialect = dialect or {"postgres": "postgres", "mariadb": "mysql"}[server]
+    config = f"  db:\n    url: {url}\n"
+    body = f"connection: db\ndialect: {dialect}\n{CODE if ':code' in sql else ''}{sql.format(t=table)}"
+    specs = _project(tmp_path, body, config)
+    monkeypatch.chdir(tmp_path)
+    line, col = _spot((specs / "broken.yaml").read_text(), mark.format(t=table))
+    shown = _lines(specs, "validate", "--live", "--timeout", "20", "specs")
+    assert len(shown) == 1 and shown[0].startswith(f"specs/broken.yaml:{line}:{col}: error: the query failed: "), shown

@@ -40,6 +40,7 @@ import datetime as dt
 import functools
 import itertools
 import os
+import re
 import select
 import socket
 import threading
@@ -54,6 +55,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.pool import StaticPool
 
 from ...errors import SettingError
+from ...sql.places import Near
 from ..control import attached
 from ..deadlines import kept_duplicate, release_duplicate
 from .statements import Statement, empty_lists_as_arrays
@@ -63,6 +65,9 @@ Clause = Callable[..., Any]
 
 _PG_TIMEOUT_STATE = "57014"  # query_canceled: statement_timeout
 _MYSQL_TIMEOUT_CODES = {1969, 3024}  # MariaDB max_statement_time, MySQL max_execution_time
+_MYSQL_SYNTAX, _MYSQL_UNKNOWN_COLUMN = 1064, 1054
+_MARIADB_LIMITS = "SET STATEMENT"  # starts the line before the spec's statement on MariaDB (`_mysql_limits`)
+_PYFORMAT = re.compile(r"%\((\w+)\)s|%%")  # SQLAlchemy's bound values for psycopg, and its escaped %
 _COM_RESET_CONNECTION = 0x1F
 # How long a pooled connection's reset (the last call's ROLLBACK) may take to be answered before
 # the connection is dropped for a new one; it is normally answered long before the next checkout.
@@ -129,6 +134,11 @@ class Backend:
     def is_timeout(self, orig: BaseException, deadline: float) -> bool:
         """Whether the driver's error means the call ran out of time."""
         return False
+
+    def near(self, orig: BaseException, statement: str) -> Near | None:
+        """What the driver's error points at in the spec's statement, `statement` as SQLAlchemy handed it
+        to the driver (None: the error does not say)."""
+        return None
 
     def socket_of(self, dbapi_connection) -> int | socket.socket | None:
         """The file number of the connection's socket, or a duplicate of it kept with the connection,
@@ -301,6 +311,24 @@ class PostgreSQL(Backend):
         state = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)  # psycopg; psycopg2
         return state == _PG_TIMEOUT_STATE and "timeout" in str(orig)
 
+    def near(self, orig, statement):
+        """PostgreSQL's `position` (from 1, in characters) is in the text as sent: psycopg2's cursor keeps
+        it; psycopg 3 sent SQLAlchemy's `%(name)s` as `$1`, `$2` ... (one number a name) and `%%` as `%`.
+        The spec's statement is the text between the first and the last line, which are mcpgen's."""
+        position = getattr(getattr(orig, "diag", None), "statement_position", None)
+        if not position:
+            return None
+        sent = getattr(getattr(orig, "cursor", None), "query", None)
+        if isinstance(sent, bytes):
+            sent = sent.decode(errors="replace")
+        else:
+            numbers: dict[str, str] = {}
+            sent = _PYFORMAT.sub(lambda m: numbers.setdefault(m[1], f"${len(numbers) + 1}") if m[1] else "%", statement)
+        offset, first, last = int(position) - 1, sent.find("\n"), sent.rfind("\n")
+        if not first < offset < last:
+            return None
+        return Near(sent[offset:last], sent.count("\n", 0, offset), True)
+
     def socket_of(self, dbapi_connection):
         pgconn = getattr(dbapi_connection, "pgconn", None)
         if pgconn is None:
@@ -378,6 +406,19 @@ class MySQL(Backend):
 
     def is_timeout(self, orig, deadline):
         return _mysql_code(orig) in _MYSQL_TIMEOUT_CODES
+
+    def near(self, orig, statement):
+        """A syntax error quotes the statement from its token on, at most 80 characters of it, and says
+        its line (MariaDB's counts the line of limits `_mysql_limits` puts first); an unknown column
+        names it, wherever it is."""
+        args: tuple[Any, ...] = getattr(orig, "args", ())
+        message = args[1] if len(args) > 1 and isinstance(args[1], str) else ""
+        syntax = re.search(r"near '(.*)' at line (\d+)\Z", message, re.DOTALL)
+        if _mysql_code(orig) == _MYSQL_SYNTAX and syntax:
+            text, line = syntax[1], int(syntax[2]) - statement.startswith(_MARIADB_LIMITS)
+            return Near(text.removesuffix("...") if len(text) > 80 else text, line, len(text) < 80)
+        unknown = re.match(r"Unknown column '(.+)' in ", message)
+        return Near(unknown[1], None, False) if _mysql_code(orig) == _MYSQL_UNKNOWN_COLUMN and unknown else None
 
     def socket_of(self, dbapi_connection):
         sock = getattr(dbapi_connection, "_sock", None)  # PyMySQL keeps its socket there
@@ -789,7 +830,7 @@ def _mysql_limits(conn, timeout: float, rows: int) -> str:
     """Bound the next statement's time and rows and start a read-only transaction. MariaDB takes
     the limits as a `SET STATEMENT ... FOR` prefix (returned); MySQL as session settings."""
     if conn.dialect.is_mariadb:
-        prefix = f"SET STATEMENT max_statement_time={_seconds(timeout)}, sql_select_limit={rows} FOR\n"
+        prefix = f"{_MARIADB_LIMITS} max_statement_time={_seconds(timeout)}, sql_select_limit={rows} FOR\n"
     else:
         prefix = ""
         conn.exec_driver_sql(f"SET SESSION max_execution_time = {_ms(timeout)}, sql_select_limit = {rows}")

@@ -456,7 +456,10 @@ class SQLAlchemyEngine:
             return QueryTimeout(f"the query ran longer than {timeout:g} s and was cancelled")
         if exc.connection_invalidated:
             return QueryError(f"connection '{self.name}' is unavailable: {self._reason(exc)}")
-        return QueryError(f"the query failed: {self._redact(_db_message(exc.orig))}")
+        error = QueryError(f"the query failed: {self._redact(_db_message(exc.orig))}")
+        if exc.orig is not None and exc.statement:
+            error.near = self.backend.near(exc.orig, exc.statement)
+        return error
 
     def _reason(self, exc: sa_exc.DBAPIError) -> str:
         """A short reason a connection failed, without host credentials or password."""
