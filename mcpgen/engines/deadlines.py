@@ -93,6 +93,7 @@ class Cutoff:
         self._socket: socket.socket | None = None
         self._owned = False  # whether `_socket` is this Cutoff's to close
         self._entry: list | None = None
+        self._early: list | None = None  # `shorten`'s
 
     def attach(self, target: int | socket.socket | None) -> None:
         """Watch this socket from now on; the first one starts the clock. `target` is a file number
@@ -114,9 +115,19 @@ class Cutoff:
         if previous is not None and previous_owned:
             previous.close()
 
+    def shorten(self, seconds: float) -> None:
+        """Shut the socket `seconds` from now, if the call still waits then (and one attached later at
+        once): a cancelled call's database has that long to answer the cancel."""
+        early = DEADLINES.watch(seconds, self._fire)
+        with self._lock:
+            previous, self._early = self._early, early
+        if previous is not None:
+            DEADLINES.cancel(previous)
+
     def disarm(self) -> None:
-        if self._entry is not None:
-            DEADLINES.cancel(self._entry)
+        for entry in (self._entry, self._early):
+            if entry is not None:
+                DEADLINES.cancel(entry)
         with self._lock:
             duplicate, owned, self._socket = self._socket, self._owned, None
         if duplicate is not None and owned:

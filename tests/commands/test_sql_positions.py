@@ -1,5 +1,6 @@
 """A query that does not parse is reported at its offending token in the spec file (`specs/x.yaml:L:C`),
-the same by `validate`, `call`, `test` and `serve`, whether DuckDB's parser or sqlglot's refuses it."""
+the same by `validate`, `call`, `test` and `serve`, whether DuckDB's parser or sqlglot's refuses it; and by
+`validate --live` where PostgreSQL or MariaDB refuses it."""
 
 from pathlib import Path
 

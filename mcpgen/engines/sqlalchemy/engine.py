@@ -33,7 +33,7 @@ from ...spec.config import URLConnection, expand_env, secret_options
 from ...sql.nulls import drop_null_orders, null_order_tables
 from ...sql.statements import DIALECTS, check_read_only, find_placeholders
 from ...text import first_line
-from ..control import CURRENT
+from ..control import CURRENT, cut_short
 from ..deadlines import Cutoff
 from ..protocol import Prepared, QueryResult
 from ..slots import Admission
@@ -70,6 +70,9 @@ _ITEM_TYPES = ("string", "integer", "number", "boolean", "date", "datetime")
 # After a call's time limit, how long the database has to say so itself (statement_timeout) before
 # the call stops waiting for it (`Cutoff`).
 ANSWER_GRACE = 5.0
+# After a cancel, how long the database has to answer the call's cancel request (or its opening) before
+# the call stops waiting for it (`Cutoff.shorten`).
+CANCEL_GRACE = 1.0
 
 
 class SQLAlchemyEngine:
@@ -114,6 +117,7 @@ class SQLAlchemyEngine:
         )
         self._engine = self._create(url, options, connect_args)
         self._settings = ("connect_args",) if connection.connect_args else ("url",)
+        event.listen(self._engine, "do_connect", _connect_cut_short)
         event.listen(self._engine, "connect", self.backend.on_connect)
         self.backend.listen(self._engine)
         self._clauses: dict[tuple, Any] = {}
@@ -345,8 +349,9 @@ class SQLAlchemyEngine:
         """`work(conn)` inside the call's own transaction (`Backend.begin`), always ended by
         `Backend.end`, with every wait for the database bounded: `timeout` plus `ANSWER_GRACE`
         after the call got its connection, its socket is shut down (`Cutoff`) and the call fails
-        saying so. (Waiting for the pool is bounded by pool_timeout, connecting by connect_timeout.)"""
-        with Cutoff(timeout + ANSWER_GRACE) as cutoff:
+        saying so; once the call is cancelled, `CANCEL_GRACE` from then (`cut_short`). (Waiting for the pool
+        is bounded by pool_timeout, connecting by connect_timeout or the cancel, `_connect_cut_short`.)"""
+        with Cutoff(timeout + ANSWER_GRACE) as cutoff, cut_short(functools.partial(cutoff.shorten, CANCEL_GRACE)):
             try:
                 return self._attempts(work, timeout, cutoff)
             except QueryCancelled:
@@ -367,6 +372,8 @@ class SQLAlchemyEngine:
         for attempt in (1, 2):
             conn = self._connect()
             with conn:
+                if _cancelled():  # while it connected: nothing is sent, the connection goes back as it came
+                    raise QueryCancelled("the call was cancelled before its query started")
                 raw = conn.connection.dbapi_connection
                 cutoff.attach(self.backend.socket_of(raw))
                 try:
@@ -496,6 +503,43 @@ def _db_message(orig) -> str:
     else:
         text = str(orig)
     return first_line(text) or type(orig).__name__
+
+
+def _connect_cut_short(dialect, record, cargs, cparams):
+    """SQLAlchemy's `do_connect` for a call a cancel may stop (one the server runs): the driver connects
+    in a thread of its own, and a cancel ends the call's wait at once (QueryCancelled; the pool counts
+    the connection as never made). A connection that comes after all is closed, not pooled. The wait is
+    the driver's connect timeout's, as without a cancel. Other calls connect as SQLAlchemy does (None)."""
+    if CURRENT.get() is None:
+        return None
+    lock, done = threading.Lock(), threading.Event()
+    outcome: list = []  # (connection, None) or (None, error); `False` once the call stopped waiting
+
+    def connect() -> None:
+        result: tuple[Any, Exception | None]
+        try:
+            result = (dialect.connect(*cargs, **cparams), None)
+        except Exception as exc:
+            result = (None, exc)
+        with lock:
+            if outcome:  # abandoned
+                if result[0] is not None:
+                    result[0].close()
+                return
+            outcome.append(result)
+        done.set()
+
+    threading.Thread(target=connect, name="mcpgen-connect", daemon=True).start()
+    with cut_short(done.set):
+        done.wait()
+    with lock:
+        if not outcome:
+            outcome.append(False)
+            raise QueryCancelled("the call was cancelled before its query started")
+    connection, error = outcome[0]
+    if error is not None:
+        raise error
+    return connection
 
 
 def _cancelled() -> bool:

@@ -1217,6 +1217,44 @@ def test_postgres_cancel_while_the_transaction_opens_reads_as_a_cancel(postgres_
         proxy.close()
 
 
+# The stages of a call's opening that wait for the database: its reply held from (the proxy's marker).
+OPENING_STAGES = {"connecting": b"", "asking the role's rights": b"rolsuper", "opening its transaction": b"BEGIN"}
+
+
+@pytest.mark.parametrize("driver", ["psycopg", "psycopg2"])
+@pytest.mark.parametrize("stage", OPENING_STAGES)
+def test_postgres_cancel_while_the_database_is_silent_cuts_the_opening_short(postgres_url, driver, stage):
+    """A cancel while the call's opening waits on a silent database ends the call within a second or two
+    (it waited out the call's time limit and its grace, or the connect timeout: 10 s here); the
+    connection it waited on is not given to the next call, which succeeds once the database answers."""
+    from mcpgen.errors import QueryCancelled
+
+    url = make_url(postgres_url).set(drivername=f"postgresql+{driver}")
+    proxy = Proxy(url.host or "127.0.0.1", url.port or 5432)
+    proxy.start()
+    through = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+    engine = SQLAlchemyEngine("pg", URLConnection(url=through, pool_size=1, max_overflow=0))
+    calls = {
+        "described": lambda: engine.describe(engine.prepare("SELECT 2 AS two"), timeout=10),
+        "run": lambda: run(engine, "SELECT 2", timeout=10),
+    }
+    try:
+        for name, call in calls.items():
+            if stage == "opening its transaction":
+                assert run(engine, "SELECT 1").rows == [(1,)]
+            proxy.hold(OPENING_STAGES[stage])
+            error, took = _cancel_after(0.3, call)
+            assert isinstance(error, QueryCancelled) and took < 2.5, (name, error, took)
+            proxy.hold(None)
+            assert run(engine, "SELECT 3").rows == [(3,)]
+            assert engine._engine.pool.checkedout() == 0
+            engine.close()  # the next call starts from no connection, and asks the role's rights again
+            engine._role_known = False
+    finally:
+        engine.close()
+        proxy.close()
+
+
 def test_sqlite_cancel_interrupts_the_query(tmp_path):
     from mcpgen.errors import QueryCancelled
 
