@@ -39,6 +39,7 @@ class Near(NamedTuple):
 _TOKEN = re.compile(r"""'(?:[^']|'')*'?|"(?:[^"]|"")*"?|`[^`]*`?|\$\d+|%\(\w+\)s|:\w+|\w+|\S""")
 _END = ("", -1)  # after the last token
 _PLACEHOLDER = ":name"  # any `:name`, which agrees with one value sent in its place (`_VALUE`)
+_REACH = 64  # tokens compared from each place
 _VALUE = re.compile(r"\$\d+|%\(\w+\)s|'.*|[\d.]+|null|true|false", re.DOTALL)
 
 
@@ -55,17 +56,22 @@ def _tokens(text: str) -> list[tuple[str, int]]:
 
 def find_near(sql: str, near: Near) -> tuple[int, int] | None:
     """(line, col) in `sql` of the token `near` points at, on `near.line` when given; None unless one place
-    agrees with `near.text` furthest (a placeholder of `sql` agreeing with a value)."""
-    sent = _tokens(near.text) + ([_END] if near.whole else [])
+    agrees with `near.text` furthest (a placeholder of `sql` agreeing with a value), over `_REACH` tokens
+    at most (a long query costs no more than a short one for each of its tokens)."""
+    sent = _tokens(near.text)
+    sent = sent[:_REACH] + ([_END] if near.whole and len(sent) <= _REACH else [])
     written = [*_tokens(sql), _END]
-    if not sent or sent[0] is _END:
+    if not sent:
         return None
     reach: dict[int, int] = {}
+    line = 1
     for start, (_, offset) in enumerate(written[:-1]):
-        if near.line is not None and line_col(sql, offset)[0] != near.line:
+        line += sql.count("\n", written[start - 1][1] if start else 0, offset)
+        if near.line is not None and line != near.line:
             continue
         agree = 0
-        for (token, _), (mine, _) in zip(sent, written[start:]):
+        while agree < len(sent) and start + agree < len(written):
+            token, mine = sent[agree][0], written[start + agree][0]
             if token != mine and not (mine == _PLACEHOLDER and _VALUE.fullmatch(token)):
                 break
             agree += 1
