@@ -1255,6 +1255,27 @@ def test_postgres_cancel_while_the_database_is_silent_cuts_the_opening_short(pos
         proxy.close()
 
 
+def test_mariadb_cancel_while_a_connection_waits_for_its_greeting_ends_the_call(mariadb_url):
+    """MariaDB's connect timeout (10 s) is not waited out either; the next call connects anew."""
+    from mcpgen.errors import QueryCancelled
+
+    url = make_url(mariadb_url)
+    proxy = Proxy(url.host or "127.0.0.1", url.port or 3306)
+    proxy.start()
+    through = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+    engine = SQLAlchemyEngine("maria", URLConnection(url=through, pool_size=1, max_overflow=0))
+    try:
+        proxy.hold(b"")
+        error, took = _cancel_after(0.3, lambda: run(engine, "SELECT 2", timeout=10))
+        assert isinstance(error, QueryCancelled) and took < 2.5, (error, took)
+        proxy.hold(None)
+        assert run(engine, "SELECT 3").rows == [(3,)]
+        assert engine._engine.pool.checkedout() == 0
+    finally:
+        engine.close()
+        proxy.close()
+
+
 def test_sqlite_cancel_interrupts_the_query(tmp_path):
     from mcpgen.errors import QueryCancelled
 
