@@ -187,3 +187,13 @@ def test_validate_live_points_at_the_token_the_database_refuses(tmp_path, monkey
     line, col = _spot((specs / "broken.yaml").read_text(), mark.format(t=table))
     shown = _lines(specs, "validate", "--live", "--timeout", "20", "specs")
     assert len(shown) == 1 and shown[0].startswith(f"specs/broken.yaml:{line}:{col}: error: the query failed: "), shown
+
+
+def test_a_place_the_spec_has_twice_stays_at_the_sql_value(tmp_path, monkeypatch, mariadb_url, mariadb_cities):
+    """MariaDB names an unknown column but not where it is: written twice, neither is taken for it."""
+    sql = f"sql: |\n  SELECT name AS city\n  FROM {mariadb_cities}\n  WHERE popuation > 1 OR popuation < 0\n"
+    specs = _project(tmp_path, f"connection: db\ndialect: mysql\n{sql}", f"  db:\n    url: {mariadb_url}\n")
+    monkeypatch.chdir(tmp_path)
+    line, col = _spot((specs / "broken.yaml").read_text(), "SELECT name")
+    shown = _lines(specs, "validate", "--live", "--timeout", "20", "specs")
+    assert shown == [f"specs/broken.yaml:{line}:{col}: error: the query failed: Unknown column 'popuation' in 'WHERE'"]
