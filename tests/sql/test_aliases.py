@@ -530,3 +530,45 @@ def test_a_materialized_views_columns_are_read_from_the_catalogue(schema, tables
         cur.execute(transpile(sql, "duckdb", "postgres", columns=columns))
         assert cur.fetchall() == run(tables, "duckdb", SHAPES["order_expression"])
     assert columns[f"{name}.m"] == {"a": "BIGINT", "b": "BIGINT"}
+
+
+@pytest.fixture
+def attached(tmp_path):
+    """A SQLAlchemy connection to a SQLite database whose main holds t (x), its temp a view v (x) and a
+    database attached as `sql_other` t (a, b, c) of ROWS and v (a): SQLite finds an unqualified t in main,
+    an unqualified v in temp."""
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'main.sqlite'}")
+    with engine.connect() as conn:
+        conn.exec_driver_sql(f"ATTACH DATABASE '{tmp_path / 'other.sqlite'}' AS sql_other")
+        conn.exec_driver_sql("CREATE TABLE t (x INTEGER)")
+        conn.exec_driver_sql("CREATE TABLE sql_other.t (a INTEGER, b INTEGER, c VARCHAR(5))")
+        conn.exec_driver_sql("INSERT INTO sql_other.t VALUES (?, ?, ?)", ROWS)
+        conn.exec_driver_sql("CREATE TABLE sql_other.v (a INTEGER)")
+        conn.exec_driver_sql("CREATE TEMP VIEW v AS SELECT x FROM t")
+        yield conn
+    engine.dispose()
+
+
+def test_sqlite_reads_every_database_it_lists(attached):
+    """An attached database's tables and temp's views are in SQLite's catalogue, keyed `schema.table`; an
+    unqualified name is the table SQLite itself finds first (temp, main, then the attached)."""
+    from mcpgen.engines.sqlalchemy.backends import backend_for
+
+    columns = backend_for("sqlite").columns(attached)
+    assert set(columns["sql_other.t"]) == {"a", "b", "c"} and set(columns["main.t"]) == {"x"}
+    assert columns["t"] == columns["main.t"] and columns["v"] == columns["temp.v"] == {"x": "VARCHAR"}
+    assert set(columns["sql_other.v"]) == {"a"}
+    assert [c for c, *_ in attached.exec_driver_sql("SELECT * FROM v").cursor.description] == ["x"]
+
+
+@pytest.mark.parametrize("shape", ["window_order", "window_partition"])
+def test_an_attached_sqlite_databases_table_decides_the_alias_as_duckdb_does(shape, attached, tables):
+    """`FROM other.t` whose t has a column of the alias's name: SQLite's rows are DuckDB's (before, the
+    catalogue lacked the table, and the translation was refused)."""
+    from mcpgen.engines.sqlalchemy.backends import backend_for
+
+    sql = SHAPES[shape].replace(" t ", " sql_other.t ")
+    text = transpile(sql, "duckdb", "sqlite", columns=backend_for("sqlite").columns(attached))
+    assert attached.exec_driver_sql(text).fetchall() == run(tables, "duckdb", SHAPES[shape])

@@ -111,8 +111,8 @@ class Backend:
         """The result columns that come straight from a table column declared NOT NULL (none known here)."""
         return frozenset()
 
-    # The catalogue's (table, column, type) of the connection's own tables and views, and its types as
-    # DuckDB names them (others: VARCHAR); None: not read here.
+    # The statement reading the catalogue (see `catalogue`; None: not read here), and its types as DuckDB
+    # names them (others: VARCHAR).
     CATALOGUE: str | None = None
     CATALOGUE_TYPES: dict[str, str] = {}
 
@@ -123,13 +123,19 @@ class Backend:
         the role sees, and `table` for the one an unqualified name finds (the first on the search path)."""
         tables: dict[str, dict[str, str]] = {}
         found: dict[str, tuple[int, str]] = {}  # table -> (its schema's place on the path, `schema.table`)
-        rows = conn.exec_driver_sql(self.CATALOGUE).fetchall() if self.CATALOGUE else ()
+        sql, values = self.catalogue(conn)
+        rows = conn.exec_driver_sql(sql, values).fetchall() if sql else ()
         for schema, table, column, kind, place in rows:
             key = f"{schema}.{table}".lower()
             tables.setdefault(key, {})[column.lower()] = self.CATALOGUE_TYPES.get(kind.lower(), "VARCHAR")
             if place is not None and place < found.get(table.lower(), (place + 1,))[0]:
                 found[table.lower()] = (place, key)
         return {**tables, **{table: tables[key] for table, (_, key) in found.items()}}
+
+    def catalogue(self, conn) -> tuple[str, tuple]:
+        """The statement (and its values) whose rows are the catalogue's (schema, table, column, type, the
+        schema's place in the order an unqualified name is looked for, NULL where it is not looked for)."""
+        return self.CATALOGUE or "", ()
 
     def is_timeout(self, orig: BaseException, deadline: float) -> bool:
         """Whether the driver's error means the call ran out of time."""
@@ -426,10 +432,17 @@ class MySQL(Backend):
 
 
 class SQLite(Backend):
-    CATALOGUE = (
-        "SELECT 'main', m.name, p.name, p.type, 1 FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS p "
-        "WHERE m.type IN ('table', 'view')"
-    )
+    def catalogue(self, conn):
+        """Every database SQLite lists (main, temp, the attached ones), placed in the order SQLite looks
+        for an unqualified table: temp, main, then the attached in the order they were attached."""
+        schemas = conn.exec_driver_sql("SELECT seq, name FROM pragma_database_list").fetchall()
+        quote = conn.dialect.identifier_preparer.quote_identifier
+        one = (
+            "SELECT ?, m.name, p.name, p.type, ? FROM {}.sqlite_master AS m "
+            "JOIN pragma_table_info(m.name, ?) AS p WHERE m.type IN ('table', 'view')"
+        )
+        sql = " UNION ALL ".join(one.format(quote(name)) for _, name in schemas)
+        return sql, tuple(v for seq, name in schemas for v in (name, seq ^ 1 if seq < 2 else seq, name))
 
     def configure(self, url, options, connect_args):
         url = _sqlite_read_only(url)
