@@ -618,8 +618,8 @@ def _aliases_in_order_expressions(tree: exp.Expr, columns: _Known) -> exp.Expr:
             if isinstance(ordered.this, exp.Column):
                 continue
             for column in list(ordered.this.find_all(exp.Column)):
-                if column.table or column.name.lower() not in named:
-                    continue
+                if column.table or column.name.lower() not in named or column.find_ancestor(exp.Select) is not select:
+                    continue  # a subquery's: `_aliases_in_subqueries`
                 if not _is_input_column(select, column, columns, tree):
                     column.replace(exp.Paren(this=named[column.name.lower()].copy()))
     return tree
@@ -734,10 +734,7 @@ def _is_input_column(select: exp.Select, column: exp.Column, known: _Known, tree
     name reads one (`upper(name) AS name`), or the tables' columns say so (when that cannot be told:
     InputColumnsUnknown, raised or added to `known.guessed`, and False)."""
     name = column.name.lower()
-    item = _renamed_items(select.expressions).get(name)
-    if item is not None and any(
-        c.name.lower() == name and c.find_ancestor(exp.Select) is select for c in item.find_all(exp.Column)
-    ):
+    if _names_itself(select, name):
         return True
     found = _input_columns(select, known.columns, tree)
     if found is None:
@@ -746,6 +743,14 @@ def _is_input_column(select: exp.Select, column: exp.Column, known: _Known, tree
         known.guessed.append(InputColumnsUnknown(column, _place(column)))
         return False
     return name in found
+
+
+def _names_itself(select: exp.Select, name: str) -> bool:
+    """Whether `select`'s item named `name` reads a column of that name (`upper(name) AS name`)."""
+    item = _renamed_items(select.expressions).get(name)
+    return item is not None and any(
+        c.name.lower() == name and c.find_ancestor(exp.Select) is select for c in item.find_all(exp.Column)
+    )
 
 
 def _place(node: exp.Expr) -> str:
@@ -872,6 +877,113 @@ def _owner(select: exp.Select, column: exp.Column, columns: _Known, tree: exp.Ex
     return owners[0]
 
 
+# The clauses of a query a subquery may be in, as a sentence names them; DuckDB reads the query's select
+# aliases in a subquery in the first three (in the select list, those of the items before it).
+_SUBQUERY_PLACES = {"where": "WHERE", "expressions": "the select list", "order": "ORDER BY", "having": "HAVING"}
+
+
+def _aliases_in_subqueries(tree: exp.Expr, known: _Known) -> exp.Expr:
+    """`SELECT a * 2 AS d FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.v = d)`: DuckDB reads a name in a
+    subquery that is a column of none of the tables in between as a select alias of the query around it,
+    in its WHERE, select list (an earlier item's) and ORDER BY. PostgreSQL and Spark read none there,
+    MariaDB/MySQL none in WHERE nor an aggregate's, SQLite none in the select list; on every target the
+    item is written out, its columns named with their table (the subquery's tables may have columns of
+    those names). An alias DuckDB refuses there (in HAVING, an aggregate's in WHERE, a window
+    function's) is refused where the tables' columns show it is no column."""
+    for select in list(tree.find_all(exp.Select)):
+        items = select.expressions
+        for column in list(select.find_all(exp.Column)):
+            if column.table or column.find_ancestor(exp.Select) is select:
+                continue
+            top: exp.Expr = column
+            while top.parent is not None and top.parent is not select:
+                top = top.parent
+            place = _SUBQUERY_PLACES.get(top.arg_key or "")
+            if place is None:
+                continue
+            before = items[: items.index(top)] if top.arg_key == "expressions" else items
+            item = _renamed_items(before).get(column.name.lower())
+            if item is None:
+                continue
+            at, reading = f"a subquery in {place}", _alias_reading(column, select, known, tree)
+            window, aggregate = item.find(exp.Window) is not None, item.find(exp.AggFunc) is not None
+            if place == "HAVING" or window or (aggregate and place == "WHERE"):
+                if reading:
+                    raise (MisplacedAlias if place != "HAVING" else AliasInSubquery)(column, at)
+                continue
+            if reading is None:
+                if known.guessed is None:
+                    raise InputColumnsUnknown(column, at)
+                known.guessed.append(InputColumnsUnknown(column, at))
+            if reading is not False:
+                column.replace(exp.Paren(this=_with_tables(item, select, column, known, tree, at)))
+    return tree
+
+
+def _alias_reading(column: exp.Column, select: exp.Select, known: _Known, tree: exp.Expr) -> bool | None:
+    """Whether DuckDB reads `column`, in a subquery of `select`, as `select`'s alias of its name: False where
+    a query in between has a column or an alias of that name, or `select`'s tables have the column; None
+    where the tables' columns cannot be told."""
+    name, unknown = column.name.lower(), False
+    around = column.find_ancestor(exp.Select)
+    while around is not None:
+        if around is not select and name in _renamed_items(around.expressions):
+            return False
+        found = _input_columns(around, known.columns, tree)
+        if (found is not None and name in found) or (around is select and _names_itself(select, name)):
+            return False
+        unknown = unknown or found is None
+        around = around.parent.find_ancestor(exp.Select) if around is not select and around.parent else None
+    return None if unknown else True
+
+
+def _with_tables(
+    item: exp.Expr, select: exp.Select, column: exp.Column, known: _Known, tree: exp.Expr, at: str
+) -> exp.Expr:
+    """A copy of `item` whose columns (those of `select`'s tables) are named with their table, for a
+    subquery of `select` where `column` is; refused where a table cannot be told, or where a query in
+    between names one of its own tables the same."""
+    copy = item.copy()
+    inner: set[str] = set()
+    around = column.find_ancestor(exp.Select)
+    while around is not None and around is not select:
+        inner |= {s.this.alias_or_name.lower() for s in _sources(around)}
+        around = around.parent.find_ancestor(exp.Select) if around.parent else None
+    for own in list(copy.find_all(exp.Column)):
+        if own.find_ancestor(exp.Select) is not None:
+            continue  # a column of a subquery in the item
+        table = own.table or _owner_of(select, own, known, tree)
+        if not table or table.lower() in inner:
+            raise AliasInSubquery(column, at, own.sql("duckdb"))
+        own.set("table", exp.to_identifier(table))
+    return copy
+
+
+def _owner_of(select: exp.Select, column: exp.Column, known: _Known, tree: exp.Expr) -> str | None:
+    """The name of the one table of `select` that has `column` (None where that cannot be told)."""
+    sources = _sources(select)
+    if len(sources) == 1:
+        return sources[0].this.alias_or_name or None
+    owners = []
+    for source in sources:
+        found = _input_columns(exp.Select(expressions=[exp.Star()]).from_(source.this.copy()), known.columns, tree)
+        if found is None:
+            return None
+        if column.name.lower() in found:
+            owners.append(source.this.alias_or_name)
+    return owners[0] if len(owners) == 1 else None
+
+
+class AliasInSubquery(AliasAt):
+    """`column`, at `place` (a subquery in a clause), names a select alias of the query around it that the
+    target cannot be given as DuckDB reads it: in HAVING (DuckDB refuses it), or whose expression's column
+    `unowned` cannot be named with its table there."""
+
+    def __init__(self, column: exp.Expr, place: str, unowned: str | None = None):
+        super().__init__(column, place)
+        self.unowned = unowned
+
+
 def duckdb_name(item: exp.Expr) -> str:
     """The header DuckDB gives an unnamed result column, as near as its parser's printing goes:
     `sum(x)`, `count_star()`, `substr(s, 1, 20)`."""
@@ -924,20 +1036,27 @@ _STEPS: dict[str, tuple[Callable[[exp.Expr], exp.Expr], ...]] = {
 
 # The steps that need to know the tables' columns (the database's catalogue, when it was read).
 _NAMING_STEPS: dict[str, tuple[Callable[[exp.Expr, _Known], exp.Expr], ...]] = {
-    "sqlite": (_refuse_qualify_on_shadowing_alias, _aliases_written_out(frozenset({"window", "select"}))),
+    "sqlite": (
+        _refuse_qualify_on_shadowing_alias,
+        _aliases_written_out(frozenset({"window", "select"})),
+        _aliases_in_subqueries,
+    ),
     "mysql": (
         _refuse_qualify_on_shadowing_alias,
         _aliases_written_out(frozenset({"where", "select"})),
+        _aliases_in_subqueries,
         _mysql_shadowed_columns,
     ),
     "postgres": (
         _refuse_qualify_on_shadowing_alias,
         _aliases_written_out(frozenset({"where", "window", "select"})),
+        _aliases_in_subqueries,
         _aliases_in_order_expressions,
     ),
     "spark": (
         _refuse_qualify_on_shadowing_alias,
         _aliases_written_out(frozenset({"where", "window", "select"})),
+        _aliases_in_subqueries,
         _aliases_in_order_expressions,
     ),
 }

@@ -213,6 +213,18 @@ def _rewrite(
             f"{engine} cannot be told to read as DuckDB does (the column); rename the alias",
             *_start(sql, shadow.column),
         ) from None
+    except dialects.AliasInSubquery as inside:
+        if inside.unowned is None:
+            why = "which DuckDB refuses there (write its expression out)"
+        else:
+            why = (
+                f"which {dialects.engine_name(target)} does not read there as DuckDB does, and the column "
+                f"{inside.unowned} of its expression cannot be named with its table there (name it with its table, "
+                "or give the subquery's table another alias)"
+            )
+        raise Untranslatable(
+            f"`{inside}` in {inside.place} names a result column's alias, {why}", *_start(sql, inside.column)
+        ) from None
     except dialects.MisplacedAlias as misplaced:
         instead = " (filter on it in HAVING or QUALIFY)" if misplaced.place == "WHERE" else ""
         raise Untranslatable(
