@@ -21,11 +21,11 @@ import os
 import threading
 import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import QueryCancelled, QueryError, QueryTimeout
+from ..errors import QueryCancelled, QueryError, QueryTimeout, SettingError
 from ..sql.statements import check_read_only, find_placeholders
 from ..text import first_line
 from .control import CURRENT, attached
@@ -124,6 +124,16 @@ class SparkEngine:
     ):
         if importlib.util.find_spec("pyspark") is None:
             raise QueryError(f"connection '{name}' needs the Spark Connect client: pip install \"mcpgen[spark]\"")
+        _quiet_pyspark()
+        from pyspark.sql.connect.client import DefaultChannelBuilder
+
+        try:
+            DefaultChannelBuilder(remote)  # reads the URL; connects nowhere
+        except Exception:  # its message shows the URL, which may hold a token
+            raise SettingError(
+                f"connection '{name}': spark: the Spark Connect URL is not valid (sc://host:port, options after /;)",
+                ("spark",),
+            ) from None
         self.name, self.remote, self.database = name, remote, database
         self.max_concurrent, self.queue_timeout = max_concurrent, queue_timeout
         self._slots = FairSlots(max_concurrent)
@@ -142,7 +152,10 @@ class SparkEngine:
             if self._down_since is not None and time.monotonic() - self._down_since < DOWN_FOR:
                 raise SparkUnavailable(f"connection '{self.name}' is unavailable: {self._down_reason}")
             if self._session is None:
-                self._session = _open_session(self.remote, self._conf, self.database)
+                try:
+                    self._session = _open_session(self.remote, self._conf, self.database)
+                except SettingError as exc:
+                    raise SettingError(f"connection '{self.name}': {exc}", exc.setting) from None
             return self._session
 
     def _open(self) -> Any:
@@ -163,6 +176,47 @@ class SparkEngine:
             except Exception:
                 pass
         return SparkUnavailable(f"connection '{self.name}' is unavailable: {reason}")
+
+    def _bounded(self, work: Callable[[Any], Any], timeout: float) -> Any:
+        """`work(session)` in a thread of its own, given up on after `timeout` seconds: opening the
+        session and the catalogue's calls are not jobs that a tag could cancel."""
+        box: dict[str, Any] = {}
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                box["value"] = work(self._open())
+            except Exception as exc:  # handed to the caller
+                box["error"] = exc
+            finally:
+                done.set()
+
+        threading.Thread(target=run, daemon=True, name=f"mcpgen-spark-{self.name}").start()
+        if not done.wait(timeout):
+            raise SparkUnavailable(f"connection '{self.name}' did not answer within {timeout:g} s")
+        if "error" in box:
+            error = box["error"]
+            if isinstance(error, QueryError):
+                raise error
+            raise QueryError(f"connection '{self.name}': Spark's catalogue could not be read: {_message(error)}")
+        return box.get("value")
+
+    def check_role(self, timeout: float = 10.0) -> None:
+        """Spark Connect has no database role to ask about (see docs/databases.md); the session is opened, so
+        that a setting Spark refuses (`conf`, `database`) is said at start (SettingError). Raises QueryError
+        when the cluster does not answer (the first call opens it again)."""
+        self._bounded(lambda spark: None, timeout)
+
+    def column_types(self, timeout: float = 10.0) -> dict[str, dict[str, str]]:
+        """Table -> column -> type (as DuckDB names them) of every database's tables and views and of the
+        session's temporary views, read from Spark's catalogue once (the translation reads which names are
+        columns): keyed `database.table`, and `table` for the one an unqualified name finds (a temporary
+        view, else the current database's table)."""
+        if self._columns is None:
+            self._columns = self._bounded(_catalogue, timeout)
+        return self._columns
+
+    _columns: dict[str, dict[str, str]] | None = None
 
     # -- the Engine interface ------------------------------------------------------------------
 
@@ -262,11 +316,17 @@ def _sample(declared: str) -> Any:
     return [SAMPLES[declared[:-2]]] if declared.endswith("[]") else SAMPLES[declared]
 
 
-def _open_session(remote: str, conf: Mapping[str, str], database: str | None) -> Any:
-    # pyspark warns on stderr about pandas versions (mcpgen does not use pandas) and about each
-    # exhausted retry (mcpgen reports the unreachable cluster itself, in one sentence).
+def _quiet_pyspark() -> None:
+    """pyspark warns on stderr about pandas versions (mcpgen does not use pandas) and about each
+    exhausted retry (mcpgen reports the unreachable cluster itself, in one sentence)."""
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
     warnings.filterwarnings("ignore", message=r"\[RETRIES_EXCEEDED\]", category=UserWarning)
+
+
+def _open_session(remote: str, conf: Mapping[str, str], database: str | None) -> Any:
+    """A session with `conf` set and `database` current; SettingError naming the one Spark refuses."""
+    _quiet_pyspark()
+    from pyspark.errors import PySparkException
     from pyspark.logger import PySparkLogger
     from pyspark.sql.connect.client.retries import DefaultPolicy
     from pyspark.sql.connect.session import SparkSession
@@ -277,12 +337,57 @@ def _open_session(remote: str, conf: Mapping[str, str], database: str | None) ->
     session = SparkSession.builder.remote(remote).create()
     # The default policy retries an unreachable server for about 10 minutes; a tool call should not.
     session.client.set_retry_policies([DefaultPolicy(max_retries=RETRIES, initial_backoff=100, max_backoff=500)])
-    for key, value in conf.items():
-        session.conf.set(key, value)
-    if database:
-        session.catalog.setCurrentDatabase(database)
+    setting: tuple[str, ...] = ()
+    try:
+        for key, value in conf.items():
+            setting = ("conf", key)
+            session.conf.set(key, value)
+        if database:
+            setting = ("database",)
+            session.catalog.setCurrentDatabase(database)
+    except PySparkException as exc:
+        if _unreachable(exc):
+            raise
+        session.client.close()
+        said = _message(exc)
+        if setting[0] == "conf" and conf[setting[1]]:
+            said = said.replace(conf[setting[1]], "...")  # a conf value may be a secret
+        raise SettingError(f"{': '.join(setting)}: Spark refuses it: {said}", setting) from None
     session.registerProgressHandler(_stage_progress)  # type: ignore[arg-type]  # any callable; it is only called
     return session
+
+
+# Spark's column types as DuckDB names them (others: VARCHAR), as the other engines' catalogues give them.
+_DUCKDB_TYPES = {
+    "date": "DATE",
+    **dict.fromkeys(("timestamp", "timestamp_ntz"), "TIMESTAMP"),
+    **dict.fromkeys(("tinyint", "smallint", "int", "bigint"), "BIGINT"),
+    **dict.fromkeys(("float", "double"), "DOUBLE"),
+    "decimal": "DECIMAL",
+}
+
+
+def _catalogue(spark: Any) -> dict[str, dict[str, str]]:
+    """`SparkEngine.column_types` read through the session `spark`."""
+    tables: dict[str, dict[str, str]] = {}
+    views: set[str] = set()  # the session's temporary views, listed with every database
+    current = spark.catalog.currentDatabase().lower()
+    for database in spark.catalog.listDatabases():
+        for table in spark.catalog.listTables(database.name):
+            temporary = table.isTemporary and not table.namespace  # the session's own, not global_temp's
+            if temporary and table.name.lower() in views:
+                continue
+            parts = (table.name,) if temporary else (database.name, table.name)
+            listed = spark.catalog.listColumns(".".join(f"`{p.replace('`', '``')}`" for p in parts))
+            columns = {c.name.lower(): _DUCKDB_TYPES.get(c.dataType.split("(")[0].lower(), "VARCHAR") for c in listed}
+            if temporary:  # an unqualified name finds it first
+                views.add(table.name.lower())
+                tables[table.name.lower()] = columns
+                continue
+            tables[f"{database.name}.{table.name}".lower()] = columns
+            if database.name.lower() == current and table.name.lower() not in views:
+                tables[table.name.lower()] = columns
+    return tables
 
 
 def _unreachable(exc: Exception) -> bool:

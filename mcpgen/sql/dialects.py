@@ -41,6 +41,7 @@ FROM t
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
@@ -605,10 +606,12 @@ def _derived_table_aliases(tree: exp.Expr) -> exp.Expr:
     return tree
 
 
-def _aliases_in_order_expressions(tree: exp.Expr, columns: _Known) -> exp.Expr:
+def _aliases_in_order_expressions(tree: exp.Expr, columns: _Known, qualified: bool = False) -> exp.Expr:
     """`SELECT a + b AS s ... ORDER BY CASE WHEN s = 0 THEN ...`: DuckDB reads `s` inside an ORDER BY
-    expression as the select item when no table column has that name; PostgreSQL and Spark only a bare
-    `ORDER BY s`. The item is written out, unless `s` is also a column, which all three read there."""
+    expression as the select item when no table column has that name, and as the column where one has;
+    PostgreSQL reads only a bare `ORDER BY s` as the item, Spark reads the item there too even where a
+    column has its name. The item is written out, unless `s` is also a column, which is then named with its
+    table where the target reads the item (`qualified`: Spark)."""
     for select in tree.find_all(exp.Select):
         order = select.args.get("order")
         if order is None:
@@ -622,6 +625,8 @@ def _aliases_in_order_expressions(tree: exp.Expr, columns: _Known) -> exp.Expr:
                     continue  # a subquery's: `_aliases_in_subqueries`
                 if not _is_input_column(select, column, columns, tree):
                     column.replace(exp.Paren(this=named[column.name.lower()].copy()))
+                elif qualified:
+                    column.set("table", exp.to_identifier(_owner(select, column, columns, tree)))
     return tree
 
 
@@ -1057,6 +1062,6 @@ _NAMING_STEPS: dict[str, tuple[Callable[[exp.Expr, _Known], exp.Expr], ...]] = {
         _refuse_qualify_on_shadowing_alias,
         _aliases_written_out(frozenset({"where", "window", "select"})),
         _aliases_in_subqueries,
-        _aliases_in_order_expressions,
+        functools.partial(_aliases_in_order_expressions, qualified=True),
     ),
 }

@@ -30,3 +30,26 @@ def test_a_duckdb_project_never_imports_sqlalchemy_or_pyspark():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_an_invalid_spark_url_is_said_at_its_place_before_connecting(tmp_path, monkeypatch):
+    """The URL is read when the engine is made, without a cluster: validate --live and call say where it is,
+    and not the URL itself (it may hold a token)."""
+    import pytest
+    from click.testing import CliRunner
+
+    from mcpgen.cli import main
+
+    pytest.importorskip("pyspark")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mcpgen.yaml").write_text("connections:\n  default:\n    spark: http://127.0.0.1:1/;token=s3cret\n")
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "one.yaml").write_text(
+        "description: d\nsources: [https://example.org/]\ncontent: '{{ row_count }}'\nsql: SELECT 1 AS one\n"
+    )
+    for command in (["validate", "--live", "--timeout", "60", "specs"], ["call", "one", "--specs", "specs"]):
+        result = CliRunner().invoke(main, command)
+        assert result.exit_code != 0
+        said = result.output.replace("error: ", "")  # validate says the severity, call does not
+        assert "mcpgen.yaml:3:5: connection 'default': spark: the Spark Connect URL is not valid" in said
+        assert "s3cret" not in result.output and "Traceback" not in result.output

@@ -241,3 +241,112 @@ def test_a_cancelled_call_stops_its_job_and_progress_is_read_from_its_stages(eng
         time.sleep(0.5)
     assert _running_jobs(spark_cluster) == [], "the cancelled job still runs"
     assert engine.run(engine.prepare("SELECT 1 AS one"), {}, 10, 30).rows == [(1,)]
+
+
+# -- Spark's catalogue and its settings ---------------------------------------------------------------
+
+ROWS = [(1, 30, "x"), (2, 20, "y"), (3, 10, "x")]  # a ascending where b descends: the readings differ
+# A name that is both a select alias and t's column, where DuckDB reads the column or (a bare ORDER BY,
+# HAVING) the alias; plain validate warns where its translation needs the catalogue.
+SHADOWED = {
+    "order_expression": "SELECT b AS a FROM t ORDER BY a * 1",
+    "where": "SELECT b AS a FROM t WHERE a > 1 ORDER BY 1",
+    "window_order": "SELECT b AS a, row_number() OVER (ORDER BY a) AS r FROM t ORDER BY r",
+    "order_bare": "SELECT b AS a, a AS b FROM t ORDER BY a",
+    "group_by": "SELECT c AS a, count(*) AS n FROM t GROUP BY a, c ORDER BY 1, 2",
+    "having_ungrouped": "SELECT c, sum(b) AS a FROM t GROUP BY c HAVING a > 25 ORDER BY c",
+    "window_partition": "SELECT c AS a, b, row_number() OVER (PARTITION BY a ORDER BY b) AS r FROM t ORDER BY b",
+}
+
+
+@pytest.fixture(scope="module")
+def shadow(spark_cluster, lake, tmp_path_factory):
+    """Table sql_t (a, b, c) of ROWS in the lake, and the same table t in DuckDB."""
+    import duckdb
+
+    duck = duckdb.connect()
+    duck.execute("CREATE TABLE t AS SELECT * FROM (VALUES (1, 30, 'x'), (2, 20, 'y'), (3, 10, 'x')) AS v (a, b, c)")
+    path = tmp_path_factory.mktemp("sql_t") / "sql_t.parquet"
+    duck.execute(f"COPY t TO '{path}' (FORMAT parquet)")
+    spark_cluster.load_tables({"sql_t": path}, lake)
+    return duck
+
+
+def test_the_catalogue_gives_every_databases_tables_and_the_current_ones_unqualified(engine, lake, shadow):
+    columns = engine.column_types(60)
+    assert columns[f"{lake}.sql_t"] == {"a": "BIGINT", "b": "BIGINT", "c": "VARCHAR"}
+    assert columns["sql_t"] == columns[f"{lake}.sql_t"]
+    assert {"name", "population", "country_code"} <= set(columns["cities"])
+
+
+@pytest.mark.parametrize("shape", SHADOWED)
+def test_serve_translates_an_alias_with_sparks_catalogue_and_gives_duckdbs_rows(
+    shape, spark_cluster, lake, shadow, tmp_path, monkeypatch
+):
+    """Plain validate warns that `a` may be a column; serve reads Spark's catalogue, finds it is, and
+    answers as DuckDB does (before, Spark had no catalogue and the warning's reading stood)."""
+    from mcpgen.load.project import load_project
+    from mcpgen.serve.project import open_project
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mcpgen.yaml").write_text(
+        yaml.safe_dump({"connections": {"default": {"spark": spark_cluster.remote, "database": lake}}})
+    )
+    (tmp_path / "specs").mkdir()
+    sql = SHADOWED[shape].replace(" t ", " sql_t ")
+    (tmp_path / "specs" / "shadow.yaml").write_text(
+        f"description: d\nsources: [https://example.org/]\ncontent: '{{{{ row_count }}}}'\nsql: {sql}\n"
+    )
+    warned = any("is translated for Spark SQL" in p.message for p in load_project(tmp_path / "specs").problems)
+    assert warned == (shape not in ("group_by", "having_ungrouped"))  # those read no catalogue
+    project = open_project(tmp_path / "specs")
+    try:
+        table = project.registry.call_sync("shadow", {}).structured_content["table"]
+    finally:
+        project.close()
+    assert [tuple(row) for row in table[1:]] == shadow.execute(SHADOWED[shape]).fetchall()
+
+
+BAD_SETTINGS = {
+    "conf_value": (
+        {"conf": {"spark.sql.ansi.enabled": "maybe"}},
+        (6, 7),
+        "conf: spark.sql.ansi.enabled: Spark refuses it",
+    ),
+    "static_conf": (
+        {"conf": {"spark.sql.warehouse.dir": "/tmp"}},
+        (6, 7),
+        "conf: spark.sql.warehouse.dir: Spark refuses it",
+    ),
+    "database": ({"database": "sql_no_such_database"}, (4, 5), "database: Spark refuses it: [SCHEMA_NOT_FOUND]"),
+}
+
+
+@pytest.mark.parametrize("bad", BAD_SETTINGS)
+def test_a_setting_spark_refuses_is_said_at_its_place_at_start(bad, spark_cluster, lake, tmp_path, monkeypatch):
+    """validate --live, call and serve say it at the setting's line and column in mcpgen.yaml, before any call
+    (it was said at the first call, by the call)."""
+    from click.testing import CliRunner
+
+    from mcpgen.cli import main
+
+    settings, (line, col), sentence = BAD_SETTINGS[bad]
+    monkeypatch.chdir(tmp_path)
+    connection = {"spark": spark_cluster.remote, "database": lake, **settings}
+    text = "connections:\n  default:\n" + "".join(
+        f"    {k}: {v}\n"
+        if not isinstance(v, dict)
+        else f"    {k}:\n" + "".join(f"      {ck}: {cv}\n" for ck, cv in v.items())
+        for k, v in connection.items()
+    )
+    (tmp_path / "mcpgen.yaml").write_text(text)
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "one.yaml").write_text(
+        "description: d\nsources: [https://example.org/]\ncontent: '{{ row_count }}'\nsql: SELECT 1 AS one\n"
+    )
+    for command in (["validate", "--live", "--timeout", "60", "specs"], ["call", "one", "--specs", "specs"]):
+        result = CliRunner().invoke(main, command)
+        assert result.exit_code != 0, result.output
+        said = result.output.replace("error: ", "")  # validate says the severity, call does not
+        assert f"mcpgen.yaml:{line}:{col}: connection 'default': {sentence}" in said, result.output
+        assert "Traceback" not in result.output
