@@ -64,6 +64,8 @@ _SQLITE_LACKS: dict[type, str] = {
     exp.StddevPop: "STDDEV_POP()",
     exp.Variance: "VARIANCE()",
     exp.VariancePop: "VAR_POP()",
+    exp.Any: "ANY (a subquery)",
+    exp.All: "ALL (a subquery)",
 }
 _MYSQL_LACKS: dict[type, str] = {
     exp.Cube: "GROUP BY CUBE",

@@ -88,6 +88,9 @@ REFUSED = [
     ("sqlite", "SELECT grouping(a) AS g FROM t GROUP BY a", "GROUPING() cannot be written in SQLite", 1),
     ("sqlite", "SELECT\n  stddev_samp(b) AS s FROM t", "STDDEV_SAMP() cannot be written in SQLite", 2),
     ("sqlite", "SELECT EXTRACT(EPOCH FROM d) AS e FROM t", "EXTRACT(EPOCH FROM ...) cannot be written in SQLite", 1),
+    ("sqlite", "SELECT a FROM t\nWHERE a > ANY (SELECT b FROM t)", "ANY (a subquery) cannot be written in SQLite", 2),
+    ("sqlite", "SELECT a FROM t\nWHERE a = SOME (SELECT b FROM t)", "ANY (a subquery) cannot be written in SQLite", 2),
+    ("sqlite", "SELECT a FROM t WHERE a >= ALL (SELECT b FROM t)", "ALL (a subquery) cannot be written in SQLite", 1),
     (
         "mysql",
         "SELECT *\nFROM a FULL OUTER JOIN b ON a.k = b.k",
