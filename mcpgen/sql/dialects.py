@@ -14,11 +14,13 @@ Each rewrite keeps the result DuckDB gives:
   subquery in FROM gets a name (PostgreSQL too).
 - A select alias where the target reads none is written out as its expression, unless a table's column
   has its name (DuckDB reads the column there): inside an ORDER BY expression (PostgreSQL, Spark), in
-  WHERE (not SQLite), in a window (not MariaDB/MySQL), in a later select item (every target); an
+  WHERE (not SQLite), in a window (not MariaDB/MySQL), in a later select item and in a subquery of
+  WHERE, the select list or ORDER BY (every target; its columns named with their table there); an
   aggregate's or window function's alias in WHERE or in an aggregate is refused, as DuckDB refuses it
   (a name the SQL shows is a column, such as one the alias's own item reads, is one). PostgreSQL, SQLite
   and Spark: one in HAVING, unless a grouped column has its name; MariaDB/MySQL: a table's column that a
-  select alias shadows in GROUP BY or a window is named with its table. These need the tables' columns
+  select alias shadows in GROUP BY or a window is named with its table; Spark: one it shadows inside an
+  ORDER BY expression (Spark reads the alias there). These need the tables' columns
   (the catalogue; without it, no table's column is taken to have the alias's name), and a QUALIFY on
   such a name is refused where sqlglot rewrites QUALIFY.
 - Every target: QUALIFY's query keeps its ORDER BY and LIMIT on a query around sqlglot's rewrite.
