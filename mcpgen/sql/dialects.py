@@ -667,8 +667,9 @@ def _aliases_written_out(places: frozenset[str]) -> Callable[[exp.Expr, _Known],
     """`SELECT price * qty AS total ... WHERE total > 10`: DuckDB reads a select alias in WHERE, in a
     window's PARTITION BY / ORDER BY and in a later select item when no table's column has its name. The
     item is written out in `places` ("where", "window", "select"), where the target does not read it
-    (PostgreSQL reads none there). An aggregate's alias in WHERE or in an aggregate, which DuckDB refuses
-    too, is refused on every target where the tables' columns show it is no column of theirs."""
+    (PostgreSQL reads none there). An aggregate's alias in WHERE or in an aggregate, and a subquery's in the
+    select list, a window or an ORDER BY expression, which DuckDB refuses too, are refused on every target
+    where the tables' columns show it is no column of theirs."""
 
     def step(tree: exp.Expr, known: _Known) -> exp.Expr:
         for select in list(tree.find_all(exp.Select)):
@@ -681,6 +682,9 @@ def _aliases_written_out(places: frozenset[str]) -> Callable[[exp.Expr, _Known],
             _write_out(select, list(where.find_all(exp.Column)) if where else [], named, "where" in places, known, tree)
             spec = [c for c in select.find_all(exp.Column) if _in_window_spec(c)]
             _write_out(select, spec, named, "window" in places, known, tree)
+            order = select.args.get("order")
+            keys = [o.this for o in order.expressions if not isinstance(o.this, exp.Column)] if order else []
+            _write_out(select, [c for k in keys for c in k.find_all(exp.Column)], named, False, known, tree)
         return tree
 
     return step
@@ -690,30 +694,49 @@ def _write_out(
     select: exp.Select, columns: list[exp.Column], named: dict[str, exp.Expr], change: bool, known: _Known, tree
 ) -> None:
     """Each of `select`'s own `columns` that names an item of `named` and no table's column: replaced by the
-    item (`change`). Where DuckDB refuses the item there (an aggregate in WHERE or in an aggregate), the
-    name can only be a table's column: refused when the tables' columns say it is not one."""
+    item (`change`). Where DuckDB refuses the item there (`_refused_there`), the name can only be a table's
+    column: refused when the tables' columns say it is not one."""
     for column in columns:
         item = named.get(column.name.lower())
         if item is None or column.table or column.find_ancestor(exp.Select) is not select:
             continue
-        if _refused_there(column, item):
+        refused = _refused_there(column, item)
+        if refused:
             found = _input_columns(select, known.columns, tree)
             if found is not None and column.name.lower() not in found:
-                raise MisplacedAlias(column, _place(column))
+                raise MisplacedAlias(column, _place(column), refused)
         elif change and not _is_input_column(select, column, known, tree):
             column.replace(exp.Paren(this=item.copy()))
 
 
-def _refused_there(column: exp.Column, item: exp.Expr) -> bool:
-    """Whether DuckDB refuses `item` where `column` is: an aggregate or window function in WHERE, or inside
-    an aggregate (outside a window's), a window function inside a window function."""
-    aggregate, window = item.find(exp.AggFunc) is not None, item.find(exp.Window) is not None
+_AGGREGATE, _SUBQUERY = "an aggregate or window function", "a subquery"  # what DuckDB refuses an alias of
+
+
+def _refused_there(column: exp.Column, item: exp.Expr) -> str | None:
+    """What DuckDB refuses `item` as where `column` names it (None: nothing): an aggregate or window function
+    in WHERE, or inside an aggregate (outside a window's), a window function inside a window function; a
+    subquery anywhere but WHERE ("Alias referenced in a SELECT clause - but the expression has a subquery")."""
+    aggregate, window = _has(item, exp.AggFunc), _has(item, exp.Window)
     if isinstance(column.find_ancestor(exp.Where, exp.Select), exp.Where):
-        return aggregate or window
+        return _AGGREGATE if aggregate or window else None
     in_aggregate = column.find_ancestor(exp.AggFunc) is not None
     if in_aggregate and aggregate and not isinstance(column.find_ancestor(exp.Window, exp.Select), exp.Window):
-        return True
-    return window and (in_aggregate or column.find_ancestor(exp.Window) is not None)
+        return _AGGREGATE
+    if window and (in_aggregate or column.find_ancestor(exp.Window) is not None):
+        return _AGGREGATE
+    return _SUBQUERY if item.find(exp.Query) is not None else None
+
+
+def _has(item: exp.Expr, kind: type[exp.Expr]) -> bool:
+    """Whether `item` holds a `kind` of its own, not one of a subquery in it (`(SELECT max(v) FROM u) + a`
+    is no aggregate)."""
+    for node in item.find_all(kind):
+        around: exp.Expr | None = node
+        while around is not None and around is not item and not isinstance(around, exp.Query):
+            around = around.parent
+        if around is item:
+            return True
+    return False
 
 
 class AliasAt(Exception):
@@ -848,7 +871,12 @@ class ShadowingAlias(AliasAt):
 
 
 class MisplacedAlias(AliasAt):
-    """`column`, at `place`, names the alias of an aggregate or window function, which DuckDB refuses there."""
+    """`column`, at `place`, names the alias of `what` (an aggregate or window function, a subquery), which
+    DuckDB refuses there."""
+
+    def __init__(self, column: exp.Expr, place: str, what: str = _AGGREGATE):
+        super().__init__(column, place)
+        self.what = what
 
 
 def _mysql_shadowed_columns(tree: exp.Expr, columns: _Known) -> exp.Expr:
@@ -915,7 +943,7 @@ def _aliases_in_subqueries(tree: exp.Expr, known: _Known) -> exp.Expr:
             if item is None:
                 continue
             at, reading = f"a subquery in {place}", _alias_reading(column, select, known, tree)
-            window, aggregate = item.find(exp.Window) is not None, item.find(exp.AggFunc) is not None
+            window, aggregate = _has(item, exp.Window), _has(item, exp.AggFunc)
             if place == "HAVING" or window or (aggregate and place == "WHERE"):
                 if reading:
                     raise (MisplacedAlias if place != "HAVING" else AliasInSubquery)(column, at)

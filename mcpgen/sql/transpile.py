@@ -228,7 +228,7 @@ def _rewrite(
     except dialects.MisplacedAlias as misplaced:
         instead = " (filter on it in HAVING or QUALIFY)" if misplaced.place == "WHERE" else ""
         raise Untranslatable(
-            f"`{misplaced}` in {misplaced.place} names a result column that is an aggregate or window function, "
+            f"`{misplaced}` in {misplaced.place} names a result column that is {misplaced.what}, "
             f"which DuckDB refuses there too{instead}",
             *_start(sql, misplaced.column),
         ) from None

@@ -55,6 +55,8 @@ TRANSLATED = {
     "in_a_cte": (  # pm
         "WITH q AS (SELECT a * 2 AS d FROM t WHERE EXISTS (SELECT 1 FROM u WHERE v = d)) SELECT d FROM q ORDER BY d"
     ),
+    # a subquery's alias in WHERE and a bare ORDER BY, which DuckDB reads
+    "a_subquerys_alias_in_where": "SELECT (SELECT max(v) FROM u) + a AS n FROM t WHERE n > 7 ORDER BY n",
     # a name that is a column of the query's table, or of the subquery's: the column, everywhere
     "in_order_by": "SELECT a * 2 AS d FROM t ORDER BY (SELECT count(*) FROM u WHERE v < d) DESC, 1",
     "a_column_of_the_query": "SELECT b AS a FROM t WHERE EXISTS (SELECT 1 FROM u WHERE v = a) ORDER BY 1",
@@ -70,6 +72,17 @@ REFUSED = {
     "SELECT a, row_number() OVER (ORDER BY b) AS r, (SELECT count(*) FROM u WHERE w < r) AS n FROM t": (
         "`r` in a subquery in the select list names a result column that is an aggregate or window function, "
         "which DuckDB refuses there too"
+    ),
+    # the alias of a subquery, outside WHERE: DuckDB reads none ("the expression has a subquery")
+    "SELECT a, EXISTS (SELECT 1 FROM u WHERE u.v > t.a) AS n FROM t ORDER BY NOT n, a": (
+        "`n` in ORDER BY names a result column that is a subquery, which DuckDB refuses there too"
+    ),
+    "SELECT (SELECT max(v) FROM u) AS n, n + 1 AS m FROM t": (
+        "`n` in the select list names a result column that is a subquery, which DuckDB refuses there too"
+    ),
+    "SELECT (SELECT max(v) FROM u) AS n, row_number() OVER (ORDER BY n) AS r FROM t": (
+        "`n` in a window's ORDER BY or PARTITION BY names a result column that is a subquery, which DuckDB "
+        "refuses there too"
     ),
     "SELECT a * 2 AS d FROM t GROUP BY a HAVING EXISTS (SELECT 1 FROM u WHERE v = d)": (
         "`d` in a subquery in HAVING names a result column's alias, which DuckDB refuses there (write its "
