@@ -16,7 +16,6 @@ from ..checks import row_references
 from ..errors import MCPGenError, Problem
 from ..spec.config import DuckDBConnection
 from ..spec.params import param_types
-from ..sql.places import Near, find_near
 from ..text import column_of, did_you_mean, first_line
 
 if TYPE_CHECKING:
@@ -24,6 +23,7 @@ if TYPE_CHECKING:
     from ..spec.models import Spec
     from ..spec.yamlload import Located
     from ..sql.pages import PagePlan
+    from ..sql.places import Near
     from .specs import LoadedSpec
 
 LIVE_TIMEOUT = 10.0  # seconds per connection and per query description
@@ -98,6 +98,8 @@ def _near_position(loaded: LoadedSpec, near: Near | None) -> tuple[int, int] | N
     the statement sent is one of the spec's unless the SQL was translated."""
     if near is None:
         return None
+    from ..sql.places import find_near  # only for a live check's error: a kept project's start loads no SQL module
+
     spec = loaded.spec
     written = spec.sql if spec.sql is not None else (loaded.path.parent / str(spec.sql_file)).read_text("utf-8")
     return find_near(written, near._replace(line=None) if loaded.translated else near)
