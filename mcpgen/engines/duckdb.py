@@ -290,9 +290,9 @@ def _fill(con: duckdb.DuckDBPyConnection, name: str, reach: Readable, init: list
     inside those limits (QueryError if it fails). Whether the file holds all that `init` left: not
     when it changed a setting, set a variable, attached a database or made a temporary object."""
     _limit(con, reach)
-    before = _beside_the_file(con)
+    before = con.execute(_HELD).fetchone()
     _run_init(con, name, init, root)
-    return _beside_the_file(con) == before
+    return con.execute(_HELD).fetchone() == before and con.execute(_TEMPORARY).fetchone() == (0,)
 
 
 def _limit(con: duckdb.DuckDBPyConnection, reach: Readable) -> None:
@@ -303,22 +303,22 @@ def _limit(con: duckdb.DuckDBPyConnection, reach: Readable) -> None:
         con.execute(f"SET {setting} = false")
 
 
-# What a connection holds outside its database file: settings, variables, databases, and how many
-# temporary objects there are. (Secrets need an extension, which init may not load.)
-_BESIDE_THE_FILE = """
+# What a connection holds outside its database file: settings, variables and databases (secrets need an
+# extension, which init may not load)...
+_HELD = """
 SELECT (SELECT list((name, value) ORDER BY name) FROM duckdb_settings()),
     (SELECT list(name ORDER BY name) FROM duckdb_variables()),
-    (SELECT list(database_name ORDER BY database_name) FROM duckdb_databases()),
-    (SELECT count(*) FROM duckdb_tables() WHERE temporary)
+    (SELECT list(database_name ORDER BY database_name) FROM duckdb_databases())
+"""
+# ...and temporary objects, of which a new connection has none (read once, after init: listing the functions
+# is most of the check's cost).
+_TEMPORARY = """
+SELECT (SELECT count(*) FROM duckdb_tables() WHERE temporary)
     + (SELECT count(*) FROM duckdb_views() WHERE temporary AND NOT internal)
     + (SELECT count(*) FROM duckdb_sequences() WHERE temporary)
     + (SELECT count(*) FROM duckdb_functions() WHERE database_name = 'temp' AND NOT internal)
     + (SELECT count(*) FROM duckdb_types() WHERE database_name = 'temp' AND NOT internal)
 """
-
-
-def _beside_the_file(con: duckdb.DuckDBPyConnection) -> tuple | None:
-    return con.execute(_BESIDE_THE_FILE).fetchone()
 
 
 def _run_init(con: duckdb.DuckDBPyConnection, name: str, init: list[str], root: Path) -> None:
