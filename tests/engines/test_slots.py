@@ -49,21 +49,25 @@ def test_a_waiter_that_gave_up_leaves_no_slot_behind():
 
 
 def test_a_waiter_behind_a_queue_that_moves_waits_past_the_timeout():
-    """The timeout is how long the queue may stand still, not how long a call may queue: six calls of
-    0.1 s each on one slot with a 0.25 s timeout all run (the last waits 0.5 s), as the message says."""
-    slots, ran = FairSlots(1), []
+    """The timeout is how long the queue may stand still, not how long a call may queue: five calls of
+    0.3 s each on one slot with a 1 s timeout all run, the last after waiting 1.2 s, as the message says.
+    (Each holder has 0.7 s to spare for a loaded machine's scheduling before the queue would stand still.)"""
+    slots, ran, waited = FairSlots(1), [], {}
 
     def call(name):
-        with slots.held("duck", timeout=0.25):
-            time.sleep(0.1)
+        start = time.monotonic()
+        with slots.held("duck", timeout=1):
+            waited[name] = time.monotonic() - start
+            time.sleep(0.3)
             ran.append(name)
 
-    threads = [threading.Thread(target=call, args=(i,)) for i in range(6)]
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(5)]
     for t in threads:
         t.start()
     for t in threads:
         t.join(10)
-    assert sorted(ran) == list(range(6))
+    assert sorted(ran) == list(range(5))
+    assert max(waited.values()) > 1  # one of them waited past the timeout, and ran
 
 
 # Admission: the wait in the event loop, before a call takes a worker thread ---------------------
