@@ -265,7 +265,6 @@ def serve(
         import anyio
 
         from . import logs
-        from .serve.server import ToolServer
 
         logs.setup(log_format, verbose)
         specs_dir = specs_dir.resolve()  # opening the project changes the working directory
@@ -279,6 +278,8 @@ def serve(
                 loaded, host, port, token_envs, allow_hosts, allow_origins, max_body_bytes, insecure_no_auth, limits
             )
         project = _open(specs_dir, loaded, positions=False)  # a server holds no YAML positions past its start
+        from .serve.server import ToolServer  # the SDK (a second of imports) once the project opened: not for a refusal
+
         gc.freeze()
     finally:
         gc.enable()

@@ -138,6 +138,16 @@ def test_serve_loads_its_budget(tmp_path):
     assert not others & {"sqlalchemy", "pyspark", "rich", "jsonschema", "psycopg", "pymysql"}
 
 
+def test_serve_refusing_a_project_loads_no_sdk(tmp_path):
+    """A project that cannot start is refused before the SDK (a second of imports) is loaded."""
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "broken.yaml").write_text("description: [unclosed\n")
+    ours, others = loaded(tmp_path, "serve", str(specs))
+    assert "mcpgen.serve.project" in ours  # it got as far as opening the project
+    assert not others & {"mcp", "mcp_types", "starlette"}, others
+
+
 def test_validate_loads_neither_the_sdk_nor_serving(tmp_path):
     ours, others = loaded(tmp_path, "validate", "specs")
     assert ours == mcpgen(VALIDATE)
