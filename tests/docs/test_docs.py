@@ -248,8 +248,13 @@ def test_the_readme_test_command_shows_why_a_test_was_skipped(tmp_path):
     test.write_text("import pytest\n\ndef test_later():\n    pytest.skip('the service is not running here')\n")
     assert "`-rs`" in (REPO / "README.md").read_text()
     command = [sys.executable, "-m", "pytest", "-c", str(REPO / "pyproject.toml"), "--rootdir", str(tmp_path)]
+    # In one process (-n 0): two pytest-xdist workers for one test would triple the child's start-up.
     done = subprocess.run(
-        [*command, "-p", "no:cacheprovider", str(test)], capture_output=True, text=True, timeout=60, cwd=tmp_path
+        [*command, "-p", "no:cacheprovider", "-n", "0", str(test)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "SKIPPED [1] test_skips.py:4: the service is not running here" in done.stdout, done.stdout
