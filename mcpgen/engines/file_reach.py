@@ -70,21 +70,24 @@ def readable_set(root: Path) -> Readable:
     walker = _Walker(root)
     directories: list[str] = []
     paths: list[str] = []
-    if walker.clean(root):
+    if walker.clean(str(root)):
         directories.append(str(root) + os.sep)
     else:
-        walker.split(root, directories, paths)
+        walker.split(str(root), directories, paths)
     return Readable(directories, paths)
 
 
 class _Walker:
+    """Folders are walked as path text (os.scandir's own): a Path made for each of a large tree's entries
+    was most of the walk's cost."""
+
     def __init__(self, root: Path):
         self.root = root
         self.entries = 0
-        self._clean: dict[Path, bool] = {}
-        self._listing: dict[Path, list[os.DirEntry]] = {}
+        self._clean: dict[str, bool] = {}
+        self._listing: dict[str, list[os.DirEntry]] = {}
 
-    def listing(self, folder: Path) -> list[os.DirEntry]:
+    def listing(self, folder: str) -> list[os.DirEntry]:
         if folder not in self._listing:
             try:
                 with os.scandir(folder) as it:
@@ -100,40 +103,38 @@ class _Walker:
             self._listing[folder] = entries
         return self._listing[folder]
 
-    def clean(self, folder: Path) -> bool:
+    def clean(self, folder: str) -> bool:
         """True when nothing under `folder` is hidden, a link or a special file. Walks every
         subfolder (hidden ones too) to check its folder links, whatever the answer."""
         if folder in self._clean:
             return self._clean[folder]
         ok = True
         for entry in self.listing(folder):
-            path = Path(entry.path)
             if entry.is_symlink():
-                self.check_link(path)
+                self.check_link(Path(entry.path))
                 ok = False
             elif entry.is_dir(follow_symlinks=False):
-                ok = self.clean(path) and ok and not entry.name.startswith(".")
+                ok = self.clean(entry.path) and ok and not entry.name.startswith(".")
             elif entry.name.startswith(".") or not entry.is_file(follow_symlinks=False):
                 ok = False
         self._clean[folder] = ok
         return ok
 
-    def split(self, folder: Path, directories: list[str], paths: list[str]) -> None:
+    def split(self, folder: str, directories: list[str], paths: list[str]) -> None:
         """Add the readable parts of an unclean `folder`: clean subfolders whole, files one by one."""
         for entry in self.listing(folder):
             if entry.name.startswith("."):
                 continue
-            path = Path(entry.path)
             if entry.is_symlink():
-                if self.readable_file(path.resolve()):
-                    paths.append(str(path))
+                if self.readable_file(Path(entry.path).resolve()):
+                    paths.append(entry.path)
             elif entry.is_dir(follow_symlinks=False):
-                if self.clean(path):
-                    directories.append(str(path) + os.sep)
+                if self.clean(entry.path):
+                    directories.append(entry.path + os.sep)
                 else:
-                    self.split(path, directories, paths)
+                    self.split(entry.path, directories, paths)
             elif entry.is_file(follow_symlinks=False):
-                paths.append(str(path))
+                paths.append(entry.path)
 
     def readable_file(self, real: Path) -> bool:
         """A link's real target is readable: a regular file inside the root, no hidden part."""
