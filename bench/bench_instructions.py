@@ -8,6 +8,12 @@ instructions per call. Each side is measured so, the two side by side (two proce
 
     python bench/bench_instructions.py                   # downloads on against off, this tree
     python bench/bench_instructions.py --baseline main   # downloads on: this tree against mcpgen at REV
+    python bench/bench_instructions.py --http --clients 10   # `serve --http` against the hand-written HTTP server
+    python bench/bench_instructions.py --http --baseline main --keep out/  # ... against mcpgen at REV, files kept
+
+Over HTTP (`--http`) each server listens on 127.0.0.1 under callgrind and C official clients call it at
+once (the same C clients call both sides, each its own server); `--keep DIR` keeps the callgrind files
+for `callgrind_annotate --inclusive=yes`.
 
 Needs valgrind. A latency ratio moves with the load of a shared machine; this count moves much less,
 but not at all only for code that does not depend on time: the event loop and the threads that wait
@@ -22,16 +28,22 @@ import asyncio
 import contextlib
 import os
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+import anyio
+import httpx2
 import psutil
-from bench_core import bench_project, exported
+from bench_core import bench_project, exported, serve_from
+from bench_http_load import free_port
 from bench_vs_handwritten import with_downloads
-from mcp import ClientSession, StdioServerParameters
+from mcp import Client, ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -63,6 +75,62 @@ async def count(tree: Path, project: Path, calls: int, out: Path) -> float:
     return int(totals[0].split()[1]) / calls
 
 
+async def count_http(command: list[str], env: dict, clients: int, calls: int, out: Path) -> float:
+    """Instructions per call of the HTTP server `command` (which takes `--port N` last), under callgrind,
+    with `clients` official clients calling at once."""
+    port = free_port()
+    cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}", *command]
+    proc = subprocess.Popen(
+        [*cmd, str(port)], env={**os.environ, **env, "PYTHONHASHSEED": "0"}, cwd=REPO, stderr=subprocess.DEVNULL
+    )
+    try:
+        await listening(proc, port)
+        url = f"http://127.0.0.1:{port}/mcp"
+        async with contextlib.AsyncExitStack() as stack:
+            sessions = [
+                await stack.enter_async_context(
+                    Client(streamable_http_client(url, http_client=httpx2.AsyncClient(timeout=TIMEOUT)))
+                )
+                for _ in range(clients)
+            ]
+
+            async def each(calls_each: int) -> None:
+                async with anyio.create_task_group() as tg:
+                    for session in sessions:
+                        tg.start_soon(calls_of, session, calls_each)
+
+            await each(20 // clients + 1)  # warm-up
+            control(proc.pid, "on")
+            await each(calls // clients)
+            control(proc.pid, "off")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(TIMEOUT)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    totals = [line for line in out.read_text().splitlines() if line.startswith("totals:")]
+    return int(totals[0].split()[1]) / (calls // clients * clients)
+
+
+async def calls_of(session: Client, calls: int) -> None:
+    for _ in range(calls):
+        result = await asyncio.wait_for(session.call_tool("top_cities", {"n": 10}), TIMEOUT)
+        if result.is_error:
+            raise SystemExit(f"the call failed: {result.content[0].text}")
+
+
+async def listening(proc: subprocess.Popen, port: int) -> None:
+    """Wait (at most TIMEOUT seconds) until `proc` accepts connections on `port`."""
+    with anyio.fail_after(TIMEOUT):
+        while True:
+            if proc.poll() is not None:
+                raise SystemExit(f"the server under callgrind exited with status {proc.returncode}")
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+            await anyio.sleep(0.5)
+
+
 def control(pid: int, state: str) -> None:
     subprocess.run(["callgrind_control", "-i", state, str(pid)], check=True, capture_output=True, timeout=TIMEOUT)
 
@@ -75,21 +143,52 @@ async def both(sides: dict[str, tuple[Path, Path]], calls: int, tmp: Path) -> di
     return dict(zip(names, counted))
 
 
+async def both_http(sides: dict[str, tuple[list[str], dict]], clients: int, calls: int, out: Path) -> dict[str, float]:
+    names = list(sides)
+    counted = await asyncio.gather(
+        *(
+            count_http(cmd, env, clients, calls, out / f"callgrind.{name.split(',')[0].replace(' ', '-')}")
+            for name, (cmd, env) in sides.items()
+        )
+    )
+    return dict(zip(names, counted))
+
+
+def http_sides(tree: Path | None, rev: str | None, project: Path) -> dict[str, tuple[list[str], dict]]:
+    """This tree's `serve --http` and the hand-written HTTP server, or mcpgen as of `rev` (exported to `tree`)."""
+    mcpgen = [*serve_from(REPO, project)[2:], "--http", "--port"]
+    sides = {"this tree": (mcpgen, {"PYTHONPATH": str(REPO)})}
+    if tree is None:
+        hand = [sys.executable, str(HERE / "handwritten_server.py"), str(REPO / "examples/data/cities.csv"), "--http"]
+        sides["hand-written"] = (hand, {})
+    else:
+        sides[rev or ""] = (mcpgen, {"PYTHONPATH": str(tree)})
+    return sides
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=200, help="calls counted per side")
     ap.add_argument("--baseline", metavar="REV", help="downloads on, this tree against mcpgen as of REV")
+    ap.add_argument("--http", action="store_true", help="serve --http against the hand-written HTTP server (or REV)")
+    ap.add_argument("--clients", type=int, default=10, help="concurrent clients per server (--http)")
+    ap.add_argument("--keep", type=Path, metavar="DIR", help="keep the callgrind files in DIR")
     opts = ap.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed")
     with bench_project() as project, contextlib.ExitStack() as stack, tempfile.TemporaryDirectory() as tmp:
-        on = with_downloads(project)
-        if opts.baseline:
-            tree = stack.enter_context(exported(opts.baseline))
-            sides = {"this tree, downloads on": (REPO, on), f"{opts.baseline}, downloads on": (tree, on)}
+        out = opts.keep or Path(tmp)
+        out.mkdir(parents=True, exist_ok=True)
+        tree = stack.enter_context(exported(opts.baseline)) if opts.baseline else None
+        if opts.http:
+            counted = asyncio.run(both_http(http_sides(tree, opts.baseline, project), opts.clients, opts.calls, out))
         else:
-            sides = {"downloads on": (REPO, on), "downloads off": (REPO, project)}
-        counted = asyncio.run(both(sides, opts.calls, Path(tmp)))
+            on = with_downloads(project)
+            if tree is not None:
+                sides = {"this tree, downloads on": (REPO, on), f"{opts.baseline}, downloads on": (tree, on)}
+            else:
+                sides = {"downloads on": (REPO, on), "downloads off": (REPO, project)}
+            counted = asyncio.run(both(sides, opts.calls, out))
     (a, x), (b, y) = counted.items()
     print(f"{a}: {x:,.0f} instructions per call | {b}: {y:,.0f} | ratio {x / y:.4f} | difference {x - y:+,.0f}")
 
