@@ -52,6 +52,12 @@ TEMPLATES = [
     "{% for r in rows %}{{ r.pop * 2 }} {% endfor %}",  # arithmetic: outside the subset
     "{% for r in rows %}{% for c in columns %}{{ c }}{% endfor %}{% endfor %}",  # nested loops: outside
     "   {{ row_count }}   ",
+    # more shapes of the subset, each against Jinja
+    "{% for r in rows %}{% if r.note %}[{{ r.note }}]{% elif r.share >= 1 %}all{% endif %}{% endfor %}",
+    "{% for r in rows %}{% endfor %}{% for c in columns %}{{ c }}{{ '/' if not loop.last }}{% endfor %}",
+    "{{ rows[-1].city }} {{ rows[0] }} {{ columns }} {{ (rows | length) > 2 }} {{ n == 3 and 'x' or 'y' }}",
+    "{% if rows %}{% for r in rows %}{{ loop.index }}{{ r.pop | thousands('.') }} {% endfor %}{% else %}none{% endif %}",
+    "{{ r }}{% for r in rows %}{{ r.city if r.pop != 0 else -1 }};{% endfor %}{{ r }}",
 ]
 BROKEN = [
     "{{ nope }}",  # undefined name
@@ -59,6 +65,11 @@ BROKEN = [
     "{% for r in rows %}{{ r.nope }}{% endfor %}",  # no such column
     "{{ rows[0].city | thousands('') | percent }}",  # a filter failing on its input
     "{{ rows.items }}",  # not a row: the sandbox decides
+    "{{ rows[-9].city }}",  # before the start
+    "{{ columns[0].city }}",  # a column of something that is not a row
+    "{% for r in columns %}{{ r.city }}{% endfor %}",  # the same in a loop
+    "{% if nope > 1 %}x{% endif %}",  # an undefined name in a test
+    "{% for r in rows %}{{ r.city | percent }}{% endfor %}",  # a filter failing in a loop
 ]
 
 
