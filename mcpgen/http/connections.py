@@ -37,6 +37,7 @@ import socket
 import struct
 import time
 from dataclasses import dataclass
+from operator import itemgetter
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
@@ -140,7 +141,7 @@ class _LimitedProtocol(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._phase, self._head_bytes = _BODY, 0
-        hosts = sum(name == b"host" for name, _ in self.headers)
+        hosts = list(map(itemgetter(0), self.headers)).count(b"host")  # in C: a loop here cost ~1% of a call
         if hosts > 1 or (hosts == 0 and self.parser.get_http_version() == "1.1"):
             raise ValueError("a request needs exactly one Host header")  # uvicorn answers 400 and closes
         before = self.cycle
@@ -353,9 +354,9 @@ def caller_of(scope) -> str:
     >>> caller_of({"headers": [], "client": ("10.0.0.1", 5)})
     'address 10.0.0.1'
     """
-    for name, value in scope.get("headers", ()):
-        if name == b"authorization":
-            return "token " + hashlib.sha256(value).hexdigest()[:16]
+    token = dict(reversed(scope.get("headers", ()))).get(b"authorization")  # the first one, as the auth layer reads
+    if token is not None:
+        return "token " + hashlib.sha256(token).hexdigest()[:16]
     client = scope.get("client") or ("",)
     return f"address {client[0]}"
 
