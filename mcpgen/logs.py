@@ -123,6 +123,15 @@ def _write_calls() -> None:
         flush_calls()
 
 
+# What every call line's record shares, made once: LogRecord() reads the file's name, the thread and the
+# process each time, about a third of what a line cost. `created` is when the call ended, not when written.
+_CALL_RECORD = vars(
+    logging.LogRecord(
+        CALLS.name, logging.INFO, __file__, 0, "call tool=%s ms=%s rows=%s truncated=%s error=%s cache=%s", (), None
+    )
+)
+
+
 def _write(item: tuple) -> None:
     created, tool, ms, query_ms, rows, truncated, error, cache = item
     fields = {
@@ -143,17 +152,9 @@ def _write(item: tuple) -> None:
         error or "-",
         cache or "-",
     )
-    record = CALLS.makeRecord(
-        CALLS.name,
-        logging.INFO,
-        __file__,
-        0,
-        "call tool=%s ms=%s rows=%s truncated=%s error=%s cache=%s",
-        args,
-        None,
-        extra={"fields": fields},
-    )
-    record.created, record.msecs = created, (created % 1) * 1000  # when the call ended, not when written
+    record = logging.LogRecord.__new__(logging.LogRecord)
+    record.__dict__.update(_CALL_RECORD, args=args, fields=fields, created=created, msecs=(created % 1) * 1000)
+    record.relativeCreated = _CALL_RECORD["relativeCreated"] + (created - _CALL_RECORD["created"]) * 1000
     try:
         CALLS.handle(record)
     except Exception:  # a log line must never stop the writer
