@@ -21,6 +21,7 @@ from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.subscriptions import InMemorySubscriptionBus, PromptsListChanged, ToolsListChanged
 from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import X_MCP_HEADER_KEY
 from mcp.types import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -87,6 +88,7 @@ class ToolServer:
         self.listen = BoundedListen(self.bus)  # `serve --http` bounds it per caller (mcpgen.serve.listen)
         self._sessions: weakref.WeakSet = weakref.WeakSet()
         self._listing: tuple[Registry | None, ListToolsResult | None] = (None, None)
+        self._headers: tuple[Registry | None, set[str]] = (None, set())  # the tools whose schema declares a header
         # get_tool_input_schema: without it the SDK runs the whole tools/list handler for every
         # 2026-07-28 tools/call over HTTP, just to check Mcp-Param-* headers.
         self.server = Server(
@@ -257,8 +259,17 @@ class ToolServer:
         return ReadResourceResult(contents=[contents])
 
     def _input_schema(self, name: str):
+        """What the SDK checks a 2026-07-28 call's Mcp-Param-* headers against: the tool's inputSchema when it
+        declares a header (`x-mcp-header`), else None, as for a hidden tool: a schema that declares none can
+        refuse no header, and walking it (twice, every call) cost about 1% of a call over HTTP."""
         registry = self.registry
-        return registry.get(name).input_schema if self._visible(registry, name) else None
+        if not self._visible(registry, name):
+            return None
+        headed, declares = self._headers
+        if headed is not registry:  # found once per tool set
+            declares = {tool.name for tool in registry if _mentions(tool.input_schema, X_MCP_HEADER_KEY)}
+            self._headers = (registry, declares)
+        return registry.get(name).input_schema if name in declares else None
 
     async def _call_tool(self, ctx, params: CallToolRequestParams) -> dict[str, Any]:
         self._remember(ctx)
@@ -401,6 +412,17 @@ def _wants_progress(ctx, params: CallToolRequestParams) -> bool:
     channel = getattr(ctx.session, "_request_outbound", None)
     channel = getattr(channel, "_inner", channel)  # a 2026-07-28 stream wraps the channel
     return getattr(channel, "_progress_token", None) is not None or getattr(channel, "_on_progress", None) is not None
+
+
+def _mentions(value: Any, key: str) -> bool:
+    """Whether `key` is a key of any object inside the JSON value `value`.
+
+    >>> _mentions({"properties": {"r": {"type": "string", "x-mcp-header": "Region"}}}, "x-mcp-header")
+    True
+    """
+    if isinstance(value, dict):
+        return key in value or any(_mentions(v, key) for v in value.values())
+    return isinstance(value, list) and any(_mentions(v, key) for v in value)
 
 
 def _prompt_message(prompt, arguments) -> GetPromptResult:
