@@ -353,6 +353,9 @@ def caller_of(scope) -> str:
     'token '
     >>> caller_of({"headers": [], "client": ("10.0.0.1", 5)})
     'address 10.0.0.1'
+    >>> two = [(b"authorization", b"Bearer a"), (b"host", b"x"), (b"authorization", b"Bearer b")]
+    >>> caller_of({"headers": two}) == caller_of({"headers": two[:1]})  # the first, which the auth layer checks
+    True
     """
     token = dict(reversed(scope.get("headers", ()))).get(b"authorization")  # the first one, as the auth layer reads
     if token is not None:
