@@ -95,9 +95,12 @@ async def count_http(command: list[str], env: dict, clients: int, calls: int, ou
             ]
 
             async def each(calls_each: int) -> None:
+                failed: list[str] = []  # one sentence per client that stopped, rather than a task group's traceback
                 async with anyio.create_task_group() as tg:
                     for session in sessions:
-                        tg.start_soon(calls_of, session, calls_each)
+                        tg.start_soon(calls_of, session, calls_each, failed)
+                if failed:
+                    raise SystemExit(f"{failed[0]} (server: {' '.join(command)} {port})")
 
             await each(20 // clients + 1)  # warm-up
             control(proc.pid, "on")
@@ -113,11 +116,16 @@ async def count_http(command: list[str], env: dict, clients: int, calls: int, ou
     return int(totals[0].split()[1]) / (calls // clients * clients)
 
 
-async def calls_of(session: Client, calls: int) -> None:
-    for _ in range(calls):
-        result = await asyncio.wait_for(session.call_tool("top_cities", {"n": 10}), TIMEOUT)
-        if result.is_error:
-            raise SystemExit(f"the call failed: {result.content[0].text}")
+async def calls_of(session: Client, calls: int, failed: list[str]) -> None:
+    """`calls` calls in a row; the first failure (an error result, or an exception) goes to `failed`."""
+    try:
+        for _ in range(calls):
+            result = await asyncio.wait_for(session.call_tool("top_cities", {"n": 10}), TIMEOUT)
+            if result.is_error:
+                failed.append(f"a call failed: {result.content[0].text}")
+                return
+    except Exception as exc:  # a timeout, a dropped connection: said in one line, the other clients go on
+        failed.append(f"a call failed: {type(exc).__name__}: {exc}")
 
 
 async def listening(proc: subprocess.Popen, port: int) -> None:
