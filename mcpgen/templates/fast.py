@@ -73,7 +73,7 @@ def compile_simple(ast: nodes.Template, finalize: Callable[[Any], str]) -> Rende
     source = _Source({**FILTERS, "length": len})
     try:
         source.statements(ast.body, None, "        ")
-    except _Unsupported:
+    except (_Unsupported, RecursionError):
         return None
     code = "\n".join(
         [
@@ -89,7 +89,10 @@ def compile_simple(ast: nodes.Template, finalize: Callable[[Any], str]) -> Rende
     )
     scope: dict[str, Any] = {"K": tuple(source.constants), "finalize": finalize, "LONG_VALUE": LONG_VALUE}
     scope.update(_Output=_Output, _Full=_Full, _fallback=_fallback)
-    exec(compile(code, "<mcpgen template>", "exec"), scope)
+    try:
+        exec(compile(code, "<mcpgen template>", "exec"), scope)
+    except (SyntaxError, RecursionError, MemoryError):  # nested deeper than Python parses: Jinja decides
+        return None
     return scope["render"]
 
 

@@ -210,6 +210,8 @@ class Template:
                     break
         except RecursionError:
             raise RenderError("the template recursed too deeply") from None
+        except SyntaxError:  # Jinja's Python source for it nests deeper than Python parses
+            raise RenderError("the template nests its expressions too deeply") from None
         except budget.Overtime as exc:
             raise RenderError(f"the template took longer than {seconds:g} s to render", self._line(exc)) from None
         except UndefinedError as exc:

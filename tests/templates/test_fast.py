@@ -187,3 +187,19 @@ def test_many_renders_on_one_thread_stay_plain_python(monkeypatch):
     monkeypatch.setattr(Template, "_render_jinja", jinja)
     for _ in range(MAX_BUILT // MAX_OUTPUT + 2):
         assert len(template.render(context)) == MAX_OUTPUT
+
+
+@pytest.mark.parametrize("depth", [150, 250, 400])
+@pytest.mark.parametrize("shape", ["{{ %s x }}", "{{ x %s }}"])
+def test_deeply_nested_expressions_render_or_fail_in_one_sentence(shape, depth):
+    """Python parses at most 200 nested parentheses: the plain-Python source of a deeper template is left
+    to Jinja, whose own source nests as deep, so the answer is the text or a RenderError, not a SyntaxError."""
+    source = shape % ("not " * depth if shape.startswith("{{ %s") else " and x" * depth)
+    for fast in (True, False):
+        template = Template(source)
+        if not fast:
+            template._fast = False
+        try:
+            assert template.render({"x": 1}) in ("True", "False", "1")
+        except RenderError as exc:
+            assert "too deeply" in str(exc)
