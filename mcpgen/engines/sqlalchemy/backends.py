@@ -570,6 +570,7 @@ _PG_AROUND = {
     b"mcpgen_rollback": b"ROLLBACK",
     b"mcpgen_unlock": b"SELECT pg_advisory_unlock_all()",
 }
+_PG_AROUND_ITEMS = tuple(_PG_AROUND.items())
 _PG_NAMES = itertools.count()  # prepared statements' names (`_pg_prepared`)
 # How long after its time limit a call sent in one message may wait for its answer, past the Cutoff's
 # own bound (which ends the wait first): only a backstop.
@@ -578,6 +579,7 @@ _PG_BACKSTOP = 60.0
 # yet, (its time limit in ms, seconds) (`begin`); whether the call's end was sent with its query;
 # whether `_PG_AROUND` is prepared; the queries prepared (`_pg_prepared`).
 _OPENING, _ENDED, _AROUND, _PREPARED = "mcpgen_opening", "mcpgen_ended", "mcpgen_around", "mcpgen_prepared"
+_TX = "mcpgen_transformer"  # the psycopg Transformer kept with the connection (`_pg_pipelined`)
 _PG_PENDING: weakref.WeakSet = weakref.WeakSet()  # psycopg connections whose `end` is not answered yet
 # libpq's own bounds, unless the URL sets them: connecting, and a peer that stops answering TCP
 # (keepalive probes on a silent connection; unacknowledged data on a busy one).
@@ -632,42 +634,39 @@ def _pg_pipelined(conn, opening: tuple, sql: str, params: tuple) -> tuple[list[s
     """The call in one message with one Sync (libpq's pipeline mode): the opening `begin` deferred
     (`BEGIN READ ONLY`, the time limit by `set_config(..., true)`), the query (`sql` with $1
     placeholders), then `ROLLBACK` and `pg_advisory_unlock_all()`; the columns and rows of the query,
-    read with psycopg's own adapters. The four statements around the query are prepared once on
-    each connection (`_PG_AROUND`), the query by psycopg's rule (`_pg_prepared`); with psycopg's
-    `prepare_threshold` None, nothing is. The waits are `_pg_results`'; the call's `Cutoff` ends
-    them first.
+    read with psycopg's own adapters (one Transformer kept with the connection, as a cursor keeps
+    one). The four statements around the query are prepared once on each connection (`_PG_AROUND`),
+    the query by psycopg's rule (`_pg_prepared`); with psycopg's `prepare_threshold` None, nothing
+    is. The answers are read in one pass up to the Sync (`_pg_results`); the call's `Cutoff` ends
+    the wait first.
 
     A failed opening raises NotOpened, a failed query the driver's error; then the transaction is
     still open (a failed statement skips the rest up to the Sync) and `end` resets the session."""
-    from psycopg.adapt import PyFormat, Transformer
-
     errors, pq = _psycopg()
+    transformer, auto = _psycopg_adapt()
     ms, seconds = opening
+    info = conn.info
     raw = conn.connection.dbapi_connection
     pgconn = raw.pgconn
-    tx = Transformer.from_context(raw)
-    values = tx.dump_sequence(params, [PyFormat.AUTO] * len(params))
+    tx = info.get(_TX)
+    if tx is None:
+        tx = info[_TX] = transformer.from_context(raw)
+    values = tx.dump_sequence(params, [auto] * len(params))
     query = sql.encode(tx.encoding)
-    name, prepare, dropped = _pg_prepared(conn.info, query, raw.prepare_threshold, raw.prepared_max)
+    name, prepare, dropped = _pg_prepared(info, query, raw.prepare_threshold, raw.prepared_max)
     named = raw.prepare_threshold is not None  # None: nothing prepared, as psycopg does (a pooler's wish)
-    around = list(_PG_AROUND.items()) if named and not conn.info.get(_AROUND) else []
+    around = _PG_AROUND_ITEMS if named and not info.get(_AROUND) else ()
     opened = len(around) + len(dropped) + 2  # the statements before the query
-
-    def send_around(key: bytes, args: list | None = None) -> None:
-        if named:
-            pgconn.send_query_prepared(key, args)
-        else:
-            pgconn.send_query_params(_PG_AROUND[key], args)
-
-    answers: list[list] = []  # each statement's results, in order
+    send_around = pgconn.send_query_prepared if named else _unnamed(pgconn)
+    answers: list = []  # each statement's result, in order
     error = None
     pgconn.enter_pipeline_mode()
     try:
         for key, text in around:
             pgconn.send_prepare(key, text)
         for deallocate in dropped:
-            pgconn.send_query_params(deallocate.encode(), None)
-        send_around(b"mcpgen_begin")
+            pgconn.send_query_params(deallocate, None)
+        send_around(b"mcpgen_begin", None)
         send_around(b"mcpgen_timeout", [ms.encode()])
         if prepare:
             pgconn.send_prepare(name, query, param_types=tx.types)
@@ -675,14 +674,12 @@ def _pg_pipelined(conn, opening: tuple, sql: str, params: tuple) -> tuple[list[s
             pgconn.send_query_prepared(name, values, param_formats=tx.formats)
         else:
             pgconn.send_query_params(query, values, param_types=tx.types, param_formats=tx.formats)
-        send_around(b"mcpgen_rollback")
-        send_around(b"mcpgen_unlock")
+        send_around(b"mcpgen_rollback", None)
+        send_around(b"mcpgen_unlock", None)
         pgconn.pipeline_sync()
         bound = seconds + _PG_BACKSTOP
         _pg_flush(pgconn, time.monotonic() + bound)
-        for _ in range(opened + prepare + 3):
-            answers.append(_pg_results(pgconn, bound))
-        _pg_results(pgconn, bound, until=pq.ExecStatus.PIPELINE_SYNC)
+        _pg_results(pgconn, bound, until=pq.ExecStatus.PIPELINE_SYNC, into=answers)
         pgconn.exit_pipeline_mode()
     except (TimeoutError, errors.Error) as exc:  # the connection is lost, or its answers: it is of no more use
         raw.close()
@@ -693,31 +690,45 @@ def _pg_pipelined(conn, opening: tuple, sql: str, params: tuple) -> tuple[list[s
     return columns, tx.load_rows(0, result.ntuples, tuple)
 
 
+def _unnamed(pgconn) -> Callable[[bytes, list | None], None]:
+    """`send_query_prepared` for `_PG_AROUND`'s statements where nothing is prepared: each sent unnamed."""
+    return lambda key, args: pgconn.send_query_params(_PG_AROUND[key], args)
+
+
+@functools.cache
+def _psycopg_adapt() -> tuple[Any, Any]:
+    """psycopg's Transformer class and its automatic dumping format, imported once."""
+    from psycopg.adapt import PyFormat, Transformer
+
+    return Transformer, PyFormat.AUTO
+
+
 def _pg_answered(conn, answers: list, error, opened: int, around: int, prepared: bytes | None, encoding: str):
-    """The query's result among the `answers` of a call in one message (`_pg_pipelined`), whose
-    first `opened` statements open the transaction (the first `around` of them prepare
-    `_PG_AROUND`), then `prepared` is prepared if given; the connection's info kept up to date.
-    NotOpened when the opening failed or went unanswered, the first error otherwise."""
+    """The query's result among the `answers` of a call in one message (`_pg_pipelined`, one result
+    a statement, up to the Sync), whose first `opened` statements open the transaction (the first
+    `around` of them prepare `_PG_AROUND`), then `prepared` is prepared if given; the connection's
+    info kept up to date. NotOpened when the opening failed or went unanswered, the first error otherwise."""
     errors, pq = _psycopg()
     ok = (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK)
-    fine = [all(r.status in ok for r in group) for group in answers]  # each statement answered, and done
+    fine = [r.status in ok for r in answers]  # each statement answered, and done
     if around and len(fine) >= around and all(fine[:around]):
         conn.info[_AROUND] = True
     if prepared is not None and not (len(fine) > opened and fine[opened]):
         conn.info[_PREPARED][1].pop(prepared, None)  # not prepared after all
-    failed = [r for group in answers for r in group if r.status == pq.ExecStatus.FATAL_ERROR]
-    if failed:
-        error = errors.error_from_result(failed[0], encoding=encoding)
+    if error is None and not all(fine):
+        error = next(
+            (errors.error_from_result(r, encoding=encoding) for r in answers if r.status == pq.ExecStatus.FATAL_ERROR),
+            None,
+        )
     if error is not None:
         if len(fine) < opened or not all(fine[:opened]):
             raise NotOpened(error)
         raise error
     conn.info[_ENDED] = True
-    (result,) = answers[opened + (prepared is not None)]
-    return result
+    return answers[opened + (prepared is not None)]
 
 
-def _pg_prepared(info: dict, query: bytes, threshold: int | None, most: int) -> tuple[bytes, bool, list[str]]:
+def _pg_prepared(info: dict, query: bytes, threshold: int | None, most: int) -> tuple[bytes, bool, list[bytes]]:
     """(name, whether to prepare it now, DEALLOCATE statements) for `query` on the connection whose
     pool `info` this is, by psycopg's rule: prepared once run `threshold` times (None: never); at
     most `most` queries counted and `most` prepared, the oldest dropped first. No name: run it unnamed."""
@@ -734,7 +745,7 @@ def _pg_prepared(info: dict, query: bytes, threshold: int | None, most: int) -> 
     names[query] = name = f"mcpgen_{next(_PG_NAMES)}".encode()
     dropped = []
     while len(names) > most:
-        dropped.append(f"DEALLOCATE {names.pop(next(iter(names))).decode()}")
+        dropped.append(b"DEALLOCATE " + names.pop(next(iter(names))))
     return name, True, dropped
 
 
@@ -808,12 +819,13 @@ def _pg_flush(pgconn, deadline: float) -> None:
             raise TimeoutError("the database did not take the statement in time")
 
 
-def _pg_results(pgconn, seconds: float, until: Any = None) -> list:
-    """Every result of the statement in flight (or up to the first of status `until`), read within
-    `seconds` (TimeoutError). PQgetResult is called only once a whole result is in (not `is_busy`),
+def _pg_results(pgconn, seconds: float, until: Any = None, into: list | None = None) -> list:
+    """Every result of the statement in flight, read within `seconds` (TimeoutError); with `until`,
+    the results of every statement up to the first result of that status (a pipeline's Sync, left
+    out), appended to `into`. PQgetResult is called only once a whole result is in (not `is_busy`),
     so it never waits itself."""
     deadline = time.monotonic() + seconds
-    results: list = []
+    results: list = [] if into is None else into
     while True:
         while pgconn.is_busy():
             remaining = deadline - time.monotonic()
@@ -822,10 +834,12 @@ def _pg_results(pgconn, seconds: float, until: Any = None) -> list:
             pgconn.consume_input()
         result = pgconn.get_result()
         if result is None:
+            if until is None:
+                return results
+        elif result.status == until:
             return results
-        results.append(result)
-        if result.status == until:
-            return results
+        else:
+            results.append(result)
 
 
 def _reset_mysql(raw) -> bool:
