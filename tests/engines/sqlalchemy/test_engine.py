@@ -964,6 +964,42 @@ def test_postgres_a_call_is_one_message_with_its_transaction(postgres_url):
         proxy.close()
 
 
+def test_postgres_a_connection_keeps_one_transformer_and_a_new_connection_gets_its_own(postgres_url, monkeypatch):
+    """The values and rows of a call in one message go through psycopg's adapters of one Transformer
+    kept with the connection (not one a call), whatever the values' types from call to call; a
+    connection the server ended is replaced, and the new one gets a Transformer of its own."""
+    from psycopg.adapt import PyFormat, Transformer
+
+    from mcpgen.engines.sqlalchemy import backends
+
+    made = []  # the connections a Transformer was made for
+
+    class Counted:
+        @staticmethod
+        def from_context(context):
+            made.append(context)
+            return Transformer.from_context(context)
+
+    monkeypatch.setattr(backends, "_psycopg_adapt", lambda: (Counted, PyFormat.AUTO))
+    app = services.unique_name("mcpgen_test")
+    engine = SQLAlchemyEngine(
+        "pg", URLConnection(url=postgres_url, pool_size=1, max_overflow=0, connect_args={"application_name": app})
+    )
+    query = engine.prepare("SELECT :v AS v, pg_backend_pid() AS pid")
+    try:
+        values = [7, "seven", 7.5, dt.date(2024, 7, 7), None, True] * 2
+        answers = [engine.run(query, {"v": v}, 10, 5).rows[0] for v in values]
+        assert [v for v, _ in answers] == values
+        assert len({pid for _, pid in answers}) == 1 and len(made) == 1
+        with services.connect("postgresql") as con:
+            con.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s", [app])
+        again = [engine.run(query, {"v": v}, 10, 5).rows[0] for v in values]
+        assert [v for v, _ in again] == values and again[0][1] != answers[0][1]
+        assert len(made) == 2 and made[1] is not made[0]
+    finally:
+        engine.close()
+
+
 def test_postgres_prepared_statements_stay_within_the_drivers_bound(postgres_url):
     """Queries sent in one message are prepared by psycopg's rule (`prepare_threshold` runs; here 0:
     at once) and at most `prepared_max` stay on the server, the oldest deallocated first; a
