@@ -78,6 +78,10 @@ class Backend:
     """Any dialect without its own class: a streaming cursor, and no read-only or time-limit
     statement (there is none that is portable); the database role is the boundary (see docs/databases.md)."""
 
+    # Whether the engine holds idle connections between calls (`hold`): then `configure` turns the
+    # pool's pre-ping off (its checkout listeners look at each connection) and its wait (the hold waits).
+    HOLDS = False
+
     def __init__(self, name: str):
         self.name = name
 
@@ -186,6 +190,7 @@ class PostgreSQL(Backend):
         **dict.fromkeys(("real", "double precision"), "DOUBLE"),
         **dict.fromkeys(("timestamp without time zone", "timestamp with time zone"), "TIMESTAMP"),
     }
+    HOLDS = True
 
     def __init__(self, name: str):
         super().__init__(name)
@@ -200,6 +205,7 @@ class PostgreSQL(Backend):
         # `end` does what the pool's reset would (see `listen`).
         options["pool_pre_ping"] = False
         options["pool_reset_on_return"] = None
+        options["pool_timeout"] = 0  # the engine's `Hold` waits for a connection given back instead (HOLDS)
         if url.get_driver_name() in ("psycopg", "psycopg2"):
             for key, value in _PG_SOCKET_DEFAULTS.items():
                 if key not in url.query:

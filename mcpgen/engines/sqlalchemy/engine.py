@@ -39,6 +39,7 @@ from ..protocol import Prepared, QueryResult
 from ..slots import Admission
 from . import privileges
 from .backends import NotOpened, backend_for
+from .hold import Hold
 from .options import check_options
 from .rls import claim_settings, with_claim_settings
 from .statements import (
@@ -116,6 +117,7 @@ class SQLAlchemyEngine:
             hide_parameters=True,
         )
         self._engine = self._create(url, options, connect_args)
+        self._hold = Hold(self._engine, connection.pool_size, self.pool_timeout) if self.backend.HOLDS else None
         self._settings = ("connect_args",) if connection.connect_args else ("url",)
         event.listen(self._engine, "do_connect", _connect_cut_short)
         event.listen(self._engine, "connect", self.backend.on_connect)
@@ -371,7 +373,7 @@ class SQLAlchemyEngine:
         pool with it (nothing has run on it yet)."""
         for attempt in (1, 2):
             conn = self._connect()
-            with conn:
+            try:
                 if _cancelled():  # while it connected: nothing is sent, the connection goes back as it came
                     raise QueryCancelled("the call was cancelled before its query started")
                 raw = conn.connection.dbapi_connection
@@ -390,12 +392,19 @@ class SQLAlchemyEngine:
                     if _cancelled():  # the opening failed, or its wait ended, because the call was cancelled
                         raise QueryCancelled("the call was cancelled before its query started") from None
                     if attempt == 1 and getattr(raw, "closed", False) and not cutoff.fired:
+                        if self._hold is not None:
+                            self._hold.clear()
                         self._engine.dispose(close=False)  # its other idle connections died with it
                         continue
                     raise QueryError(
                         f"connection '{self.name}' could not start a read-only transaction: "
                         f"{self._redact(first_line(exc))}"
                     ) from None
+            finally:
+                if self._hold is not None:
+                    self._hold.give(conn)
+                else:
+                    conn.close()
         raise AssertionError("unreachable")
 
     def _end(self, conn) -> None:
@@ -417,7 +426,7 @@ class SQLAlchemyEngine:
 
     def _connected(self):
         try:
-            return self._engine.connect()
+            return self._hold.take() if self._hold is not None else self._engine.connect()
         except sa_exc.TimeoutError:
             raise QueryError(
                 f"connection '{self.name}' is busy: all {self.pool_capacity} connections were in "
@@ -480,6 +489,8 @@ class SQLAlchemyEngine:
         return redact(text, self._secrets)
 
     def close(self) -> None:
+        if self._hold is not None:
+            self._hold.clear()
         self._engine.dispose()
 
     def __repr__(self) -> str:

@@ -755,6 +755,44 @@ def test_pool_exhaustion_is_a_bounded_wait_then_a_clear_error(postgres_url):
         engine.close()
 
 
+def test_postgres_idle_connections_held_between_calls_keep_the_pools_bounds(postgres_url):
+    """Idle PostgreSQL connections are held between calls (see `hold`): calls that wait for a
+    connection get the ones given back, within pool_timeout and without error, never more than
+    pool_size + max_overflow sessions are open, and pool_size stay open once the calls are done."""
+    app = services.unique_name("mcpgen_test")
+    sessions = "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s"
+    engine = SQLAlchemyEngine(
+        "pg",
+        URLConnection(
+            url=postgres_url, pool_size=2, max_overflow=1, pool_timeout=5, connect_args={"application_name": app}
+        ),
+    )
+    seen = []
+
+    def call(i):
+        rows = run(
+            engine, "SELECT pg_sleep(0.05), count(*) FROM pg_stat_activity WHERE application_name = :a", {"a": app}
+        ).rows
+        seen.append(rows[0][1])
+        return i
+
+    try:
+        start = time.monotonic()
+        with ThreadPoolExecutor(12) as pool:
+            assert sorted(pool.map(call, range(24))) == list(range(24))
+        assert time.monotonic() - start < 4.0  # 24 calls of 50 ms over 3 connections; none waited out 5 s
+        assert max(seen) <= 3
+        with services.connect("postgresql") as con:
+            assert con.execute(sessions, [app]).fetchone()[0] == 2
+        assert [run(engine, "SELECT 1").rows for _ in range(5)] == [[(1,)]] * 5
+        with services.connect("postgresql") as con:
+            assert con.execute(sessions, [app]).fetchone()[0] == 2
+    finally:
+        engine.close()
+    with services.connect("postgresql") as con:
+        assert con.execute(sessions, [app]).fetchone()[0] == 0
+
+
 @pytest.mark.parametrize("kind", ["postgresql", "mariadb"])
 def test_a_reply_that_never_comes_ends_the_call_within_its_bound(kind, request, monkeypatch):
     """The database answers, but its reply never reaches mcpgen (a proxy holds it, as a network gone

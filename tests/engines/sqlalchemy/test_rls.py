@@ -33,9 +33,12 @@ def test_claim_settings_are_transaction_local_and_keep_the_timeout(rls_table):
         assert [r[0] for r in seen["alice@example.com"]] == [1, 2]
         assert [r[0] for r in seen["bob@example.com"]] == [3]
         assert {r[1] for rows in seen.values() for r in rows} == {"7s"}  # the ROLLBACK did not undo the timeout
-        with engine._engine.connect() as con:  # the same pooled connection: nothing of the caller is left
+        con = engine._connect()  # the same pooled connection, held between calls: nothing of the caller is left
+        try:
             assert con.exec_driver_sql("SELECT current_setting('app.email', true)").scalar() in ("", None)
             assert con.exec_driver_sql(f"SELECT count(*) FROM {table}").scalar() == 0
+        finally:
+            engine._hold.give(con)
         with pytest.raises(ArgumentError, match="'email' claim"):  # no claim: refused before any query
             engine.run(query, {}, max_rows=10, timeout=7)
     finally:
