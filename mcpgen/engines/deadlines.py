@@ -24,7 +24,8 @@ from collections.abc import Callable
 
 class Deadlines:
     def __init__(self) -> None:
-        self._cond = threading.Condition()
+        self._lock = threading.Lock()  # taken directly where no wait is needed: cheaper than the Condition's own
+        self._cond = threading.Condition(self._lock)
         self._heap: list[list] = []
         self._counter = itertools.count()
         self._thread: threading.Thread | None = None
@@ -32,7 +33,7 @@ class Deadlines:
     def watch(self, seconds: float, callback: Callable[[], None]) -> list:
         """Call `callback` in `seconds` unless `cancel(entry)` comes first."""
         entry = [time.monotonic() + seconds, next(self._counter), callback]
-        with self._cond:
+        with self._lock:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="mcpgen-deadlines", daemon=True)
                 self._thread.start()

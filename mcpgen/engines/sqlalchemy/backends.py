@@ -234,8 +234,9 @@ class PostgreSQL(Backend):
         With psycopg 3 the opening waits to go out with the call's first statement: `fetch` sends
         both in one message, any statement through SQLAlchemy sends it first (`_pg_open`). A failed
         opening raises NotOpened."""
-        conn.info[_OPENING] = str(_ms(timeout)), timeout
-        if not _pipelines(conn.connection.dbapi_connection):
+        connection = conn.connection  # the pool's proxy: its info and the driver's connection
+        connection.info[_OPENING] = str(_ms(timeout)), timeout
+        if not _pipelines(connection.dbapi_connection):
             _pg_open(conn)
 
     def end(self, conn):
@@ -249,7 +250,8 @@ class PostgreSQL(Backend):
         With psycopg the message is sent without waiting for its answer, which `_pg_checkout`
         reads before the connection's next use: the call returns one round trip sooner. A call
         that `fetch` ran in one message ended there (`_pg_pipelined`), unless its query failed."""
-        if conn.info.pop(_OPENING, None) is not None or conn.info.pop(_ENDED, False):
+        info = conn.info
+        if info.pop(_OPENING, None) is not None or info.pop(_ENDED, False):
             return  # nothing of the call reached the session, or the session is reset already
         raw = conn.connection.dbapi_connection
         pgconn = getattr(raw, "pgconn", None)
@@ -690,7 +692,7 @@ def _pg_pipelined(conn, opening: tuple, sql: str, params: tuple) -> tuple[list[s
     except (TimeoutError, errors.Error) as exc:  # the connection is lost, or its answers: it is of no more use
         raw.close()
         error = exc if isinstance(exc, errors.Error) else errors.OperationalError(str(exc))
-    result = _pg_answered(conn, answers, error, opened, len(around), query if prepare else None, tx.encoding)
+    result = _pg_answered(info, answers, error, opened, len(around), query if prepare else None, tx.encoding)
     tx.set_pgresult(result)
     columns = [result.fname(i).decode(tx.encoding) for i in range(result.nfields)]
     return columns, tx.load_rows(0, result.ntuples, tuple)
@@ -709,18 +711,18 @@ def _psycopg_adapt() -> tuple[Any, Any]:
     return Transformer, PyFormat.AUTO
 
 
-def _pg_answered(conn, answers: list, error, opened: int, around: int, prepared: bytes | None, encoding: str):
+def _pg_answered(info: dict, answers: list, error, opened: int, around: int, prepared: bytes | None, encoding: str):
     """The query's result among the `answers` of a call in one message (`_pg_pipelined`, one result
     a statement, up to the Sync), whose first `opened` statements open the transaction (the first
     `around` of them prepare `_PG_AROUND`), then `prepared` is prepared if given; the connection's
-    info kept up to date. NotOpened when the opening failed or went unanswered, the first error otherwise."""
+    `info` kept up to date. NotOpened when the opening failed or went unanswered, the first error otherwise."""
     errors, pq = _psycopg()
     ok = (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK)
     fine = [r.status in ok for r in answers]  # each statement answered, and done
     if around and len(fine) >= around and all(fine[:around]):
-        conn.info[_AROUND] = True
+        info[_AROUND] = True
     if prepared is not None and not (len(fine) > opened and fine[opened]):
-        conn.info[_PREPARED][1].pop(prepared, None)  # not prepared after all
+        info[_PREPARED][1].pop(prepared, None)  # not prepared after all
     if error is None and not all(fine):
         error = next(
             (errors.error_from_result(r, encoding=encoding) for r in answers if r.status == pq.ExecStatus.FATAL_ERROR),
@@ -730,7 +732,7 @@ def _pg_answered(conn, answers: list, error, opened: int, around: int, prepared:
         if len(fine) < opened or not all(fine[:opened]):
             raise NotOpened(error)
         raise error
-    conn.info[_ENDED] = True
+    info[_ENDED] = True
     return answers[opened + (prepared is not None)]
 
 

@@ -29,7 +29,8 @@ class Hold:
         self._idle: list[sa.Connection] = []
         self._returns = 0  # connections given back so far: a waiting call looks for a change
         self._waiting = 0
-        self._cond = threading.Condition(threading.Lock())
+        self._lock = threading.Lock()
+        self._given = threading.Condition(self._lock)  # waited on only when the pool is full
 
     def take(self) -> sa.Connection:
         """The connection given back last, once the pool's checkout listeners found it usable; else
@@ -37,7 +38,7 @@ class Hold:
         (sa.exc.TimeoutError). The pool's errors are its own."""
         deadline = None
         while True:
-            with self._cond:
+            with self._lock:
                 conn = self._idle.pop() if self._idle else None
                 returns = self._returns
             if conn is not None:
@@ -49,14 +50,14 @@ class Hold:
             except sa_exc.TimeoutError:
                 pass
             deadline = deadline or time.monotonic() + self._timeout
-            with self._cond:
+            with self._lock:
                 while self._returns == returns:
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
                         raise sa_exc.TimeoutError(f"no connection was given back within {self._timeout:g} s")
                     self._waiting += 1
                     try:
-                        self._cond.wait(remaining)
+                        self._given.wait(remaining)
                     finally:
                         self._waiting -= 1
 
@@ -67,21 +68,23 @@ class Hold:
         if usable and not getattr(conn.connection.dbapi_connection, "closed", True):
             if conn.in_transaction():
                 conn.rollback()  # SQLAlchemy's own record of one (the driver is in autocommit mode)
-            with self._cond:
+            with self._lock:
                 if self._waiting or len(self._idle) < self._size:
                     self._idle.append(conn)
                     self._returns += 1
-                    self._cond.notify()
+                    if self._waiting:
+                        self._given.notify()
                     return
             conn.invalidate()
         conn.close()
-        with self._cond:  # its place in the pool is free again
+        with self._lock:  # its place in the pool is free again
             self._returns += 1
-            self._cond.notify()
+            if self._waiting:
+                self._given.notify()
 
     def clear(self) -> None:
         """Give every idle connection back to the pool (before it is disposed of)."""
-        with self._cond:
+        with self._lock:
             idle, self._idle = self._idle, []
         for conn in idle:
             conn.close()
