@@ -129,6 +129,8 @@ class Cutoff:
         for entry in (self._entry, self._early):
             if entry is not None:
                 DEADLINES.cancel(entry)
+        if self._socket is None:  # nothing attached, or disarmed already (only `attach` sets it)
+            return
         with self._lock:
             duplicate, owned, self._socket = self._socket, self._owned, None
         if duplicate is not None and owned:
