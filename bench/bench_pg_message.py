@@ -16,6 +16,10 @@ Prints each side's median CPU and wall (us a call) and its ratio to `hand` per r
 [range], the rounds and the load average.
 
 Usage:  python bench/bench_pg_message.py [--url URL] [--rounds 9] [--calls 300]
+        python bench/bench_pg_message.py --instructions [--calls 300]   # under valgrind's callgrind
+With --instructions, each of hand, engine, stubbed, alone and raw named runs in a process of its
+own under callgrind, switched on for its `--calls` calls only: instructions a call (user space,
+every thread), repeatable on a loaded machine where times are not.
 Needs PostgreSQL (default postgresql+psycopg://postgres@127.0.0.1:5432/test).
 """
 
@@ -25,7 +29,9 @@ import argparse
 import os
 import select
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -83,15 +89,11 @@ def raw_sides(dsn: str):
     return {"raw query": message(query), "raw five": message(five), "raw named": message(five_named)}, conn.close
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--url", default="postgresql+psycopg://postgres@127.0.0.1:5432/test")
-    ap.add_argument("--rounds", type=int, default=9)
-    ap.add_argument("--calls", type=int, default=300, help="calls of each side a round")
-    args = ap.parse_args()
-    dsn = args.url.replace("postgresql+psycopg://", "postgresql://")
+def build_sides(url: str):
+    """The sides by name, and what closes them."""
+    dsn = url.replace("postgresql+psycopg://", "postgresql://")
     hand = psycopg.connect(dsn, autocommit=True)
-    engine = SQLAlchemyEngine("bench", URLConnection(url=args.url, privileged_role="warn"))
+    engine = SQLAlchemyEngine("bench", URLConnection(url=url, privileged_role="warn"))
     prepared = engine.prepare(QUERY.format(":n"), types={"n": "integer"})
     rows = engine.run(prepared, {"n": 11}, 100, 5)
     held = engine._engine.connect()
@@ -128,6 +130,77 @@ def main() -> int:
         "alone": alone,
         **raw,
     }
+
+    def close():
+        held.close()
+        engine.close()
+        hand.close()
+        close_raw()
+
+    return sides, close
+
+
+def count_side(url: str, side: str, calls: int) -> int:
+    """Under callgrind (started by `instructions`): warm the side up, say so, run it `calls` times
+    between two lines read from stdin (collection is switched on and off meanwhile)."""
+    sides, close = build_sides(url)
+    try:
+        for _ in range(100):
+            sides[side]()
+        print("ready", flush=True)
+        sys.stdin.readline()
+        for _ in range(calls):
+            sides[side]()
+        print("done", flush=True)
+        sys.stdin.readline()
+    finally:
+        close()
+    return 0
+
+
+def instructions(url: str, calls: int) -> None:
+    """Instructions a call of each side, counted by valgrind's callgrind (user space, every thread):
+    repeatable whatever the load, unlike a time."""
+    with tempfile.TemporaryDirectory() as tmp:
+        counts = {}
+        for side in ("hand", "engine", "stubbed", "alone", "raw named"):
+            out = Path(tmp) / f"callgrind.{len(counts)}"
+            command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
+            command += [sys.executable, __file__, "--url", url, "--count-side", side, "--calls", str(calls)]
+            env = {**os.environ, "PYTHONHASHSEED": "0"}
+            with subprocess.Popen(
+                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env
+            ) as child:
+                assert child.stdin is not None and child.stdout is not None
+                for state in ("on", "off"):
+                    if child.stdout.readline().strip() not in ("ready", "done"):
+                        raise SystemExit(f"{side}: the side under callgrind failed")
+                    subprocess.run(
+                        ["callgrind_control", "-i", state, str(child.pid)], check=True, capture_output=True, timeout=600
+                    )
+                    child.stdin.write("\n")
+                    child.stdin.flush()
+                child.wait(600)
+            totals = [line for line in out.read_text().splitlines() if line.startswith("totals:")]
+            counts[side] = int(totals[0].split()[1]) / calls
+            print(f"{side:10} {counts[side]:9,.0f} instructions a call", flush=True)
+        print(f"engine / hand {counts['engine'] / counts['hand']:.2f}; {calls} calls a side under callgrind")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--url", default="postgresql+psycopg://postgres@127.0.0.1:5432/test")
+    ap.add_argument("--rounds", type=int, default=9)
+    ap.add_argument("--calls", type=int, default=300, help="calls of each side a round")
+    ap.add_argument("--instructions", action="store_true", help="count instructions a call under callgrind instead")
+    ap.add_argument("--count-side", help=argparse.SUPPRESS)  # a side under callgrind (see `instructions`)
+    args = ap.parse_args()
+    if args.count_side:
+        return count_side(args.url, args.count_side, args.calls)
+    if args.instructions:
+        instructions(args.url, args.calls)
+        return 0
+    sides, close = build_sides(args.url)
     try:
         for side in sides.values():
             for _ in range(args.calls):
@@ -143,10 +216,7 @@ def main() -> int:
                 cpu[name].append((time.process_time() - c) / args.calls * 1e6)
                 wall[name].append((time.perf_counter() - w) / args.calls * 1e6)
     finally:
-        held.close()
-        engine.close()
-        hand.close()
-        close_raw()
+        close()
     for name in sides:
         print(
             f"{name:10} CPU {statistics.median(cpu[name]):6.1f} us, ratio to hand {spread(ratios(cpu[name], cpu['hand']))}; "
