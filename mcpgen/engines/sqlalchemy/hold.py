@@ -44,11 +44,15 @@ class Hold:
             if conn is not None:
                 if _checked_out(conn):
                     return conn
+                self._freed()
                 continue
             try:
                 return self._engine.connect()  # the pool never waits (pool_timeout 0)
             except sa_exc.TimeoutError:
                 pass
+            except Exception:  # connecting failed: its place in the pool is free for a waiting call to try
+                self._freed()
+                raise
             deadline = deadline or time.monotonic() + self._timeout
             with self._lock:
                 while self._returns == returns:
@@ -64,8 +68,13 @@ class Hold:
     def give(self, conn: sa.Connection) -> None:
         """Keep `conn` for the next call. One that is closed or invalidated goes back to the pool;
         one more than `size` idle, with no call waiting, is closed (the pool makes another when needed)."""
-        usable = not conn.invalidated and not conn.closed
-        if usable and not getattr(conn.connection.dbapi_connection, "closed", True):
+        fairy = None if conn.invalidated or conn.closed else conn.connection
+        # not one of a pool disposed of meanwhile (a server restart): the pool of now bounds the rest
+        if (
+            fairy is not None
+            and not getattr(fairy.dbapi_connection, "closed", True)
+            and fairy._pool is self._engine.pool
+        ):
             if conn.in_transaction():
                 conn.rollback()  # SQLAlchemy's own record of one (the driver is in autocommit mode)
             with self._lock:
@@ -77,7 +86,11 @@ class Hold:
                     return
             conn.invalidate()
         conn.close()
-        with self._lock:  # its place in the pool is free again
+        self._freed()
+
+    def _freed(self) -> None:
+        """A connection's place in the pool is free again: a waiting call tries the pool."""
+        with self._lock:
             self._returns += 1
             if self._waiting:
                 self._given.notify()
