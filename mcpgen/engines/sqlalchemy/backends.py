@@ -723,11 +723,10 @@ def _pg_answered(info: dict, answers: list, error, opened: int, around: int, pre
         info[_AROUND] = True
     if prepared is not None and not (len(fine) > opened and fine[opened]):
         info[_PREPARED][1].pop(prepared, None)  # not prepared after all
-    if error is None and not all(fine):
-        error = next(
-            (errors.error_from_result(r, encoding=encoding) for r in answers if r.status == pq.ExecStatus.FATAL_ERROR),
-            None,
-        )
+    if not all(fine):  # the server's own error says more than a connection lost after it
+        failed = next((r for r in answers if r.status == pq.ExecStatus.FATAL_ERROR), None)
+        if failed is not None:
+            error = errors.error_from_result(failed, encoding=encoding)
     if error is not None:
         if len(fine) < opened or not all(fine[:opened]):
             raise NotOpened(error)
