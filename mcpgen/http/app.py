@@ -189,19 +189,7 @@ async def serve_http(tool_server, options: HTTPOptions, reloader=None) -> None:
     app = build_app(tool_server, options)
     sock = _listen(options.host, options.port)
     quiet_floods()
-    config = uvicorn.Config(
-        app,
-        host=options.host,
-        port=options.port,
-        http=protocol_class(limits),
-        backlog=BACKLOG,
-        log_config=None,
-        access_log=False,
-        server_header=False,
-        lifespan="on",
-        timeout_graceful_shutdown=5,
-    )
-    server = uvicorn.Server(config)
+    server = uvicorn.Server(uvicorn_config(app, options))
     tool_server.raise_thread_limit()
     shown = host_header(options.host)
     logger.info(
@@ -221,6 +209,27 @@ async def serve_http(tool_server, options: HTTPOptions, reloader=None) -> None:
             tool_server.listen.close()
             tg.cancel_scope.cancel()
             sock.close()
+
+
+def uvicorn_config(app, options: HTTPOptions):
+    """uvicorn's settings for `app`. A caller is its connection's own address: X-Forwarded-For and
+    X-Forwarded-Proto are not read (uvicorn trusts them from loopback by default, so any local client could
+    name itself another caller and pass the per-caller cap)."""
+    import uvicorn
+
+    return uvicorn.Config(
+        app,
+        host=options.host,
+        port=options.port,
+        http=protocol_class(options.limits),
+        backlog=BACKLOG,
+        log_config=None,
+        access_log=False,
+        server_header=False,
+        proxy_headers=False,
+        lifespan="on",
+        timeout_graceful_shutdown=5,
+    )
 
 
 def _listen(host: str, port: int) -> socket.socket:

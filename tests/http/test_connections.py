@@ -111,3 +111,30 @@ def test_clients_that_stop_reading_are_cut_off_and_never_lock_another_caller_out
             s.close()
         stop(proc)
     assert proc.returncode == 0
+
+
+@pytest.mark.parametrize(
+    "forwarded",
+    [
+        [(b"x-forwarded-for", b"203.0.113.9")],
+        [(b"x-forwarded-for", b"203.0.113.9, 198.51.100.2"), (b"x-forwarded-proto", b"https")],
+        [(b"forwarded", b"for=203.0.113.9")],
+    ],
+)
+def test_a_local_client_cannot_name_itself_another_caller(forwarded):
+    """The per-caller cap counts a connection's own address: a client on loopback that sends proxy headers
+    is still itself (uvicorn would otherwise trust them from 127.0.0.1 and count it as 203.0.113.9)."""
+    from mcpgen.http.app import uvicorn_config
+    from mcpgen.http.connections import caller_of
+    from mcpgen.http.options import HTTPOptions
+
+    seen = []
+
+    async def app(scope, receive, send):
+        seen.append((caller_of(scope), scope["scheme"]))
+
+    config = uvicorn_config(app, HTTPOptions())
+    config.load()
+    scope = {"type": "http", "scheme": "http", "client": ("127.0.0.1", 50000), "headers": forwarded}
+    asyncio.run(config.loaded_app(scope, None, None))
+    assert seen == [("address 127.0.0.1", "http")]
