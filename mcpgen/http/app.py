@@ -35,6 +35,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from ..serve.frames import NOT_ONE_MESSAGE, error_answer
 from ..serve.listen import LISTEN_PER_CALLER
 from ..spec.config import AuthConfig
 from ..text import plural
@@ -120,11 +121,6 @@ def build_app(tool_server, options: HTTPOptions):
     return app
 
 
-NOT_ONE_MESSAGE = (
-    "Invalid Request: the body is not one JSON-RPC 2.0 message (a batch, or a field missing or of the wrong type)"
-)
-
-
 class PlainRefusals:
     """ASGI middleware: the SDK's 2025-era transport answers a body that is JSON but no JSON-RPC message (a batch,
     no "jsonrpc") with pydantic's whole report, the input echoed; here it is -32600 with one sentence, as the
@@ -149,8 +145,7 @@ class PlainRefusals:
             if message.get("more_body") or b'"message":"Validation error: ' not in body:
                 await send(held)
                 return await send(message)
-            error = {"code": -32600, "message": NOT_ONE_MESSAGE}
-            body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
+            body = json.dumps(error_answer(-32600, NOT_ONE_MESSAGE)).encode()
             headers = [(k, v) for k, v in held["headers"] if k.lower() != b"content-length"]
             await send({**held, "headers": [*headers, (b"content-length", b"%d" % len(body))]})
             await send({**message, "body": body})

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import selectors
 import sys
@@ -24,26 +25,40 @@ from collections.abc import AsyncIterator
 
 from mcp.server.stdio import stdio_server
 
+from .frames import error_answer, refusal
+
 MAX_LINE = 64 * 1024 * 1024  # bytes in one JSON-RPC message from the client
+TOO_LONG = f"Invalid Request: the message is longer than {MAX_LINE // 1024 // 1024} MiB"
 
 
 class _Lines:
-    """`async for line in ...` over a StreamReader, decoded as the SDK decodes (UTF-8, replace)."""
+    """`async for line in ...` over a StreamReader, decoded as the SDK decodes (UTF-8, replace). A line
+    the SDK cannot read is answered here (`frames.refusal`) and not passed on: the SDK would drop it."""
 
-    def __init__(self, reader: asyncio.StreamReader):
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
         self._reader = reader
+        self._writer = writer
 
     def __aiter__(self) -> _Lines:
         return self
 
     async def __anext__(self) -> str:
-        try:
-            line = await self._reader.readline()
-        except ValueError:  # a line past the reader's limit, dropped: the session gets a parse error
-            return ""
-        if not line:
-            raise StopAsyncIteration
-        return line.decode("utf-8", errors="replace")
+        while True:
+            try:
+                raw = await self._reader.readline()
+            except ValueError:  # a line past the reader's limit, dropped
+                answer: dict | None = error_answer(-32600, TOO_LONG)
+            else:
+                if not raw:
+                    raise StopAsyncIteration
+                line = raw.decode("utf-8", errors="replace")
+                if not line.strip():
+                    continue
+                answer = refusal(line)
+                if answer is None:
+                    return line
+            self._writer.write(json.dumps(answer).encode() + b"\n")
+            await self._writer.drain()
 
 
 class _Out:
@@ -86,7 +101,7 @@ async def stdio_streams() -> AsyncIterator[tuple]:
         )
         transports.append(write_transport)
         writer = asyncio.StreamWriter(write_transport, protocol, None, loop)
-        async with stdio_server(stdin=_Lines(reader), stdout=_Out(writer)) as streams:  # type: ignore[arg-type]
+        async with stdio_server(stdin=_Lines(reader, writer), stdout=_Out(writer)) as streams:  # type: ignore[arg-type]
             yield streams
     finally:
         for transport in transports:

@@ -323,9 +323,11 @@ def test_hostile_completions_and_prompt_arguments_are_values_or_one_sentence(spe
     assert errors["prompt: NUL"].error.message == "Invalid argument 'label': the string contains a NUL character."
 
 
-def test_malformed_frames_leave_the_stdio_server_serving(specs, tmp_path):
-    """Frames that are not JSON-RPC requests get no answer on stdio (nothing names their id; the SDK drops
-    them), and the server neither dies nor writes a traceback: the next request is answered."""
+def test_malformed_frames_are_answered_and_leave_the_stdio_server_serving(specs, tmp_path):
+    """Every frame the SDK cannot read gets its JSON-RPC error in one sentence, never the input echoed: -32700
+    for what is not JSON (or too deep to read), -32600 for JSON that is not one message, with the request's id
+    when it can be read, else null. The server neither dies nor writes a traceback: the next request is
+    answered."""
     server = subprocess.Popen(
         [sys.executable, "-m", "mcpgen.cli", "serve", str(specs)],
         stdin=subprocess.PIPE,
@@ -338,32 +340,59 @@ def test_malformed_frames_leave_the_stdio_server_serving(specs, tmp_path):
         {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
     ]
-    lines = [json.dumps(frame).encode() for frame in frames] + [
+    huge = b"9" * 5000
+    call = b'{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"nums","arguments":{"below":%s}}}'
+    not_json = [
         b"{not json",
-        b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nums","arguments":{"below":'
-        + b"[" * 100_000
-        + b"]" * 100_000
-        + b"}}}",
-        b'[{"jsonrpc":"2.0","id":2,"method":"tools/list"}]',
-        b'{"id":3,"method":"tools/list"}',
+        call % (b"1", b"[" * 100_000 + b"]" * 100_000),  # nested past what a decoder reads
         b"\x00\xff\xfe",
+    ]
+    unreadable_id = [
+        b'[{"jsonrpc":"2.0","id":2,"method":"tools/list"}]',  # a batch
+        b'"tools/list"',
+        call % (b'{"n":1}', b"3"),
+        call % (b"1.5", b"3"),
+        call % (b"null", b"3"),
+        call % (b"true", b"3"),
+        call % (huge, b"3"),
+    ]
+    readable_id = {
+        3: b'{"id":3,"method":"tools/list"}',  # no "jsonrpc"
+        6: call.replace(b"2.0", b"1.0") % (b"6", b"3"),
+        "seven": b'{"jsonrpc":"2.0","id":"seven","method":5}',
+        8: b'{"jsonrpc":"2.0","id":8,"method":"tools/list","params":[1]}',
+        9: call % (b"9", huge),
+    }
+    lines = [json.dumps(frame).encode() for frame in frames] + [
+        *not_json,
+        *unreadable_id,
+        *readable_id.values(),
+        b"   ",  # a blank line is no frame: no answer
         b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":null}',
         b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"nums","arguments":{"below":3}}}',
     ]
     server.stdin.write(b"\n".join(lines) + b"\n")
     server.stdin.flush()
-    answers: dict = {}
+    answers: list = []
     deadline = time.monotonic() + 120
-    while 5 not in answers and time.monotonic() < deadline:  # stdin stays open until the last answer is in
+    while 5 not in [a["id"] for a in answers] and time.monotonic() < deadline:  # stdin open until the last answer
         if select.select([server.stdout], [], [], 1)[0]:
             line = server.stdout.readline()
             if not line:
                 break
-            message = json.loads(line)
-            answers[message["id"]] = message
+            answers.append(json.loads(line))
     out, err = server.communicate(b"", timeout=60)
-    answers.update((m["id"], m) for m in map(json.loads, out.splitlines()))
-    assert set(answers) == {0, 4, 5}
-    assert answers[4]["error"] == {"code": -32602, "message": "Invalid tools/call params: 'params' is missing."}
-    assert answers[5]["result"]["content"][0]["text"] == "3 numbers"
+    answers += map(json.loads, out.splitlines())
+    by_id = {a["id"]: a for a in answers if a["id"] is not None}
+    nulls = [a["error"] for a in answers if a["id"] is None]
+    not_json_error = {"code": -32700, "message": "Parse error: the message is not JSON, or is nested too deep to read"}
+    not_one = {
+        "code": -32600,
+        "message": "Invalid Request: not one JSON-RPC 2.0 message (a batch, or a field missing or of the wrong type)",
+    }
+    assert nulls == [not_json_error] * len(not_json) + [not_one] * len(unreadable_id)
+    assert set(by_id) == {0, 4, 5, *readable_id}
+    assert all(by_id[i]["error"] == not_one for i in readable_id)
+    assert by_id[4]["error"] == {"code": -32602, "message": "Invalid tools/call params: 'params' is missing."}
+    assert by_id[5]["result"]["content"][0]["text"] == "3 numbers"
     assert b"Traceback" not in err and server.returncode == 0

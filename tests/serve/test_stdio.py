@@ -141,16 +141,32 @@ def _serve(source, close_at_once: bool):
     return out, err, proc.returncode, time.monotonic() - start
 
 
-def test_a_line_past_the_limit_is_dropped_and_reading_goes_on():
+def test_a_line_past_the_limit_or_no_message_is_answered_and_reading_goes_on():
     import asyncio
+    import json
 
     from mcpgen.serve import stdio
 
-    async def main():
-        reader = asyncio.StreamReader(limit=16)
-        reader.feed_data(b'{"short": 1}\n' + b"x" * 40 + b'\n{"after": 2}\n')
-        reader.feed_eof()
-        return [line async for line in stdio._Lines(reader)]
+    class Writer:
+        def __init__(self):
+            self.out = b""
 
-    lines = asyncio.run(main())
-    assert lines[0] == '{"short": 1}\n' and lines[-1] == '{"after": 2}\n' and "" in lines
+        def write(self, data: bytes) -> None:
+            self.out += data
+
+        async def drain(self) -> None:
+            pass
+
+    first, after = '{"jsonrpc":"2.0","method":"a"}\n', '{"jsonrpc":"2.0","id":2,"method":"b"}\n'
+    writer = Writer()
+
+    async def main():
+        reader = asyncio.StreamReader(limit=48)
+        reader.feed_data(first.encode() + b"x" * 60 + b'\n{"id": 1}\n\n' + after.encode())
+        reader.feed_eof()
+        return [line async for line in stdio._Lines(reader, writer)]
+
+    assert asyncio.run(main()) == [first, after]
+    answers = [json.loads(line) for line in writer.out.splitlines()]
+    assert [(a["id"], a["error"]["code"]) for a in answers] == [(None, -32600), (1, -32600)]
+    assert answers[0]["error"]["message"] == stdio.TOO_LONG
