@@ -26,6 +26,7 @@ from ..checks import (
     template_hazards,
 )
 from ..errors import ArgumentError, MCPGenError, Problem, UnsafeSQL
+from ..identity import local_user
 from ..limits import MAX_OUTPUT
 from ..spec.config import CONFIG_NAME, ProjectConfig
 from ..spec.models import CURSOR, NAME_RE, TEMPLATE_VARIABLES, EmptyAnswer
@@ -58,6 +59,7 @@ def check_spec(
     _check_answer_size(loaded, config, problems)
     _check_icons(loaded, problems, root)
     _check_completions(loaded, config, problems, columns)
+    _check_tests(loaded, config, problems)
     if sql is not None:
         _check_count(loaded, problems)
 
@@ -391,6 +393,25 @@ def _check_parameters(loaded: LoadedSpec, problems: list[Problem]) -> None:
                         f"the default of '{name}' is invalid: {reason}",
                     )
                 )
+
+
+def _check_tests(loaded: LoadedSpec, config: ProjectConfig, problems: list[Problem]) -> None:
+    """Each `tests:` case's arguments pass the check a call's arguments pass (as `mcpgen test` calls them,
+    with the project's `stdio_claims`), so a misspelt name or a wrong type shows here, not only at test time.
+    A warning: a broken test case does not keep its tool from serving. A case that expects an error
+    (`error_contains`) may mean its arguments to be refused: it is left to the run."""
+    arguments = Arguments(loaded.spec.parameters)
+    for index, test in enumerate(loaded.spec.tests):
+        if test.expect.error_contains is not None:
+            continue
+        try:
+            with local_user(config.stdio_claims):
+                arguments.validate(test.args)
+        except ArgumentError as exc:
+            case = loaded.data["tests"][index]
+            where = case.where("args") if isinstance(case, Located) else loaded.where("tests")
+            label = f"'{test.name}'" if test.name else str(index)
+            problems.append(Problem(str(loaded.path), *where, f"test {label}: {exc}", "warning"))
 
 
 def _check_templates(loaded: LoadedSpec, problems: list[Problem], root: Path) -> None:
