@@ -35,7 +35,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from ..serve.frames import NOT_ONE_MESSAGE, error_answer
+from ..serve.frames import NOT_ONE_MESSAGE, error_answer, refusal
 from ..serve.listen import LISTEN_PER_CALLER
 from ..spec.config import AuthConfig
 from ..text import plural
@@ -124,7 +124,8 @@ def build_app(tool_server, options: HTTPOptions):
 class PlainRefusals:
     """ASGI middleware: the SDK's 2025-era transport answers a body that is JSON but no JSON-RPC message (a batch,
     no "jsonrpc") with pydantic's whole report, the input echoed; here it is -32600 with one sentence, as the
-    2026-07-28 transport says it. Other answers pass untouched."""
+    2026-07-28 transport says it. A request whose id is an object, a fraction or null, which the SDK takes for a
+    notification (202, no answer), gets the same 400. Other answers pass untouched."""
 
     def __init__(self, app):
         self.app = app
@@ -133,24 +134,40 @@ class PlainRefusals:
         if scope["type"] != "http" or scope["method"] != "POST":
             return await self.app(scope, receive, send)
         start: dict | None = None
+        chunks: list[bytes] = []  # the body as the SDK read it, under its size cap
+
+        async def teed() -> dict:
+            message = await receive()
+            if message["type"] == "http.request":
+                chunks.append(message.get("body", b""))
+            return message
+
+        async def refuse(held: dict, message: dict, answer: dict) -> None:
+            body = json.dumps(answer).encode()
+            kept = [(k, v) for k, v in held["headers"] if k.lower() not in (b"content-length", b"content-type")]
+            headers = [*kept, (b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+            await send({**held, "status": 400, "headers": headers})
+            await send({**message, "body": body, "more_body": False})
 
         async def plain(message) -> None:
             nonlocal start
-            if message["type"] == "http.response.start" and message["status"] == 400:
-                start = message  # held until the body shows whether it is the report
+            if message["type"] == "http.response.start" and message["status"] in (400, 202):
+                start = message  # held until the body shows whether it is the report, or the request one
                 return
             if start is None or message["type"] != "http.response.body":
                 return await send(message)
             held, start, body = start, None, message.get("body", b"")
-            if message.get("more_body") or b'"message":"Validation error: ' not in body:
+            answer = None
+            if held["status"] == 202 and not message.get("more_body"):
+                answer = refusal(b"".join(chunks).decode("utf-8", errors="replace"))
+            elif not message.get("more_body") and b'"message":"Validation error: ' in body:
+                answer = error_answer(-32600, NOT_ONE_MESSAGE)
+            if answer is None:
                 await send(held)
                 return await send(message)
-            body = json.dumps(error_answer(-32600, NOT_ONE_MESSAGE)).encode()
-            headers = [(k, v) for k, v in held["headers"] if k.lower() != b"content-length"]
-            await send({**held, "headers": [*headers, (b"content-length", b"%d" % len(body))]})
-            await send({**message, "body": body})
+            await refuse(held, message, answer)
 
-        await self.app(scope, receive, plain)
+        await self.app(scope, teed, plain)
 
 
 def oauth_verifier(settings: AuthConfig, root: str, static: StaticTokenVerifier | None):

@@ -907,6 +907,26 @@ def test_22_oversized_malformed_and_unknown_are_protocol_errors(project, body, s
     assert _post(app, CALL, MODERN).status_code == 200  # and it goes on serving
 
 
+@pytest.mark.parametrize("request_id", ['{"n": 1}', "1.5", "null", "true"], ids=["object", "fraction", "null", "bool"])
+def test_22_a_request_whose_id_is_no_id_is_refused_not_taken_for_a_notification(project, request_id):
+    """The SDK reads such a request as a notification and answers 202 with nothing: its client would wait."""
+    app = lambda: _asgi(project)  # noqa: E731
+    body = b'{"jsonrpc": "2.0", "id": %s, "method": "tools/list"}' % request_id.encode()
+    response = _post(app, body, MODERN)
+    assert response.status_code == 400, response.text
+    assert response.json() == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": -32600,
+            "message": "Invalid Request: not one JSON-RPC 2.0 message (a batch, or a field missing or of the wrong type)",
+        },
+    }
+    notification = b'{"jsonrpc": "2.0", "method": "notifications/initialized"}'
+    assert _post(app, notification, MODERN).status_code == 202  # a real notification is still accepted
+    assert _post(app, CALL, MODERN).status_code == 200
+
+
 # Logs: secrets never reach a log line, tracebacks included --------------------------------------
 
 
