@@ -63,7 +63,7 @@ LOADING += ["load", "load.checked", "load.columns", "load.discovery", "load.icon
 LOADING += ["load.prompts", "load.spec_checks", "load.specs"]
 
 SERVE = [*LOADING, "logs", "serve.audit", "serve.listen", "serve.project", "serve.registry", "serve.server"]
-SERVE += ["serve.stdio", "serve.telemetry", "answer", "answer.cache", "answer.charts", "answer.compile"]
+SERVE += ["serve.stdio", "serve.frames", "serve.telemetry", "answer", "answer.cache", "answer.charts", "answer.compile"]
 SERVE += ["answer.completions", "answer.cursors", "answer.downloads"]
 SERVE += ["serve.tasks", "serve.asking", "answer.asking"]
 SERVE += ["answer.numbers", "answer.plain", "answer.prompts", "answer.results"]
@@ -72,7 +72,7 @@ VALIDATE = [*LOADING, "commands", "commands.reports", "commands.validate"]
 CALL = [
     m
     for m in [*SERVE, "commands", "commands.terminal", "load.tools"]
-    if m not in ("serve.server", "serve.stdio", "serve.listen", "serve.tasks", "serve.asking")
+    if m not in ("serve.server", "serve.stdio", "serve.frames", "serve.listen", "serve.tasks", "serve.asking")
 ]
 # A call of a spec kept checked, with its statement kept (`load.checked`): no SQL is read, so neither
 # mcpgen's SQL modules nor the spec checks, and no sqlglot at all.
