@@ -43,9 +43,12 @@ def refusal(line: str) -> dict | None:
         return int(text)
 
     try:
-        message = json.loads(line, parse_int=integer)
-    except (ValueError, RecursionError):
-        return error_answer(-32700, NOT_JSON)
+        message = json.loads(line)
+    except (ValueError, RecursionError):  # not JSON, or a number past Python's digit limit: read again to tell
+        try:
+            message = json.loads(line, parse_int=integer)
+        except (ValueError, RecursionError):
+            return error_answer(-32700, NOT_JSON)
     if not isinstance(message, dict):
         return error_answer(-32600, NOT_ONE_MESSAGE)
     request_id = message.get("id")
