@@ -91,7 +91,7 @@ class Cursors:
         self._keyed = hmac.new(key, digestmod=hashlib.sha256)  # copied for each MAC rather than keyed again
         self.ttl = ttl
         self.project = project  # the project's version (its settings): a changed project refuses older cursors
-        self._kid = _b64(hmac.new(key, b"mcpgen cursor key", hashlib.sha256).digest()[:6])
+        self._kid = b64(hmac.new(key, b"mcpgen cursor key", hashlib.sha256).digest()[:6])
         # Why a cursor signed with another key is refused, in the words of this key's origin.
         self.other_key = other_key or (
             OTHER_PROCESS if key == PROCESS_KEY else "it was signed with another key than this server's"
@@ -104,7 +104,7 @@ class Cursors:
 
     def seal(self, tool: str, binding: str, body: str) -> str:
         """`body`, signed for `tool` and `binding`, as URL-safe text (a cursor)."""
-        return _b64(body.encode()) + "." + _b64(self._mac(tool, binding, body)) + "." + self._kid
+        return b64(body.encode()) + "." + b64(self._mac(tool, binding, body)) + "." + self._kid
 
     def unseal(self, token: str, tool: str, binding: str) -> str:
         """The body of a token this key sealed for `tool` and `binding`; SealError saying why not."""
@@ -121,7 +121,7 @@ class Cursors:
         """A token that holds only its expiry time, signed for `tool` and `binding` (a download link, whose URI
         says the rest): `expires.mac.kid`, URL-safe. What it signs starts with `link.`, where a cursor's body
         starts with a number, so neither kind of token passes for the other."""
-        return f"{expires}.{_b64(self._mac(tool, binding, f'link.{expires}'))}.{self._kid}"
+        return f"{expires}.{b64(self._mac(tool, binding, f'link.{expires}'))}.{self._kid}"
 
     def unstamp(self, token: str, tool: str, binding: str) -> int:
         """The expiry time of a token this key stamped for `tool` and `binding`; SealError saying why not."""
@@ -202,7 +202,8 @@ def binding(values_key: str, identity: str | None, version: str) -> str:
     return hashlib.sha256("\x1f".join((values_key, identity or "", version)).encode()).hexdigest()
 
 
-def _b64(data: bytes) -> str:
+def b64(data: bytes) -> str:
+    """`data` as unpadded URL-safe base64 text (tokens, download links' arguments)."""
     return base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
 
 
@@ -231,7 +232,7 @@ def _encode(value: Any) -> Any:
     if isinstance(value, dt.time):
         return {"h": value.isoformat()}
     if isinstance(value, (bytes, bytearray, memoryview)):
-        return {"x": _b64(bytes(value))}
+        return {"x": b64(bytes(value))}
     raise TypeError(f"a {type(value).__name__} cannot be carried in a cursor")
 
 

@@ -98,11 +98,14 @@ def json_size(result: ToolResult) -> int:
 def _wire(item: Any) -> dict[str, Any]:
     if isinstance(item, TextContent):
         return {"type": "text", "text": item.text}
-    if isinstance(item, ResourceLink):
+    if isinstance(item, ResourceLink):  # every call of a tool with downloads: no loop, no tuples
         out = {"type": item.type, "uri": item.uri, "name": item.name}
-        for key, value in (("title", item.title), ("description", item.description), ("mimeType", item.mime_type)):
-            if value is not None:
-                out[key] = value
+        if item.title is not None:
+            out["title"] = item.title
+        if item.description is not None:
+            out["description"] = item.description
+        if item.mime_type is not None:
+            out["mimeType"] = item.mime_type
         return out
     return item.model_dump(mode="json", by_alias=True, exclude_none=True)  # a hand-written tool's own item
 

@@ -129,6 +129,57 @@ def test_the_answer_links_to_every_row_as_csv_and_parquet(make):
     assert blob.mime_type == MIME_TYPES["parquet"] and parquet_rows(blob.blob) == (columns, rows)
 
 
+ECHO = """\
+description: The numbers whose label is one of the given words, with the arguments echoed.
+parameters:
+  labels: {type: array, items: {type: string}, description: Labels}
+  word: {type: string, description: A word}
+  x: {type: number, description: A number}
+  flag: {type: boolean, description: A flag}
+  since: {type: date, description: A date}
+sql: SELECT n, :word AS word, :x AS x, :flag AS flag, :since AS since FROM nums WHERE label IN :labels ORDER BY n
+sources: [https://example.org/]
+content: "{{ row_count }} numbers"
+download: true
+"""
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {
+            "labels": ["row 3", "row 7"],
+            "word": 'Tōkyō "quoted" \\ \u2028 end',
+            "x": 0.1,
+            "flag": True,
+            "since": "2024-02-29",
+        },
+        {"labels": ["row 1"], "word": "", "x": -1e16, "flag": False, "since": "1999-12-31"},
+        {
+            "labels": ["row 0", "row 999"],
+            "word": "日本 😀 & = ? # %",
+            "x": 12345678901234567890,
+            "flag": True,
+            "since": "2000-01-01",
+        },
+    ],
+)
+def test_a_link_carries_its_arguments_of_every_type(make, arguments):
+    """The link's `args` read back as the call's own arguments: text of any script and JSON's escapes,
+    floats, big numbers, booleans, dates and arrays; the file is the call's whole result."""
+    registry = make(ECHO, name="echo")
+
+    async def work(client):
+        result = await client.call_tool("echo", arguments)
+        uri = links(result)["text/csv"]
+        carried = json.loads(base64.urlsafe_b64decode(uri.split("args=")[1].split("&")[0] + "=="))
+        return result.structured_content["table"], carried, await read(client, uri)
+
+    table, carried, text = session(registry, work)
+    assert carried == arguments
+    assert csv_rows(text.text)[1:] == [[csv_cell(v) for v in row] for row in table[1:]]
+
+
 def test_links_are_not_listed_and_an_empty_answer_has_none(make):
     registry = make()
 
