@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Server instructions per call, counted by valgrind's callgrind: repeatable whatever the machine's load.
+"""Server (or client) instructions per call, counted by valgrind's callgrind: repeatable whatever the machine's load.
 
 `mcpgen serve` of the bench project runs under callgrind over stdio with collection off; an official
 client makes warm-up calls, switches collection on (`callgrind_control`), makes N calls of
@@ -8,12 +8,17 @@ instructions per call. Each side is measured so, the two side by side (two proce
 
     python bench/bench_instructions.py                   # downloads on against off, this tree
     python bench/bench_instructions.py --baseline main   # downloads on: this tree against mcpgen at REV
+    python bench/bench_instructions.py --download "{formats: [csv]}"   # one link per answer against none
+    python bench/bench_instructions.py --client          # the official client's instructions instead
     python bench/bench_instructions.py --http --clients 10   # `serve --http` against the hand-written HTTP server
     python bench/bench_instructions.py --http --baseline main --keep out/  # ... against mcpgen at REV, files kept
 
 Over HTTP (`--http`) each server listens on 127.0.0.1 under callgrind and C official clients call it at
 once (the same C clients call both sides, each its own server); `--keep DIR` keeps the callgrind files
 for `callgrind_annotate --inclusive=yes`.
+
+With `--client` (stdio) the servers run natively and the client, this script again, runs under
+callgrind: what the client spends on each answer (reading it, and the SDK's checks of each content item).
 
 Needs valgrind. A latency ratio moves with the load of a shared machine; this count moves much less,
 but not at all only for code that does not depend on time: the event loop and the threads that wait
@@ -26,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import os
 import shutil
 import signal
@@ -50,29 +56,53 @@ REPO = HERE.parent
 TIMEOUT = 900  # seconds for any one step: a start-up under callgrind takes a minute or two
 
 
-async def count(tree: Path, project: Path, calls: int, out: Path) -> float:
-    """Instructions per call of `mcpgen serve project` imported from `tree`, under callgrind."""
-    serve = [sys.executable, "-P", "-m", "mcpgen.cli", "serve", str(project / "specs")]
-    params = StdioServerParameters(
-        command="valgrind",
-        args=["--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}", *serve],
-        env={**os.environ, "PYTHONPATH": str(tree), "PYTHONHASHSEED": "0"},
-        cwd=str(tree),
-    )
+def serve_stdio(tree: Path, project: Path, *under: str) -> StdioServerParameters:
+    """`mcpgen serve project` imported from `tree`, run by `under` (valgrind's command line) if given."""
+    command = [*under, sys.executable, "-P", "-m", "mcpgen.cli", "serve", str(project / "specs")]
+    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONHASHSEED": "0"}
+    return StdioServerParameters(command=command[0], args=command[1:], env=env, cwd=str(tree))
+
+
+async def stdio_calls(params: StdioServerParameters, calls: int, switch) -> None:
+    """Warm-up calls of `top_cities n=10`, then `calls` more with callgrind's collection switched on around them."""
     with open(os.devnull, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
             await asyncio.wait_for(session.initialize(), TIMEOUT)
             for _ in range(20):
                 await asyncio.wait_for(session.call_tool("top_cities", {"n": 10}), TIMEOUT)
-            (server,) = [c for c in psutil.Process().children() if f"--callgrind-out-file={out}" in c.cmdline()]
-            control(server.pid, "on")
+            switch("on")
             for _ in range(calls):
                 result = await asyncio.wait_for(session.call_tool("top_cities", {"n": 10}), TIMEOUT)
                 if result.is_error:
                     raise SystemExit(f"the call failed: {result.content[0].text}")
-            control(server.pid, "off")
-    totals = [line for line in out.read_text().splitlines() if line.startswith("totals:")]
-    return int(totals[0].split()[1]) / calls
+            switch("off")
+
+
+async def count(tree: Path, project: Path, calls: int, out: Path) -> float:
+    """Instructions per call of `mcpgen serve project` imported from `tree`, under callgrind."""
+    params = serve_stdio(
+        tree, project, "valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"
+    )
+
+    def switch(state: str) -> None:
+        (server,) = [c for c in psutil.Process().children() if f"--callgrind-out-file={out}" in c.cmdline()]
+        control(server.pid, state)
+
+    await stdio_calls(params, calls, switch)
+    return totals(out) / calls
+
+
+async def count_client(tree: Path, project: Path, calls: int, out: Path) -> float:
+    """Instructions per call of the official client (this script with --client-of, under callgrind) calling a
+    native `mcpgen serve project` imported from `tree`."""
+    command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}", sys.executable]
+    command += [__file__, "--client-of", str(project), "--tree", str(tree), "--calls", str(calls)]
+    await asyncio.to_thread(subprocess.run, command, check=True, capture_output=True, timeout=TIMEOUT)
+    return totals(out) / calls
+
+
+def totals(out: Path) -> int:
+    return int(next(line for line in out.read_text().splitlines() if line.startswith("totals:")).split()[1])
 
 
 async def count_http(command: list[str], env: dict, clients: int, calls: int, out: Path) -> float:
@@ -112,8 +142,7 @@ async def count_http(command: list[str], env: dict, clients: int, calls: int, ou
             proc.wait(TIMEOUT)
         except subprocess.TimeoutExpired:
             proc.kill()
-    totals = [line for line in out.read_text().splitlines() if line.startswith("totals:")]
-    return int(totals[0].split()[1]) / (calls // clients * clients)
+    return totals(out) / (calls // clients * clients)
 
 
 async def calls_of(session: Client, calls: int, failed: list[str]) -> None:
@@ -143,10 +172,10 @@ def control(pid: int, state: str) -> None:
     subprocess.run(["callgrind_control", "-i", state, str(pid)], check=True, capture_output=True, timeout=TIMEOUT)
 
 
-async def both(sides: dict[str, tuple[Path, Path]], calls: int, tmp: Path) -> dict[str, float]:
+async def both(sides: dict[str, tuple[Path, Path]], calls: int, tmp: Path, counter=count) -> dict[str, float]:
     names = list(sides)
     counted = await asyncio.gather(
-        *(count(tree, project, calls, tmp / f"callgrind.{i}") for i, (tree, project) in enumerate(sides.values()))
+        *(counter(tree, project, calls, tmp / f"callgrind.{i}") for i, (tree, project) in enumerate(sides.values()))
     )
     return dict(zip(names, counted))
 
@@ -181,7 +210,16 @@ def main() -> None:
     ap.add_argument("--http", action="store_true", help="serve --http against the hand-written HTTP server (or REV)")
     ap.add_argument("--clients", type=int, default=10, help="concurrent clients per server (--http)")
     ap.add_argument("--keep", type=Path, metavar="DIR", help="keep the callgrind files in DIR")
+    ap.add_argument("--download", default="true", help="mcpgen.yaml's defaults.download on the 'on' side (YAML)")
+    ap.add_argument("--client", action="store_true", help="count the client's instructions, not the server's")
+    ap.add_argument("--client-of", type=Path, help=argparse.SUPPRESS)  # the client counted, of this project
+    ap.add_argument("--tree", type=Path, help=argparse.SUPPRESS)  # ... whose server imports mcpgen from here
     opts = ap.parse_args()
+    if opts.client_of:
+        asyncio.run(
+            stdio_calls(serve_stdio(opts.tree, opts.client_of), opts.calls, functools.partial(control, os.getpid()))
+        )
+        return
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed")
     with bench_project() as project, contextlib.ExitStack() as stack, tempfile.TemporaryDirectory() as tmp:
@@ -191,14 +229,15 @@ def main() -> None:
         if opts.http:
             counted = asyncio.run(both_http(http_sides(tree, opts.baseline, project), opts.clients, opts.calls, out))
         else:
-            on = with_downloads(project)
+            on = with_downloads(project, opts.download)
             if tree is not None:
                 sides = {"this tree, downloads on": (REPO, on), f"{opts.baseline}, downloads on": (tree, on)}
             else:
                 sides = {"downloads on": (REPO, on), "downloads off": (REPO, project)}
-            counted = asyncio.run(both(sides, opts.calls, out))
+            counted = asyncio.run(both(sides, opts.calls, out, count_client if opts.client else count))
     (a, x), (b, y) = counted.items()
-    print(f"{a}: {x:,.0f} instructions per call | {b}: {y:,.0f} | ratio {x / y:.4f} | difference {x - y:+,.0f}")
+    who = "client" if opts.client else "server"
+    print(f"{who}, {a}: {x:,.0f} instructions per call | {b}: {y:,.0f} | ratio {x / y:.4f} | difference {x - y:+,.0f}")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -52,16 +53,15 @@ CASES = {
     "10000": ("top_cities_many", 10000, 8, None),
     "downloads": ("top_cities", 10, 300, 1.03),
 }
-DOWNLOADS = "\ndefaults:\n  download: true\n"  # appended to the project's mcpgen.yaml for the downloads case
 
 
-def with_downloads(project: Path) -> Path:
-    """A copy of `project` whose every spec offers downloads (mcpgen.yaml's defaults.download)."""
-    copy = project.parent / "project-downloads"
+def with_downloads(project: Path, download: str = "true") -> Path:
+    """A copy of `project` whose every spec offers downloads: mcpgen.yaml's `defaults.download` set to `download`."""
+    copy = project.parent / f"project-downloads-{hashlib.sha256(download.encode()).hexdigest()[:8]}"
     if not copy.exists():
         shutil.copytree(project, copy)
         with open(copy / "mcpgen.yaml", "a") as f:
-            f.write(DOWNLOADS)
+            f.write(f"\ndefaults:\n  download: {download}\n")
     return copy
 
 
