@@ -7,10 +7,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .sql.places import Near
+from typing import NamedTuple
 
 
 class MCPGenError(Exception):
@@ -57,6 +54,15 @@ class SpecError(MCPGenError):
     def __init__(self, problems: list[Problem]):
         self.problems = problems
         super().__init__("\n".join(str(p) for p in problems))
+
+
+class Near(NamedTuple):
+    """What a database's error points at: the sent text from its token on (`whole`: to the end of the
+    spec's statement; else cut short), and the line of the spec's statement it is on (None: not known)."""
+
+    text: str
+    line: int | None
+    whole: bool
 
 
 class ArgumentError(MCPGenError):

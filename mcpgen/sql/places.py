@@ -19,20 +19,11 @@ True
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
 
+from ..errors import Near
 from ..text import line_col
 
 __all__ = ["Near", "find_near"]
-
-
-class Near(NamedTuple):
-    """What a database's error points at: the sent text from its token on (`whole`: to the end of the
-    spec's statement; else cut short), and the line of the spec's statement it is on (None: not known)."""
-
-    text: str
-    line: int | None
-    whole: bool
 
 
 # Strings and quoted names, bound values ($1, %(n)s), :name placeholders, words, any other character.
