@@ -917,6 +917,9 @@ def _owner(select: exp.Select, column: exp.Column, columns: _Known, tree: exp.Ex
 # The clauses of a query a subquery may be in, as a sentence names them; DuckDB reads the query's select
 # aliases in a subquery in the first three (in the select list, those of the items before it).
 _SUBQUERY_PLACES = {"where": "WHERE", "expressions": "the select list", "order": "ORDER BY", "having": "HAVING"}
+# Where DuckDB reads none of them, even in a subquery ("Referenced column not found in FROM clause"); SQLite
+# reads them in JOIN ... ON and in a subquery of GROUP BY, so each is refused where it names no column.
+_UNREAD_PLACES = {"from_": "FROM", "joins": "JOIN", "group": "GROUP BY"}
 
 
 def _aliases_in_subqueries(tree: exp.Expr, known: _Known) -> exp.Expr:
@@ -932,9 +935,7 @@ def _aliases_in_subqueries(tree: exp.Expr, known: _Known) -> exp.Expr:
         for column in list(select.find_all(exp.Column)):
             if column.table or column.find_ancestor(exp.Select) is select:
                 continue
-            top: exp.Expr = column
-            while top.parent is not None and top.parent is not select:
-                top = top.parent
+            top = _clause(column, select)
             place = _SUBQUERY_PLACES.get(top.arg_key or "")
             if place is None:
                 continue
@@ -942,7 +943,8 @@ def _aliases_in_subqueries(tree: exp.Expr, known: _Known) -> exp.Expr:
             item = _renamed_items(before).get(column.name.lower())
             if item is None:
                 continue
-            at, reading = f"a subquery in {place}", _alias_reading(column, select, known, tree)
+            at = f"a subquery in {place}"
+            reading = _alias_reading(column, select, known, tree, place != "HAVING")
             window, aggregate = _has(item, exp.Window), _has(item, exp.AggFunc)
             if place == "HAVING" or window or (aggregate and place == "WHERE"):
                 if reading:
@@ -957,15 +959,45 @@ def _aliases_in_subqueries(tree: exp.Expr, known: _Known) -> exp.Expr:
     return tree
 
 
-def _alias_reading(column: exp.Column, select: exp.Select, known: _Known, tree: exp.Expr) -> bool | None:
+def _refuse_unread_aliases(tree: exp.Expr, known: _Known) -> exp.Expr:
+    """`SELECT a * 2 AS d FROM t JOIN u ON u.v = d`: DuckDB reads no select alias in JOIN ... ON, nor in a
+    subquery in FROM, JOIN or GROUP BY ("Referenced column not found in FROM clause"); SQLite reads one in
+    the first and the last. Refused where no table in scope has a column of its name (the column otherwise,
+    as on every engine)."""
+    for select in list(tree.find_all(exp.Select)):
+        named = _renamed_items(select.expressions)
+        for column in list(select.find_all(exp.Column)):
+            own = column.find_ancestor(exp.Select) is select
+            if column.table or column.name.lower() not in named:
+                continue
+            if own and not isinstance(column.find_ancestor(exp.Join, exp.Select), exp.Join):
+                continue  # GROUP BY's own names are read as aliases
+            place = _UNREAD_PLACES.get(_clause(column, select).arg_key or "")
+            if place is not None and _alias_reading(column, select, known, tree):
+                raise AliasInSubquery(column, f"{place} ... ON" if own else f"a subquery in {place}")
+    return tree
+
+
+def _clause(node: exp.Expr, select: exp.Select) -> exp.Expr:
+    """The child of `select` that holds `node` (its arg_key names the clause)."""
+    while node.parent is not None and node.parent is not select:
+        node = node.parent
+    return node
+
+
+def _alias_reading(
+    column: exp.Column, select: exp.Select, known: _Known, tree: exp.Expr, outer: bool = True
+) -> bool | None:
     """Whether DuckDB reads `column`, in a subquery of `select`, as `select`'s alias of its name: False where
-    a query in between has a column or an alias of that name, or `select`'s tables have the column; None
-    where the tables' columns cannot be told."""
+    a query in between has a column or an alias of that name, or (`outer`) `select`'s tables have the
+    column; None where the tables' columns cannot be told."""
     name, unknown = column.name.lower(), False
     around = column.find_ancestor(exp.Select)
     while around is not None:
         if around is not select and name in _renamed_items(around.expressions):
             return False
+        if around is select and not outer:
+            break
         found = _input_columns(around, known.columns, tree)
         if (found is not None and name in found) or (around is select and _names_itself(select, name)):
             return False
@@ -1012,9 +1044,10 @@ def _owner_of(select: exp.Select, column: exp.Column, known: _Known, tree: exp.E
 
 
 class AliasInSubquery(AliasAt):
-    """`column`, at `place` (a subquery in a clause), names a select alias of the query around it that the
-    target cannot be given as DuckDB reads it: in HAVING (DuckDB refuses it), or whose expression's column
-    `unowned` cannot be named with its table there."""
+    """`column`, at `place` (a subquery in a clause, or JOIN ... ON), names a select alias of the query around
+    it that the target cannot be given as DuckDB reads it: where DuckDB refuses it (a subquery in HAVING,
+    FROM, JOIN or GROUP BY; JOIN ... ON), or whose expression's column `unowned` cannot be named with its
+    table there."""
 
     def __init__(self, column: exp.Expr, place: str, unowned: str | None = None):
         super().__init__(column, place)
@@ -1077,23 +1110,27 @@ _NAMING_STEPS: dict[str, tuple[Callable[[exp.Expr, _Known], exp.Expr], ...]] = {
         _refuse_qualify_on_shadowing_alias,
         _aliases_written_out(frozenset({"window", "select"})),
         _aliases_in_subqueries,
+        _refuse_unread_aliases,
     ),
     "mysql": (
         _refuse_qualify_on_shadowing_alias,
         _aliases_written_out(frozenset({"where", "select"})),
         _aliases_in_subqueries,
+        _refuse_unread_aliases,
         _mysql_shadowed_columns,
     ),
     "postgres": (
         _refuse_qualify_on_shadowing_alias,
         _aliases_written_out(frozenset({"where", "window", "select"})),
         _aliases_in_subqueries,
+        _refuse_unread_aliases,
         _aliases_in_order_expressions,
     ),
     "spark": (
         _refuse_qualify_on_shadowing_alias,
         _aliases_written_out(frozenset({"where", "window", "select"})),
         _aliases_in_subqueries,
+        _refuse_unread_aliases,
         functools.partial(_aliases_in_order_expressions, qualified=True),
     ),
 }

@@ -61,6 +61,15 @@ TRANSLATED = {
     "in_order_by": "SELECT a * 2 AS d FROM t ORDER BY (SELECT count(*) FROM u WHERE v < d) DESC, 1",
     "a_column_of_the_query": "SELECT b AS a FROM t WHERE EXISTS (SELECT 1 FROM u WHERE v = a) ORDER BY 1",
     "a_column_of_the_subquery": "SELECT a * 2 AS v FROM t WHERE EXISTS (SELECT 1 FROM u WHERE w = v) ORDER BY 1",
+    # where DuckDB reads no alias (JOIN ... ON, a subquery in GROUP BY or FROM): a column of its name is read
+    "a_column_in_join_on": "SELECT b * 10 AS a, v FROM t JOIN u ON u.w = a ORDER BY 1, 2",
+    "a_column_in_a_subquery_in_join_on": (
+        "SELECT b * 10 AS a, v FROM t JOIN u ON u.v = (SELECT max(z.v) FROM u AS z WHERE z.w <= a) ORDER BY 1, 2"
+    ),
+    "a_column_in_a_subquery_in_group_by": (
+        "SELECT a * 2 AS v, count(*) AS n FROM t GROUP BY a, (SELECT count(*) FROM u WHERE w < v) ORDER BY 1"
+    ),
+    "a_column_in_a_subquery_in_from": "SELECT a * 2 AS w, s.v FROM t, (SELECT v FROM u WHERE v = w) AS s ORDER BY 1",
 }
 
 # What DuckDB refuses itself, and the sentence the translation refuses it with.
@@ -87,6 +96,27 @@ REFUSED = {
     "SELECT a * 2 AS d FROM t GROUP BY a HAVING EXISTS (SELECT 1 FROM u WHERE v = d)": (
         "`d` in a subquery in HAVING names a result column's alias, which DuckDB refuses there (write its "
         "expression out)"
+    ),
+    # refused in HAVING though the query's table has a column of its name (SQLite and PostgreSQL read that)
+    "SELECT a * 2 AS b FROM t GROUP BY a, b HAVING (SELECT count(*) FROM u WHERE v < b) > 1": (
+        "`b` in a subquery in HAVING names a result column's alias, which DuckDB refuses there"
+    ),
+    # DuckDB reads no alias in JOIN ... ON, nor in a subquery in GROUP BY, FROM or JOIN; SQLite reads it in
+    # the first two
+    "SELECT a * 2 AS d FROM t JOIN u ON u.v = d": (
+        "`d` in JOIN ... ON names a result column's alias, which DuckDB refuses there"
+    ),
+    "SELECT a * 2 AS d FROM t JOIN u ON EXISTS (SELECT 1 FROM u AS z WHERE z.v = d)": (
+        "`d` in a subquery in JOIN names a result column's alias, which DuckDB refuses there"
+    ),
+    "SELECT a * 2 AS d, count(*) AS n FROM t GROUP BY a, (SELECT count(*) FROM u WHERE v < d)": (
+        "`d` in a subquery in GROUP BY names a result column's alias, which DuckDB refuses there"
+    ),
+    "SELECT a * 2 AS d FROM t JOIN (SELECT v FROM u WHERE v = d) AS s ON true": (
+        "`d` in a subquery in JOIN names a result column's alias, which DuckDB refuses there"
+    ),
+    "SELECT a * 2 AS d FROM t, (SELECT v FROM u WHERE v < d) AS s": (
+        "`d` in a subquery in JOIN names a result column's alias, which DuckDB refuses there"
     ),
 }
 
@@ -167,6 +197,16 @@ def test_an_alias_duckdb_refuses_in_a_subquery_is_refused(sql, target, db):
         run(db, "duckdb", sql)
     with pytest.raises(Untranslatable, match=re.escape(REFUSED[sql])):
         transpile(sql, "duckdb", target, columns=COLUMNS)
+
+
+@pytest.mark.parametrize("target", [*TARGETS, "spark"])
+def test_an_alias_duckdb_reads_nowhere_there_is_refused_at_its_line_and_column(target):
+    """Without the catalogue too, where the SQL gives the tables' columns (a CTE): SQLite would return rows."""
+    sql = "WITH s AS (SELECT 1 AS v, 2 AS w)\nSELECT w * 2 AS d\nFROM s\n  JOIN s AS z ON z.v = d"
+    for columns in (COLUMNS, None):
+        with pytest.raises(Untranslatable, match=re.escape("`d` in JOIN ... ON names a result column's alias")) as e:
+            transpile(sql, "duckdb", target, columns=columns, guessed=None if columns else [])
+        assert (e.value.line, e.value.col) == (4, 24)
 
 
 @pytest.mark.parametrize("target", [*TARGETS, "spark"])
