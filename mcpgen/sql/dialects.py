@@ -175,7 +175,8 @@ def _rollup_ordered_by_other(select: exp.Select) -> bool:
     return not all(isinstance(o.this, exp.Column) and o.this.name.lower() in outputs for o in order.expressions)
 
 
-Columns = Mapping[str, Mapping[str, str]]  # table (or schema.table) -> column -> its type, as DuckDB names it
+# table (or schema.table) -> column -> its type, as DuckDB names it; the columns in the table's order
+Columns = Mapping[str, Mapping[str, str]]
 
 
 class ColumnTypeUnknown(Exception):
@@ -210,9 +211,9 @@ def rewrite(
         tree = _date_arithmetic(tree, target, dates, columns is not None)
         for node in tree.walk():
             node.meta.pop(_TYPE, None)
-    for step in (*_STEPS.get(target, ()), _named_order):
+    for step in _STEPS.get(target, ()):
         tree = step(tree)
-    return tree
+    return _named_order(tree, target, columns)
 
 
 def _annotate(tree: exp.Expr, columns: Columns | None = None) -> None:
@@ -342,19 +343,81 @@ def _days_between(a: exp.Expr, b: exp.Expr, target: str) -> exp.Expr:
 # -- every target ---------------------------------------------------------------------------------
 
 
-def _named_order(tree: exp.Expr) -> exp.Expr:
-    """`ORDER BY 2` -> `ORDER BY <the second select item's alias, else the item>`."""
-    for select in tree.find_all(exp.Select):
-        order = select.args.get("order")
-        if order is None or any(isinstance(e, exp.Star) for e in select.expressions):
+def _named_order(tree: exp.Expr, target: str, columns: Columns | None) -> exp.Expr:
+    """`ORDER BY 2` -> `ORDER BY <the second select item's alias, else the item>`. Beside `*` (or `t.*`)
+    and on a set operation the position stays, but on MariaDB/MySQL, which cannot spell DuckDB's NULL order
+    beside a position: there it names the column `*` gives there (`t.b`), from the tables' columns, or the
+    set operation's column (PositionUnknown where it cannot be named and NULLs would come first)."""
+    for query in list(tree.find_all(exp.Select, exp.SetOperation)):
+        order = query.args.get("order")
+        if order is None:
             continue
+        positional = _starred(query) or isinstance(query, exp.SetOperation)
+        names = _positions(query, columns, tree) if target == "mysql" or not positional else None
         for ordered in order.expressions:
             key = ordered.this
-            if isinstance(key, exp.Literal) and key.is_int and 1 <= int(key.this) <= len(select.expressions):
-                item = select.expressions[int(key.this) - 1]
-                named = isinstance(item, exp.Alias)
-                ordered.set("this", exp.column(item.alias, quoted=False) if named else item.copy())
+            if not (isinstance(key, exp.Literal) and key.is_int):
+                continue
+            if names is not None and 1 <= int(key.this) <= len(names):
+                ordered.set("this", names[int(key.this) - 1].copy())
+            elif (
+                target == "mysql"
+                and positional
+                and bool(ordered.args.get("nulls_first")) == bool(ordered.args.get("desc"))
+            ):
+                raise PositionUnknown(key)  # MariaDB puts NULLs first ascending, last descending
     return tree
+
+
+class PositionUnknown(Exception):
+    """MariaDB/MySQL: `ORDER BY n` (`key`) beside `*`, or on a set operation, whose column cannot be named
+    (the tables' columns are not known, or the column has no name); its NULL order cannot be spelled."""
+
+    def __init__(self, key: exp.Expr):
+        super().__init__(key.sql("duckdb"))
+        self.key = key
+
+
+def _starred(query: exp.Expr) -> bool:
+    """Whether a query (the first of a set operation's) returns `*` or `t.*`."""
+    while isinstance(query, exp.SetOperation):
+        query = query.this
+    return isinstance(query, exp.Select) and any(e.is_star for e in query.selects)
+
+
+def _positions(query: exp.Expr, columns: Columns | None, tree: exp.Expr) -> list[exp.Expr] | None:
+    """What `ORDER BY n` orders `query` by, for each n: a select item's alias, else the item; a column `*`
+    gives, named with its table; a set operation's result column by its name. None where one cannot be
+    told (a table's columns not known, a USING or NATURAL join beside `*`, a set operation's unnamed column)."""
+    union = isinstance(query, exp.SetOperation)
+    while isinstance(query, exp.SetOperation):
+        query = query.this
+    if not isinstance(query, exp.Select):
+        return None
+    out: list[exp.Expr] = []
+    for item in query.expressions:
+        if item.is_star:
+            if any(j.args.get("using") or j.args.get("kind") == "NATURAL" for j in query.args.get("joins") or []):
+                return None
+            owner = item.table if isinstance(item, exp.Column) else ""
+            sources = [s.this for s in _sources(query) if not owner or s.this.alias_or_name == owner]
+            for source in sources:
+                names = _source_columns(source, columns, tree)
+                if names is None or not source.alias_or_name:
+                    return None
+                table = None if union else source.alias_or_name
+                out += [exp.column(n, table=table, quoted=True) for n in names]
+        elif isinstance(item, (exp.Alias, exp.Column)):
+            out.append(
+                exp.column(item.alias_or_name, quoted=_quoted(item))
+                if union or isinstance(item, exp.Alias)
+                else item.copy()
+            )
+        elif union:
+            return None
+        else:
+            out.append(item.copy())
+    return out
 
 
 # -- SQLite ------------------------------------------------------------------------------------------
@@ -826,28 +889,32 @@ def _sources(select: exp.Select) -> list[exp.Expr]:
 def _input_columns(select: exp.Select, columns: Columns | None, tree: exp.Expr) -> set[str] | None:
     """The names of the columns `select`'s FROM and JOINs give, lower case: from the database's catalogue
     (`columns`) for a table, from the query for a CTE or subquery; None where that cannot be told."""
-    ctes = {c.alias.lower(): c.this for c in tree.find_all(exp.CTE)}
-    catalogue = {t.lower(): c for t, c in (columns or {}).items()}
     found: set[str] = set()
     for source in _sources(select):
-        relation = source.this
-        alias = relation.args.get("alias")
-        if alias is not None and alias.args.get("columns"):  # `... AS s (x, y)` names them
-            found |= {c.name.lower() for c in alias.args["columns"]}
-            continue
-        if isinstance(relation, exp.Table) and not relation.db and relation.name.lower() in ctes:
-            relation = ctes[relation.name.lower()]
-        if isinstance(relation, exp.Table):
-            table = f"{relation.db}.{relation.name}".lower() if relation.db else relation.name.lower()
-            if table not in catalogue:
-                return None
-            found |= {c.lower() for c in catalogue[table]}
-            continue
-        inner = relation.this if isinstance(relation, exp.Subquery) else relation
-        if not isinstance(inner, exp.Query) or any(isinstance(e, exp.Star) for e in inner.selects):
+        names = _source_columns(source.this, columns, tree)
+        if names is None:
             return None
-        found |= {n.lower() for n in inner.named_selects}
+        found |= {n.lower() for n in names}
     return found
+
+
+def _source_columns(relation: exp.Expr, columns: Columns | None, tree: exp.Expr) -> list[str] | None:
+    """The columns a FROM or JOIN source gives, in order: from the database's catalogue (`columns`) for a
+    table, from the query for a CTE or subquery; None where that cannot be told."""
+    alias = relation.args.get("alias")
+    if alias is not None and alias.args.get("columns"):  # `... AS s (x, y)` names them
+        return [c.name for c in alias.args["columns"]]
+    ctes = {c.alias.lower(): c.this for c in tree.find_all(exp.CTE)}
+    if isinstance(relation, exp.Table) and not relation.db and relation.name.lower() in ctes:
+        relation = ctes[relation.name.lower()]
+    if isinstance(relation, exp.Table):
+        table = f"{relation.db}.{relation.name}".lower() if relation.db else relation.name.lower()
+        catalogue = {t.lower(): c for t, c in (columns or {}).items()}
+        return list(catalogue[table]) if table in catalogue else None
+    inner = relation.this if isinstance(relation, exp.Subquery) else relation
+    if not isinstance(inner, exp.Query) or any(e.is_star for e in inner.selects):
+        return None
+    return list(inner.named_selects)
 
 
 def _refuse_qualify_on_shadowing_alias(tree: exp.Expr, columns: _Known) -> exp.Expr:

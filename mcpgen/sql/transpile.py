@@ -206,6 +206,18 @@ def _rewrite(
             "not list the table it reads from (rename the alias, or name the column with its table)",
             *_start(sql, unknown.column),
         ) from None
+    except dialects.PositionUnknown as position:
+        why = (
+            "validate --live and serve read it from the database's catalogue; or order by the column's name"
+            if columns is None
+            else "and none can be told for that place (a USING or NATURAL join, an unnamed column, a table the "
+            "catalogue does not list): order by the column's name"
+        )
+        raise (NeedsColumnTypes if columns is None else Untranslatable)(
+            f"`ORDER BY {position}` beside SELECT * or on a UNION cannot be written for MariaDB/MySQL without the "
+            f"column's name, which puts NULLs last as DuckDB does: {why}",
+            *_start(sql, position.key),
+        ) from None
     except dialects.ShadowingAlias as shadow:
         engine = dialects.engine_name(target)
         raise Untranslatable(

@@ -414,7 +414,8 @@ class MySQL(Backend):
     CATALOGUE = (
         "SELECT table_schema, table_name, column_name, data_type, CASE WHEN table_schema = DATABASE() THEN 1 END "
         "FROM information_schema.columns "
-        "WHERE table_schema NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')"
+        "WHERE table_schema NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys') "
+        "ORDER BY table_schema, table_name, ordinal_position"  # `*`'s order: ORDER BY 1 names a column
     )
     CATALOGUE_TYPES = _MYSQL_COLUMN_TYPES
 
