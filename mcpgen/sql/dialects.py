@@ -768,6 +768,8 @@ def _write_out(
             found = _input_columns(select, known.columns, tree)
             if found is not None and column.name.lower() not in found:
                 raise MisplacedAlias(column, _place(column), refused)
+            if found is None and not _names_itself(select, column.name.lower()):
+                _refused_unless_column(known, column, _place(column), refused)
         elif change and not _is_input_column(select, column, known, tree):
             column.replace(exp.Paren(this=item.copy()))
 
@@ -814,6 +816,22 @@ class AliasAt(Exception):
 class InputColumnsUnknown(AliasAt):
     """`column` is a select alias and may also be a column of the query's tables, whose columns neither
     the SQL nor the database's catalogue (not asked) tells; the engines read it differently."""
+
+
+class RefusedUnlessColumn(InputColumnsUnknown):
+    """`column` names a select alias (of `what`: an aggregate or window function, a subquery; None: any)
+    where DuckDB refuses it, unless a table has a column of its name, which is not known."""
+
+    def __init__(self, column: exp.Expr, place: str, what: str | None = None):
+        super().__init__(column, place)
+        self.what = what
+
+
+def _refused_unless_column(known: _Known, column: exp.Column, place: str, what: str | None = None) -> None:
+    """Without the catalogue (`known.guessed`), a refusal that waits for it is added there: a warning now,
+    checked again with the tables' columns."""
+    if known.guessed is not None:
+        known.guessed.append(RefusedUnlessColumn(column, place, what))
 
 
 class _Known(NamedTuple):
@@ -1014,8 +1032,11 @@ def _aliases_in_subqueries(tree: exp.Expr, known: _Known) -> exp.Expr:
             reading = _alias_reading(column, select, known, tree, place != "HAVING")
             window, aggregate = _has(item, exp.Window), _has(item, exp.AggFunc)
             if place == "HAVING" or window or (aggregate and place == "WHERE"):
+                what = _AGGREGATE if place != "HAVING" else None
                 if reading:
-                    raise (MisplacedAlias if place != "HAVING" else AliasInSubquery)(column, at)
+                    raise (MisplacedAlias if what else AliasInSubquery)(column, at)
+                if reading is None:
+                    _refused_unless_column(known, column, at, what)
                 continue
             if reading is None:
                 if known.guessed is None:
@@ -1040,8 +1061,16 @@ def _refuse_unread_aliases(tree: exp.Expr, known: _Known) -> exp.Expr:
             if own and not isinstance(column.find_ancestor(exp.Join, exp.Select), exp.Join):
                 continue  # GROUP BY's own names are read as aliases
             place = _UNREAD_PLACES.get(_clause(column, select).arg_key or "")
-            if place is not None and _alias_reading(column, select, known, tree):
-                raise AliasInSubquery(column, f"{place} ... ON" if own else f"a subquery in {place}")
+            if place is None:
+                continue
+            at, reading = (
+                f"{place} ... ON" if own else f"a subquery in {place}",
+                _alias_reading(column, select, known, tree),
+            )
+            if reading:
+                raise AliasInSubquery(column, at)
+            if reading is None:
+                _refused_unless_column(known, column, at)
     return tree
 
 

@@ -266,6 +266,12 @@ def _untold(unknown: dialects.ColumnTypeUnknown, target: str) -> str:
 def _unsure(unknown: dialects.InputColumnsUnknown, target: str) -> str:
     """The warning for a select alias translated as no table's column, though one may have its name."""
     name, engine = unknown, dialects.engine_name(target)
+    if isinstance(unknown, dialects.RefusedUnlessColumn):
+        what = f"a result column that is {unknown.what}" if unknown.what else "a result column's alias"
+        return (
+            f"`{name}` in {unknown.place} names {what}, which DuckDB refuses there unless a table has a column "
+            "of that name (it then reads the column); validate --live and serve check it against the tables"
+        )
     return (
         f"`{name}` in {unknown.place} is translated for {engine} as a result column's alias, which is right "
         "unless a table has a column of that name (DuckDB then reads the column); validate --live and serve "

@@ -258,3 +258,56 @@ def test_validate_refuses_at_the_specs_line_and_column(tmp_path):
     assert problem.message.startswith(
         "`target` in a subquery in WHERE names a result column's alias, which PostgreSQL does not read there"
     )
+
+
+# What DuckDB refuses unless a table has a column of the name, which plain validate cannot tell: the warning's
+# start, and the refusal serve gives with the tables' columns.
+WAITING = {
+    "SELECT sum(a) AS total FROM t\nWHERE total > 10": (
+        "`total` in WHERE names a result column that is an aggregate or window function, which DuckDB refuses "
+        "there unless a table has a column of that name",
+        "`total` in WHERE names a result column that is an aggregate or window function, which DuckDB refuses",
+    ),
+    "SELECT a * 2 AS d FROM t\nJOIN u ON u.v = d": (
+        "`d` in JOIN ... ON names a result column's alias, which DuckDB refuses there unless a table has",
+        "`d` in JOIN ... ON names a result column's alias, which DuckDB refuses there",
+    ),
+    "SELECT a * 2 AS d FROM t GROUP BY a\nHAVING (SELECT count(*) FROM u WHERE v < d) > 1": (
+        "`d` in a subquery in HAVING names a result column's alias, which DuckDB refuses there unless",
+        "`d` in a subquery in HAVING names a result column's alias, which DuckDB refuses there",
+    ),
+}
+
+
+@pytest.mark.parametrize("target", [*TARGETS, "spark"])
+@pytest.mark.parametrize("sql", WAITING)
+def test_without_the_catalogue_a_refusal_that_waits_for_it_is_a_warning_at_the_name(sql, target):
+    warning, refusal = WAITING[sql]
+    guessed: list = []
+    transpile(sql, "duckdb", target, guessed=guessed)
+    ((line, col, sentence),) = guessed
+    assert (line, sentence[: len(warning)]) == (2, warning)
+    assert sentence.endswith("validate --live and serve check it against the tables")
+    with pytest.raises(Untranslatable, match=re.escape(refusal)) as refused:
+        transpile(sql, "duckdb", target, columns=COLUMNS)
+    assert (refused.value.line, refused.value.col) == (line, col)
+
+
+def test_serve_checks_the_warning_again_with_the_catalogue(tmp_path):
+    from mcpgen.load.project import load_project
+    from mcpgen.load.spec_checks import learn_column_types
+
+    (tmp_path / "mcpgen.yaml").write_text("connections:\n  default:\n    url: postgresql://127.0.0.1:5432/test\n")
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "late.yaml").write_text(
+        "description: d\nsources: [https://example.org/]\ncontent: '{{ row_count }}'\nsql: |\n"
+        "  SELECT a * 2 AS d FROM t\n  JOIN u ON u.v = d\n"
+    )
+    loaded = load_project(tmp_path / "specs")
+    assert loaded.errors == []
+    (warning,) = [p for p in loaded.problems if "`d` in JOIN ... ON" in p.message]
+    assert (warning.line, warning.col) == (6, 19)
+    learn_column_types(loaded, lambda name: COLUMNS)
+    (error,) = loaded.errors
+    assert (error.line, error.col) == (6, 19)
+    assert "which DuckDB refuses there (write its expression out)" in error.message
