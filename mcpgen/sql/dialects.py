@@ -22,13 +22,16 @@ Each rewrite keeps the result DuckDB gives:
   select alias shadows in GROUP BY or a window is named with its table; Spark: one it shadows inside an
   ORDER BY expression (Spark reads the alias there). These need the tables' columns
   (the catalogue; without it, no table's column is taken to have the alias's name), and a QUALIFY on
-  such a name is refused where sqlglot rewrites QUALIFY.
+  such a name is refused where sqlglot rewrites QUALIFY. An alias in JOIN ... ON, or in a subquery in
+  FROM, JOIN or GROUP BY, is refused where it names no column (DuckDB reads none there); a refusal that
+  waits for the catalogue is a warning without it.
 - Every target: QUALIFY's query keeps its ORDER BY and LIMIT on a query around sqlglot's rewrite.
 - Every target: the outermost query's unnamed columns are named as DuckDB names them (`sum(x)`,
   `count_star()`; `validate` warns, since the name is a near guess).
 - PostgreSQL and Spark: `INTERVAL (expr) DAY` is `(expr) * INTERVAL '1 DAY'`, so a bound value stays bound.
 - Every target: `ORDER BY 1` names what it orders by (the column's alias, else the expression), so
-  DuckDB's NULLS LAST can be spelled where the target needs it spelled out.
+  DuckDB's NULLS LAST can be spelled where the target needs it spelled out; beside `*` and on a UNION
+  only on MariaDB/MySQL (the column `*` gives, from the catalogue; the UNION's column by its name).
 
 >>> from mcpgen.sql.transpile import transpile
 >>> print(transpile("SELECT d - INTERVAL (:n) DAY AS e FROM t", "duckdb", "sqlite"))
