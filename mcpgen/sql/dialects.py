@@ -178,7 +178,8 @@ def _rollup_ordered_by_other(select: exp.Select) -> bool:
     return not all(isinstance(o.this, exp.Column) and o.this.name.lower() in outputs for o in order.expressions)
 
 
-# table (or schema.table) -> column -> its type, as DuckDB names it; the columns in the table's order
+# table (or schema.table) -> column -> its type, as DuckDB names it; MariaDB/MySQL's in the table's order
+# (`ORDER BY n` beside `*` is named from them there)
 Columns = Mapping[str, Mapping[str, str]]
 
 
