@@ -323,6 +323,67 @@ def test_hostile_completions_and_prompt_arguments_are_values_or_one_sentence(spe
     assert errors["prompt: NUL"].error.message == "Invalid argument 'label': the string contains a NUL character."
 
 
+HELLO = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+HUGE = b"9" * 5000
+CALL = b'{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"nums","arguments":{"below":%s}}}'
+NOT_JSON = [
+    b"{not json",
+    CALL % (b"1", b"[" * 100_000 + b"]" * 100_000),  # nested past what a decoder reads
+    CALL % (b"10", b"[" * 300 + b"]" * 300),  # JSON to Python's reader, too deep for the SDK's: its id is read
+    CALL % (b"11", b'"\\ud800"'),  # a lone surrogate: JSON to Python's reader, not to the SDK's
+    b"\x00\xff\xfe",
+]
+UNREADABLE_ID = [
+    b'[{"jsonrpc":"2.0","id":2,"method":"tools/list"}]',  # a batch
+    b'"tools/list"',
+    CALL % (b'{"n":1}', b"3"),
+    CALL % (b"1.5", b"3"),
+    CALL % (b"null", b"3"),
+    CALL % (b"true", b"3"),
+    CALL % (HUGE, b"3"),
+]
+READABLE_ID = {
+    3: b'{"id":3,"method":"tools/list"}',  # no "jsonrpc"
+    6: CALL.replace(b"2.0", b"1.0") % (b"6", b"3"),
+    "seven": b'{"jsonrpc":"2.0","id":"seven","method":5}',
+    8: b'{"jsonrpc":"2.0","id":8,"method":"tools/list","params":[1]}',
+    9: CALL % (b"9", HUGE),
+}
+FRAMES = [
+    json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": HELLO}).encode(),
+    json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode(),
+    *NOT_JSON,
+    *UNREADABLE_ID,
+    *READABLE_ID.values(),
+    b"   ",  # a blank line is no frame: no answer
+    b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":null}',
+    b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"nums","arguments":{"below":3}}}',
+]
+NOT_JSON_ERROR = {"code": -32700, "message": "Parse error: the message is not JSON, or is nested too deep to read"}
+NOT_ONE = {
+    "code": -32600,
+    "message": "Invalid Request: not one JSON-RPC 2.0 message (a batch, or a field missing or of the wrong type)",
+}
+
+
+def assert_every_frame_answered(answers: list[dict], err: bytes, ended: bool = False) -> None:
+    """FRAMES' answers: each malformed one refused in one sentence, the id when readable; the rest served. When
+    stdin `ended` right after the last frame (a file), the SDK may answer the call still running then with
+    its own error (-32000 Connection closed) rather than a result."""
+    by_id = {a["id"]: a for a in answers if a["id"] is not None}
+    nulls = [a["error"] for a in answers if a["id"] is None]
+    assert nulls == [NOT_JSON_ERROR] * (len(NOT_JSON) - 2) + [NOT_ONE] * len(UNREADABLE_ID), answers
+    assert set(by_id) == {0, 4, 5, 10, 11, *READABLE_ID}
+    assert by_id[10]["error"] == by_id[11]["error"] == NOT_JSON_ERROR
+    assert all(by_id[i]["error"] == NOT_ONE for i in READABLE_ID)
+    assert by_id[4]["error"] == {"code": -32602, "message": "Invalid tools/call params: 'params' is missing."}
+    closed = {"code": -32000, "message": "Connection closed"}
+    assert by_id[5].get("result", {}).get("content", [{}])[0].get("text") == "3 numbers" or (
+        ended and by_id[5]["error"] == closed
+    ), by_id[5]
+    assert b"Traceback" not in err
+
+
 def test_malformed_frames_are_answered_and_leave_the_stdio_server_serving(specs, tmp_path):
     """Every frame the SDK cannot read gets its JSON-RPC error in one sentence, never the input echoed: -32700
     for what is not JSON (or too deep to read), -32600 for JSON that is not one message, with the request's id
@@ -335,43 +396,7 @@ def test_malformed_frames_are_answered_and_leave_the_stdio_server_serving(specs,
         stderr=subprocess.PIPE,
         bufsize=0,  # unbuffered: what select says is ready is what readline reads
     )
-    hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
-    frames = [
-        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-    ]
-    huge = b"9" * 5000
-    call = b'{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"nums","arguments":{"below":%s}}}'
-    not_json = [
-        b"{not json",
-        call % (b"1", b"[" * 100_000 + b"]" * 100_000),  # nested past what a decoder reads
-        b"\x00\xff\xfe",
-    ]
-    unreadable_id = [
-        b'[{"jsonrpc":"2.0","id":2,"method":"tools/list"}]',  # a batch
-        b'"tools/list"',
-        call % (b'{"n":1}', b"3"),
-        call % (b"1.5", b"3"),
-        call % (b"null", b"3"),
-        call % (b"true", b"3"),
-        call % (huge, b"3"),
-    ]
-    readable_id = {
-        3: b'{"id":3,"method":"tools/list"}',  # no "jsonrpc"
-        6: call.replace(b"2.0", b"1.0") % (b"6", b"3"),
-        "seven": b'{"jsonrpc":"2.0","id":"seven","method":5}',
-        8: b'{"jsonrpc":"2.0","id":8,"method":"tools/list","params":[1]}',
-        9: call % (b"9", huge),
-    }
-    lines = [json.dumps(frame).encode() for frame in frames] + [
-        *not_json,
-        *unreadable_id,
-        *readable_id.values(),
-        b"   ",  # a blank line is no frame: no answer
-        b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":null}',
-        b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"nums","arguments":{"below":3}}}',
-    ]
-    server.stdin.write(b"\n".join(lines) + b"\n")
+    server.stdin.write(b"\n".join(FRAMES) + b"\n")
     server.stdin.flush()
     answers: list = []
     deadline = time.monotonic() + 120
@@ -382,17 +407,22 @@ def test_malformed_frames_are_answered_and_leave_the_stdio_server_serving(specs,
                 break
             answers.append(json.loads(line))
     out, err = server.communicate(b"", timeout=60)
-    answers += map(json.loads, out.splitlines())
-    by_id = {a["id"]: a for a in answers if a["id"] is not None}
-    nulls = [a["error"] for a in answers if a["id"] is None]
-    not_json_error = {"code": -32700, "message": "Parse error: the message is not JSON, or is nested too deep to read"}
-    not_one = {
-        "code": -32600,
-        "message": "Invalid Request: not one JSON-RPC 2.0 message (a batch, or a field missing or of the wrong type)",
-    }
-    assert nulls == [not_json_error] * len(not_json) + [not_one] * len(unreadable_id)
-    assert set(by_id) == {0, 4, 5, *readable_id}
-    assert all(by_id[i]["error"] == not_one for i in readable_id)
-    assert by_id[4]["error"] == {"code": -32602, "message": "Invalid tools/call params: 'params' is missing."}
-    assert by_id[5]["result"]["content"][0]["text"] == "3 numbers"
-    assert b"Traceback" not in err and server.returncode == 0
+    assert_every_frame_answered(answers + list(map(json.loads, out.splitlines())), err)
+    assert server.returncode == 0
+
+
+@pytest.mark.parametrize("stdout", ["pipe", "file"])
+def test_malformed_frames_from_a_file_are_answered_too(specs, tmp_path, stdout):
+    """stdin a regular file (which the event loop cannot watch), stdout a pipe or a file: the same answers."""
+    (tmp_path / "frames.jsonl").write_bytes(b"\n".join(FRAMES) + b"\n")
+    with open(tmp_path / "frames.jsonl", "rb") as frames, open(tmp_path / "out.jsonl", "wb") as out:
+        server = subprocess.run(
+            [sys.executable, "-m", "mcpgen.cli", "serve", str(specs)],
+            stdin=frames,
+            stdout=subprocess.PIPE if stdout == "pipe" else out,
+            stderr=subprocess.PIPE,
+            timeout=120,
+        )
+    written = server.stdout if stdout == "pipe" else (tmp_path / "out.jsonl").read_bytes()
+    assert_every_frame_answered(list(map(json.loads, written.splitlines())), server.stderr, ended=True)
+    assert server.returncode == 0

@@ -74,7 +74,7 @@ def test_stray_output_of_a_tool_does_not_reach_the_wire(tmp_path):
 
 def test_only_what_the_loop_can_watch_is_read_by_it(tmp_path):
     """Pipes and sockets are read by the event loop; a regular file or the null device (which epoll
-    refuses) goes to the SDK's threaded transport instead."""
+    refuses) is read in a worker thread instead."""
     import selectors
     import socket
 
@@ -141,32 +141,41 @@ def _serve(source, close_at_once: bool):
     return out, err, proc.returncode, time.monotonic() - start
 
 
-def test_a_line_past_the_limit_or_no_message_is_answered_and_reading_goes_on():
+@pytest.mark.parametrize("source", ["event loop", "thread"])
+def test_a_line_past_the_limit_or_no_message_is_answered_and_reading_goes_on(source, tmp_path, monkeypatch):
+    """Read by the event loop (a pipe) or in a thread (a regular file), the same lines pass and the same
+    answers are written."""
     import asyncio
     import json
 
     from mcpgen.serve import stdio
 
-    class Writer:
+    class Out:
         def __init__(self):
-            self.out = b""
+            self.out = ""
 
-        def write(self, data: bytes) -> None:
-            self.out += data
+        async def write(self, text: str) -> None:
+            self.out += text
 
-        async def drain(self) -> None:
+        async def flush(self) -> None:
             pass
 
     first, after = '{"jsonrpc":"2.0","method":"a"}\n', '{"jsonrpc":"2.0","id":2,"method":"b"}\n'
-    writer = Writer()
+    data = first.encode() + b"x" * 60 + b'\n{"id": 1}\n\n' + after.encode()
+    out = Out()
+    monkeypatch.setattr(stdio, "MAX_LINE", 48)
+    (tmp_path / "lines").write_bytes(data)
 
     async def main():
+        if source == "thread":
+            with open(tmp_path / "lines", "rb") as file:
+                return [line async for line in stdio._Lines(stdio._Threaded(file).readline, out)]
         reader = asyncio.StreamReader(limit=48)
-        reader.feed_data(first.encode() + b"x" * 60 + b'\n{"id": 1}\n\n' + after.encode())
+        reader.feed_data(data)
         reader.feed_eof()
-        return [line async for line in stdio._Lines(reader, writer)]
+        return [line async for line in stdio._Lines(reader.readline, out)]
 
     assert asyncio.run(main()) == [first, after]
-    answers = [json.loads(line) for line in writer.out.splitlines()]
+    answers = [json.loads(line) for line in out.out.splitlines()]
     assert [(a["id"], a["error"]["code"]) for a in answers] == [(None, -32600), (1, -32600)]
     assert answers[0]["error"]["message"] == stdio.TOO_LONG
