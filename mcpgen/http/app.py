@@ -121,10 +121,14 @@ def build_app(tool_server, options: HTTPOptions):
     return app
 
 
+SDK_REPORTS = (b'"message":"Validation error: ', b'"message":"Parse error: ')  # the SDK's 400s that echo or ramble
+
+
 class PlainRefusals:
     """ASGI middleware: the SDK's 2025-era transport answers a body that is JSON but no JSON-RPC message (a batch,
-    no "jsonrpc") with pydantic's whole report, the input echoed; here it is -32600 with one sentence, as the
-    2026-07-28 transport says it. A request whose id is an object, a fraction or null, which the SDK takes for a
+    no "jsonrpc") with pydantic's whole report, the input echoed, and one it cannot parse (an id of 5,000 digits,
+    nested too deep) with its parser's own words; here each gets `frames.refusal`'s sentence, the id when it can
+    be read, as over stdio. A request whose id is an object, a fraction or null, which the SDK takes for a
     notification (202, no answer), gets the same 400. Other answers pass untouched."""
 
     def __init__(self, app):
@@ -159,9 +163,9 @@ class PlainRefusals:
             held, start, body = start, None, message.get("body", b"")
             answer = None
             if held["status"] == 202 and not message.get("more_body"):
-                answer = refusal(b"".join(chunks).decode("utf-8", errors="replace"))
-            elif not message.get("more_body") and b'"message":"Validation error: ' in body:
-                answer = error_answer(-32600, NOT_ONE_MESSAGE)
+                answer = refusal(b"".join(chunks))
+            elif not message.get("more_body") and any(report in body for report in SDK_REPORTS):
+                answer = refusal(b"".join(chunks)) or error_answer(-32600, NOT_ONE_MESSAGE)
             if answer is None:
                 await send(held)
                 return await send(message)

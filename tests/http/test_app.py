@@ -142,6 +142,37 @@ def test_malformed_json_rpc_is_a_protocol_error_and_the_server_lives(server, bod
     assert post(server, LIST).status_code == 200
 
 
+DEEP = b"[" * 300 + b"]" * 300  # JSON to Python's reader, nested deeper than the SDK's reads
+LIST_ID = b'{"jsonrpc": "2.0", "id": %s, "method": "tools/list"}'
+CALL_WITH = b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "top_cities", "arguments": %s}}'
+
+
+@pytest.mark.parametrize(
+    "body, code, request_id",
+    [
+        (LIST_ID % (b"9" * 5000), -32600, None),  # an id past 4,300 digits is no id
+        (CALL_WITH % b'{"limit": %s}' % (b"9" * 5000), -32600, 7),
+        (CALL_WITH % b'{"country": %s}' % DEEP, -32700, 7),
+        (CALL_WITH % b'{"country": %s}' % (b"[" * 20_000 + b"]" * 20_000), -32700, None),  # too deep for both
+        (CALL_WITH % b'{"country": "\\ud800"}', -32700, 7),  # a lone surrogate, which the SDK's reader refuses
+        (LIST_ID % b'"l"' + b"x", -32700, None),
+        (b'{"id": 4, "method": "tools/list"}', -32600, 4),  # no "jsonrpc": its id is read all the same
+        (b'[{"jsonrpc": "2.0", "id": 3, "method": "tools/list"}]', -32600, None),
+    ],
+    ids=["long-id", "long-number", "deep", "deeper", "lone-surrogate", "not-json", "no-jsonrpc", "batch"],
+)
+def test_what_the_sdk_cannot_parse_gets_the_stdio_sentence_and_the_id_when_readable(server, body, code, request_id):
+    """The SDK would answer with its parser's words ("number out of range at line 1 column 4324") or pydantic's
+    report: the answer is the one stdio gives, a 400, and the server goes on serving."""
+    from mcpgen.serve.frames import NOT_JSON, NOT_ONE_MESSAGE
+
+    response = post(server, body)
+    assert response.status_code == 400, response.text
+    sentence = NOT_JSON if code == -32700 else NOT_ONE_MESSAGE
+    assert response.json() == {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": sentence}}
+    assert post(server, LIST).status_code == 200
+
+
 def test_unknown_tool_and_bad_arguments(server):
     response = post(server, {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "drop_tables"}})
     assert response.status_code == 200
