@@ -121,7 +121,13 @@ def build_app(tool_server, options: HTTPOptions):
     return app
 
 
-SDK_REPORTS = (b'"message":"Validation error: ', b'"message":"Parse error: ')  # the SDK's 400s that echo or ramble
+# The SDK's 400s for a body it cannot read or take for one message, on the 2025-era wire (its parser's words,
+# pydantic's report) and on 2026-07-28's (sentences of its own)
+SDK_REPORTS = (
+    b'"message":"Validation error: ',
+    b'"message":"Parse error',
+    b'"message":"Body must be a single JSON-RPC',
+)
 
 
 class PlainRefusals:

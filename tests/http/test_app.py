@@ -173,6 +173,26 @@ def test_what_the_sdk_cannot_parse_gets_the_stdio_sentence_and_the_id_when_reada
     assert post(server, LIST).status_code == 200
 
 
+@pytest.mark.parametrize(
+    "body, code, request_id",
+    [
+        (LIST_ID % (b"9" * 5000), -32600, None),
+        (LIST_ID % b'"l"' + b"x", -32700, None),
+        (b'{"id": 4, "method": "tools/list"}', -32600, 4),
+        (b'[{"jsonrpc": "2.0", "id": 3, "method": "tools/list"}]', -32600, None),
+        (b'{"jsonrpc": "2.0", "id": 5, "result": {}}', -32600, None),  # a response posted to the server
+    ],
+    ids=["long-id", "not-json", "no-jsonrpc", "batch", "a-response"],
+)
+def test_the_2026_wire_refuses_with_the_same_sentences(server, body, code, request_id):
+    from mcpgen.serve.frames import NOT_JSON, NOT_ONE_MESSAGE
+
+    response = post(server, body, **{"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/list"})
+    assert response.status_code == 400, response.text
+    sentence = NOT_JSON if code == -32700 else NOT_ONE_MESSAGE
+    assert response.json() == {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": sentence}}
+
+
 def test_unknown_tool_and_bad_arguments(server):
     response = post(server, {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "drop_tables"}})
     assert response.status_code == 200
