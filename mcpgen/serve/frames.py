@@ -37,7 +37,7 @@ def refusal(line: str | bytes) -> dict | None:
     """The error answering `line`, or None when it is a message the SDK reads (a request, a notification
     or a response to the server's own request)."""
     try:
-        message = pydantic_core.from_json(line)  # the SDK's own reader, and a quarter of the json module's cost
+        message = pydantic_core.from_json(line)  # the SDK's own reader, cheaper than the json module
     except ValueError:
         return _unread(line)
     if not isinstance(message, dict):
@@ -63,14 +63,14 @@ def _unread(line: str | bytes) -> dict:
     limit; the id when it can be read."""
     too_long: list[bool] = []
 
-    def integer(text: str) -> int | None:  # past Python's digit limit (the SDK's too), read as no number
+    def number(text: str) -> int | float | None:  # past Python's digit limit (the SDK's too): no number
         if len(text) > sys.get_int_max_str_digits():
             too_long.append(True)
             return None
-        return int(text)
+        return int(text) if text.lstrip("-").isdigit() else float(text)
 
     try:
-        message = json.loads(line, parse_int=integer)
+        message = json.loads(line, parse_int=number, parse_float=number)
     except (ValueError, RecursionError):
         return error_answer(-32700, NOT_JSON)
     request_id = _readable_id(message) if isinstance(message, dict) else None

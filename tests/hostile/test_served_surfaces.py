@@ -348,6 +348,7 @@ READABLE_ID = {
     "seven": b'{"jsonrpc":"2.0","id":"seven","method":5}',
     8: b'{"jsonrpc":"2.0","id":8,"method":"tools/list","params":[1]}',
     9: CALL % (b"9", HUGE),
+    12: CALL % (b"12", HUGE + b".5"),
 }
 FRAMES = [
     json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": HELLO}).encode(),

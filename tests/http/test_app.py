@@ -152,6 +152,7 @@ CALL_WITH = b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"na
     [
         (LIST_ID % (b"9" * 5000), -32600, None),  # an id past 4,300 digits is no id
         (CALL_WITH % b'{"limit": %s}' % (b"9" * 5000), -32600, 7),
+        (CALL_WITH % b'{"limit": %s.5}' % (b"9" * 5000), -32600, 7),
         (CALL_WITH % b'{"country": %s}' % DEEP, -32700, 7),
         (CALL_WITH % b'{"country": %s}' % (b"[" * 20_000 + b"]" * 20_000), -32700, None),  # too deep for both
         (CALL_WITH % b'{"country": "\\ud800"}', -32700, 7),  # a lone surrogate, which the SDK's reader refuses
@@ -159,7 +160,17 @@ CALL_WITH = b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"na
         (b'{"id": 4, "method": "tools/list"}', -32600, 4),  # no "jsonrpc": its id is read all the same
         (b'[{"jsonrpc": "2.0", "id": 3, "method": "tools/list"}]', -32600, None),
     ],
-    ids=["long-id", "long-number", "deep", "deeper", "lone-surrogate", "not-json", "no-jsonrpc", "batch"],
+    ids=[
+        "long-id",
+        "long-number",
+        "long-fraction",
+        "deep",
+        "deeper",
+        "lone-surrogate",
+        "not-json",
+        "no-jsonrpc",
+        "batch",
+    ],
 )
 def test_what_the_sdk_cannot_parse_gets_the_stdio_sentence_and_the_id_when_readable(server, body, code, request_id):
     """The SDK would answer with its parser's words ("number out of range at line 1 column 4324") or pydantic's
