@@ -399,12 +399,14 @@ def _check_tests(loaded: LoadedSpec, config: ProjectConfig, problems: list[Probl
     """Each `tests:` case's arguments pass the check a call's arguments pass (as `mcpgen test` calls them,
     with the project's `stdio_claims`), so a misspelt name or a wrong type shows here, not only at test time.
     A warning: a broken test case does not keep its tool from serving. A case that expects an error
-    (`error_contains`) may mean its arguments to be refused: it is left to the run."""
+    (`error_contains`) may mean its arguments' values to be refused, never an unknown name: only its names
+    are checked (else the "did you mean" sentence may hold the expected text, and the case pass wrongly)."""
     arguments = Arguments(loaded.spec.parameters)
     for index, test in enumerate(loaded.spec.tests):
-        if test.expect.error_contains is not None:
-            continue
         try:
+            if test.expect.error_contains is not None:
+                arguments.check_names(test.args)
+                continue
             with local_user(config.stdio_claims):
                 arguments.validate(test.args)
         except ArgumentError as exc:

@@ -137,11 +137,7 @@ class Arguments:
         for name in arguments:
             if name in self.bound:
                 raise ArgumentError(f"Argument '{name}' is set from the caller's identity and cannot be passed.")
-            if name not in self.parameters:
-                known = ", ".join(self.parameters) or "no arguments"
-                near = closest(name, self.parameters)
-                hint = f" (did you mean '{near}'?)" if near is not None else ""
-                raise ArgumentError(f"Unknown argument {_name(name)}: this tool takes {known}{hint}.")
+        self.check_names(arguments)
         # null for a parameter that is not required means "left out" (clients send it for empty fields)
         given = {k: v for k, v in arguments.items() if v is not None or self.parameters[k].is_required}
         for name, param in self.parameters.items():
@@ -160,6 +156,15 @@ class Arguments:
         if self.bound:
             values.update(self._claimed())
         return values
+
+    def check_names(self, arguments: dict[str, Any]) -> None:
+        """Refuse an argument name that is neither a parameter nor set from the caller's identity."""
+        for name in arguments:
+            if name not in self.parameters and name not in self.bound:
+                known = ", ".join(self.parameters) or "no arguments"
+                near = closest(name, self.parameters)
+                hint = f" (did you mean '{near}'?)" if near is not None else ""
+                raise ArgumentError(f"Unknown argument {_name(name)}: this tool takes {known}{hint}.")
 
     def _claimed(self) -> dict[str, Any]:
         caller, values = current(), {}

@@ -201,3 +201,23 @@ def test_date_arithmetic_on_a_mariadb_column_waits_for_the_databases_catalogue(m
     finally:
         with services.connect("mariadb") as con, con.cursor() as cur:
             cur.execute(f"DROP TABLE IF EXISTS {table}")
+
+
+def test_a_test_case_expecting_an_error_is_warned_of_an_unknown_argument_name_not_of_a_wrong_value():
+    """The "did you mean" sentence names the parameter, so `error_contains` would pass on a misspelt name."""
+    params = (
+        "parameters: {n: {type: integer, description: n, maximum: 10}, "
+        "who: {type: string, description: w, from_claim: sub}}\n"
+    )
+    cases = [
+        "{name: typo, args: {nn: 11}, expect: {error_contains: n}}",
+        "{name: too big, args: {n: 11}, expect: {error_contains: maximum}}",
+        "{name: not a number, args: {n: x}, expect: {error_contains: integer}}",
+        "{name: claimed, args: {who: me}, expect: {error_contains: identity}}",
+        "{name: plain typo, args: {m: 1}, expect: {min_rows: 1}}",
+    ]
+    _, problems = check(params + "sql: SELECT :n AS x, :who AS y\ntests:\n" + "".join(f"  - {c}\n" for c in cases))
+    assert problems == [
+        "7:18: warning: test 'typo': Unknown argument 'nn': this tool takes n (did you mean 'n'?).",
+        "11:24: warning: test 'plain typo': Unknown argument 'm': this tool takes n.",
+    ]
