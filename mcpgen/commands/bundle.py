@@ -23,9 +23,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import json
-import os
 import re
-import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +33,7 @@ from ..checks import literal_password
 from ..load.specs import LoadedProject
 from ..spec.config import DuckDBConnection, URLConnection, environment_needed
 from ..version import __version__
+from .writing import written_whole
 
 __all__ = [
     "BundleError",
@@ -298,24 +297,14 @@ def registry_entry(document: dict, options: BundleOptions, sha256: str, needed: 
 
 def _write_zip(out: Path, entries: dict[str, bytes | Path]) -> str:
     """Write the zip whole or not at all (beside `out`, then renamed); its SHA-256."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
+    with written_whole(out) as temporary:  # not mkstemp's 0600, which kept the .mcpb from a web folder
         with zipfile.ZipFile(temporary, "w", zipfile.ZIP_DEFLATED) as archive:
             for name, content in sorted(entries.items()):
                 info = zipfile.ZipInfo(name, _ZIP_TIME)
                 info.external_attr = 0o644 << 16
                 info.compress_type = zipfile.ZIP_DEFLATED
                 archive.writestr(info, content.read_bytes() if isinstance(content, Path) else content)
-        digest = hashlib.sha256(Path(temporary).read_bytes()).hexdigest()
-        mask = os.umask(0)  # read, then set back: the file to share gets the mode any file the user writes gets
-        os.umask(mask)
-        os.chmod(temporary, 0o666 & ~mask)  # mkstemp's 0600 kept the .mcpb from the web folder it is served from
-        os.replace(temporary, out)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+        digest = hashlib.sha256(temporary.read_bytes()).hexdigest()
     return digest
 
 

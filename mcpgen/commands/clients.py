@@ -26,12 +26,12 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..spec.config import ProjectConfig, environment_needed
+from .writing import written_whole
 
 
 class ClientConfigError(Exception):
@@ -190,21 +190,12 @@ def merge(client: Client, document: dict, server: str, launch: Launch, needed: d
 def write_client_file(path: Path, document: dict) -> Path | None:
     """Write `document` to `path` whole or not at all (a file beside it, then renamed over it), keeping
     the file as it was in PATH.bak; the backup's path (None when there was no file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     backup = None
     if path.exists():
         backup = path.with_name(path.name + ".bak")
         shutil.copy2(path, backup)
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-        if backup is not None:
-            shutil.copymode(backup, temporary)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    with written_whole(path) as temporary:
+        temporary.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return backup
 
 

@@ -135,6 +135,23 @@ def test_write_merges_keeps_the_rest_and_a_backup(project, tmp_path):
     assert json.loads(file.read_text()) == after
 
 
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_a_new_file_gets_the_mode_the_umask_gives_and_a_file_replaced_keeps_its_own(project, tmp_path, umask, mode):
+    before = os.umask(umask)
+    try:
+        new = tmp_path / "new" / "mcp.json"
+        assert config("vscode", project / "specs", "--write", "--file", new).exit_code == 0
+        kept = tmp_path / "kept.json"
+        kept.write_text("{}")
+        kept.chmod(0o640)
+        assert config("cursor", project / "specs", "--write", "--file", kept).exit_code == 0
+    finally:
+        os.umask(before)
+    assert new.stat().st_mode & 0o777 == mode and "sales-reports" in new.read_text()
+    assert kept.stat().st_mode & 0o777 == 0o640 and "sales-reports" in kept.read_text()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no temporary file left
+
+
 def test_claude_keeps_the_values_filled_in_by_hand(project, tmp_path):
     file = tmp_path / "claude_desktop_config.json"
     assert config("claude", project / "specs", "--write", "--file", file).exit_code == 0
