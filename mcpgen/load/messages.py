@@ -21,9 +21,11 @@ from pydantic_core import ErrorDetails
 from .. import cachefile
 from ..errors import Problem, SpecError
 from ..limits import MAX_FILE_BYTES
+from ..redaction import redact
+from ..spec.config import SECRET_NAME
 from ..spec.models import Spec, is_union_tag
 from ..spec.yamlload import Located
-from ..text import closest, did_you_mean, line_col
+from ..text import as_json, closest, did_you_mean, line_col
 
 
 def not_utf8(path: Path, exc: UnicodeDecodeError) -> Problem:
@@ -186,4 +188,13 @@ def _message(
         expected = re.findall(r"'([^']*)'", msg)
         shown = repr(err["input"]) if isinstance(err["input"], str) else err["input"]
         msg = f"{shown} is not one of {', '.join(expected)}" + did_you_mean(err["input"], expected)
+    elif kind not in ("value_error", "assertion_error") and "input" in err:  # a validator's sentence says its own
+        msg += _given(err["input"], loc)
     return f"{where}: {msg}"
+
+
+def _given(value: Any, loc: list) -> str:
+    """What was given, cut to 40 characters; none of a key named like a secret (or of a secret in a URL)."""
+    if any(SECRET_NAME.search(str(part)) for part in loc):
+        return ""
+    return f", got {redact(as_json(value, limit=40))}"

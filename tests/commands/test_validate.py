@@ -321,7 +321,10 @@ def test_github_format_annotates_each_problem():
     result = CliRunner().invoke(main, ["validate", "--format", "github", str(BROKEN / "yaml11_boolean")])
     lines = result.output.splitlines()
     path = BROKEN / "yaml11_boolean" / "spec.yaml"
-    assert f"::error file={path},line=12,col=3::annotations.openWorldHint: Input should be a valid boolean" in lines
+    assert (
+        f'::error file={path},line=12,col=3::annotations.openWorldHint: Input should be a valid boolean, got "no"'
+        in lines
+    )
     assert any(line.startswith(f"::warning file={path},line=12,col=18::'no' is read as") for line in lines)
     assert result.exit_code == 1
 
@@ -543,7 +546,7 @@ def test_every_schema_error_of_a_file_is_reported_once(tmp_path):
             6,
             "chart.type: 'histogram' is not one of bar, line, area, pie, doughnut, scatter, horizontal_bar, stacked_bar",
         ),
-        (7, "table.columns: Input should be a valid list"),
+        (7, "table.columns: Input should be a valid list, got 3"),
     ]
 
 

@@ -55,6 +55,39 @@ def test_a_missing_field_and_the_config_model():
     ]
 
 
+DUCKDB = "default: {duckdb: ':memory:'}"
+
+
+@pytest.mark.parametrize(
+    ("text", "got"),
+    [
+        (
+            f"connections: {{{DUCKDB}}}\ndefaults: {{max_rows: lots}}",
+            'max_rows: Input should be a valid integer, got "lots"',
+        ),
+        (
+            f"connections: {{{DUCKDB}}}\ndefaults: {{max_rows: [1, 2]}}",
+            "max_rows: Input should be a valid integer, got [1, 2]",
+        ),
+        (
+            f"connections: {{{DUCKDB}}}\ndefaults: {{max_rows: -5}}",
+            "max_rows: Input should be greater than or equal to 1, got -5",
+        ),
+        (f"connections: {{{DUCKDB}}}\ndefaults: {{max_rows: {'x' * 100}}}", 'valid integer, got "' + "x" * 36 + "..."),
+        # a key named like a secret shows no value, nor does a URL its password
+        (f"connections: {{{DUCKDB}, db: {{url: 'postgresql://u@h/x', password: [hunter2]}}}}", "a valid string"),
+        (f"connections: {{{DUCKDB}, db: {{url: ['postgresql://u:hunter2@h/x']}}}}", 'got ["postgresql://u:***@h/x"]'),
+        (
+            f"connections: {{{DUCKDB}}}\ncursors: {{secret_env: [hunter2]}}",
+            "secret_env: Input should be a valid string",
+        ),
+    ],
+)
+def test_a_value_of_the_wrong_type_is_shown_cut_and_never_a_secret(text, got):
+    found = problems(text + "\n", ProjectConfig)
+    assert [m for _, _, m in found if "hunter2" in m or m.endswith(got)] == [found[0][2]], found
+
+
 def test_fields_at_a_location_and_the_typos_behind_missing_fields():
     assert {"type", "description", "default", "enum"} <= set(fields_at(Spec, ("parameters", "n")))
     assert "url" in fields_at(ProjectConfig, ("connections", "warehouse"))

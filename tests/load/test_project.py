@@ -95,15 +95,23 @@ def test_a_value_of_the_wrong_shape_is_named_where_it_is_written(tmp_path):
     and never name pydantic's internal branches."""
     head = "description: d\nsql: SELECT 1 AS x\nsources: [https://example.org/]\ncontent: x\n"
     cases = {
-        "chart: 3\n": (5, 1, "chart: Input should be a chart (a mapping with type, x and y) or a list of charts"),
+        "chart: 3\n": (
+            5,
+            1,
+            "chart: Input should be a chart (a mapping with type, x and y) or a list of charts, got 3",
+        ),
         "chart: {type: bar, x: a, y: b, zz: 1}\n": (5, 32, "unknown key 'zz' in chart"),
-        "table: [a]\n": (5, 1, "table: Input should be true, false or a mapping with columns and headers"),
+        "table: [a]\n": (5, 1, 'table: Input should be true, false or a mapping with columns and headers, got ["a"]'),
         "table: {cols: [a]}\n": (5, 9, "unknown key 'cols' in table; did you mean 'columns'?"),
-        "chart: {type: bar, x: a, y: {a: 1}}\n": (5, 26, "chart.y: Input should be a string or a list of strings"),
+        "chart: {type: bar, x: a, y: {a: 1}}\n": (
+            5,
+            26,
+            'chart.y: Input should be a string or a list of strings, got {"a": 1}',
+        ),
         "parameters: {n: {type: integer, description: d, minimum: true}}\n": (
             5,
             49,
-            "parameters.n.minimum: Input should be a valid integer",
+            "parameters.n.minimum: Input should be a valid integer, got true",
         ),
     }
     (tmp_path / "specs").mkdir()

@@ -150,8 +150,8 @@ def test_confirm_when_rows_over_keeps_the_counted_query_read_only_and_refuses_ba
         (specs / f"{name}.yaml").write_text(text)
     found = sorted(f"{Path(p.path).name}:{p.line}:{p.col}: {p.message}" for p in load_project(specs).problems)
     assert found == [
-        "negative.yaml:5:27: confirm.when_rows_over: Input should be greater than or equal to 0",
-        "words.yaml:5:27: confirm.when_rows_over: Input should be a valid integer",
+        "negative.yaml:5:27: confirm.when_rows_over: Input should be greater than or equal to 0, got -1",
+        'words.yaml:5:27: confirm.when_rows_over: Input should be a valid integer, got "many"',
     ]
 
 
