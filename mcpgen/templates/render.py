@@ -17,7 +17,8 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 import jinja2
-from jinja2 import StrictUndefined, TemplateError, UndefinedError, nodes
+from jinja2 import StrictUndefined, TemplateError, TemplateSyntaxError, UndefinedError, nodes
+from jinja2.parser import Parser
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
 from .. import cachefile
@@ -57,6 +58,18 @@ class _Environment(ImmutableSandboxedEnvironment):
         if isinstance(owner, str):  # str methods: ljust, center, zfill, format, replace, join, ...
             args = budget.check_str_call(owner, getattr(__obj, "__name__", ""), args, kwargs)
         return budget.spend(super().call(__context, __obj, *args, **kwargs))
+
+    def _parse(self, source: str, name: str | None, filename: str | None) -> nodes.Template:
+        parser = Parser(self, source, name, filename)
+        try:
+            return parser.parse()
+        except RecursionError:  # Jinja's parser recurses once per nested bracket, if/else, not, ...
+            raise TemplateSyntaxError(
+                "the template nests too deeply here (brackets or if/else inside one another); split it with {% set %}",
+                parser.stream.current.lineno,
+                name,
+                filename,
+            ) from None
 
     def compile(self, *args, **kwargs):
         budget.start()  # constant folding runs filters at compile time: a fresh clock for them

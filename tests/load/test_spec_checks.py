@@ -221,3 +221,22 @@ def test_a_test_case_expecting_an_error_is_warned_of_an_unknown_argument_name_no
         "7:18: warning: test 'typo': Unknown argument 'nn': this tool takes n (did you mean 'n'?).",
         "11:24: warning: test 'plain typo': Unknown argument 'm': this tool takes n.",
     ]
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "".join(f"'a' if n > {i} else (" for i in range(120)) + "'x'" + ")" * 120,
+        "(" * 150 + "n" + ")" * 150,
+        "[" * 150 + "n" + "]" * 150,
+        "(n + " * 150 + "1" + ")" * 150,
+        "n | default(" * 150 + "1" + ")" * 150,
+    ],
+)
+def test_a_template_nested_too_deeply_for_jinja_s_parser_is_one_sentence_at_its_line(expression):
+    text = "parameters: {n: {type: integer, description: n}}\nsql: SELECT :n AS x\n"
+    _, problems = check(text, base=BASE.replace("'{{ row_count }} rows'", "|\n  One.\n  {{ " + expression + " }}"))
+    assert problems == [
+        "5:3: error: content: template syntax error: the template nests too deeply here (brackets or if/else "
+        "inside one another); split it with {% set %}"
+    ]
