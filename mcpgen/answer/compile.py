@@ -14,9 +14,9 @@ from typing import Any
 
 from .. import logs
 from ..engines.protocol import Engine, Prepared, QueryResult
-from ..errors import ArgumentError, MCPGenError, RenderError
+from ..errors import ArgumentError, MCPGenError, QueryError, RenderError
 from ..identity import caller_identity
-from ..load.columns import duplicate_columns
+from ..load.columns import duplicate_columns, query_place
 from ..load.specs import LoadedSpec
 from ..spec.config import Defaults
 from ..spec.models import CURSOR, EmptyAnswer, download_settings
@@ -55,6 +55,7 @@ class SpecTool:
         spec = loaded.spec
         self.name = loaded.name
         self.spec = spec
+        self._loaded = loaded  # to say where in it a database's error points
         self.engine = engine
         self.arguments = Arguments(spec.parameters)
         types = param_types(spec.parameters)
@@ -129,6 +130,16 @@ class SpecTool:
         except RenderError as exc:  # the spec's fault: its place in the spec first, and in the server's log
             logs.FAULTS.info("tool %s: %s", self.name, exc)
             return Answer(error_result(_sentence(str(exc), capital=exc.place is None)), result)
+        except QueryError as exc:  # where the database points in the spec's SQL, when it says and it is plain
+            place = (
+                query_place(self._loaded, exc.near, self.content.origin[0])
+                if exc.near and self.content.origin
+                else None
+            )
+            if place is None:
+                return Answer(error_result(_sentence(str(exc))), result)
+            logs.FAULTS.info("tool %s: %s: %s", self.name, place, exc)
+            return Answer(error_result(_sentence(f"{place}: {exc}", capital=False)), result)
         except MCPGenError as exc:
             return Answer(error_result(_sentence(str(exc))), result)
 

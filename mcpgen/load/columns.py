@@ -10,18 +10,19 @@ True
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from ..checks import row_references
-from ..errors import MCPGenError, Problem
+from ..errors import MCPGenError, Problem, SpecError
 from ..spec.config import DuckDBConnection
 from ..spec.params import param_types
+from ..spec.yamlload import Located, load_yaml
 from ..text import column_of, did_you_mean, first_line
 
 if TYPE_CHECKING:
     from ..engines.protocol import Engine, Prepared
     from ..spec.models import Spec
-    from ..spec.yamlload import Located
     from ..sql.pages import PagePlan
     from ..sql.places import Near
     from .specs import LoadedSpec
@@ -76,7 +77,7 @@ def check_spec_live(
         columns = [name for name, _ in columns_described]
     except MCPGenError as exc:
         position = None if loaded.translated else getattr(exc, "position", None)
-        position = position or _near_position(loaded, getattr(exc, "near", None))
+        position = position or near_position(loaded, getattr(exc, "near", None))
         if position:
             return [loaded.sql_problem(first_line(exc), position)]
         return [Problem(path, *_value_where(data, sql_key), first_line(exc))]
@@ -93,7 +94,7 @@ def check_spec_live(
     return out + missing.problems
 
 
-def _near_position(loaded: LoadedSpec, near: Near | None) -> tuple[int, int] | None:
+def near_position(loaded: LoadedSpec, near: Near | None) -> tuple[int, int] | None:
     """Where in the spec's SQL as written the database's error points (`near`), if that is plain; a line of
     the statement sent is one of the spec's unless the SQL was translated."""
     if near is None:
@@ -103,6 +104,26 @@ def _near_position(loaded: LoadedSpec, near: Near | None) -> tuple[int, int] | N
     spec = loaded.spec
     written = spec.sql if spec.sql is not None else (loaded.path.parent / str(spec.sql_file)).read_text("utf-8")
     return find_near(written, near._replace(line=None) if loaded.translated else near)
+
+
+def query_place(loaded: LoadedSpec, near: Near | None, shown: str) -> str | None:
+    """`file:line:col` where a database's error at call time points in the spec's SQL, if plain: in the spec
+    file (named `shown`), read again (its positions are let go once compiled) and still holding the SQL
+    that ran, or in its `sql_file` beside it."""
+    try:
+        position = near_position(loaded, near)
+        if position is None:
+            return None
+        spec = loaded.spec
+        if spec.sql is None:
+            return f"{PurePosixPath(shown).parent / str(spec.sql_file)}:{position[0]}:{position[1]}"
+        data = load_yaml(loaded.path.read_text("utf-8"), str(loaded.path))
+    except (OSError, UnicodeError, SpecError):  # moved or edited since: no place rather than a wrong one
+        return None
+    if not isinstance(data, Located) or data.get("sql") != spec.sql:
+        return None
+    line, col = data.at("sql", *position)
+    return f"{shown}:{line}:{col}"
 
 
 def _page_problems(loaded: LoadedSpec, engine: Any, timeout: float, columns: list[tuple[str, str]]) -> list[Problem]:

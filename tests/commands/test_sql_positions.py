@@ -197,3 +197,50 @@ def test_a_place_the_spec_has_twice_stays_at_the_sql_value(tmp_path, monkeypatch
     line, col = _spot((specs / "broken.yaml").read_text(), "SELECT name")
     shown = _lines(specs, "validate", "--live", "--timeout", "20", "specs")
     assert shown == [f"specs/broken.yaml:{line}:{col}: error: the query failed: Unknown column 'popuation' in 'WHERE'"]
+
+
+@pytest.mark.parametrize("server", ["postgres", "mariadb"])
+@pytest.mark.parametrize("shape", SERVER_SHAPES)
+def test_call_and_test_point_at_the_token_the_database_refuses_when_the_query_runs(
+    tmp_path, monkeypatch, request, server, shape
+):
+    """Without --live nothing describes the query before it runs: the database's place in the statement
+    that ran is found in the spec file as validate --live finds it (the caller was told no place)."""
+    url = request.getfixturevalue(f"{server}_url")
+    table = request.getfixturevalue(f"{server}_cities")
+    dialect, sql, mark = SERVER_SHAPES[shape]
+    dialect = dialect or {"postgres": "postgres", "mariadb": "mysql"}[server]
+    body = f"connection: db\ndialect: {dialect}\n{CODE if ':code' in sql else ''}{sql.format(t=table)}"
+    specs = _project(tmp_path, body, f"  db:\n    url: {url}\n")
+    with (specs / "broken.yaml").open("a") as spec:
+        spec.write("tests:\n  - expect: {min_rows: 0}\n")
+    monkeypatch.chdir(tmp_path)
+    line, col = _spot((specs / "broken.yaml").read_text(), mark.format(t=table))
+    at = f"specs/broken.yaml:{line}:{col}: the query failed: "
+    for command in (["call", "broken", "--specs", "specs"], ["test", "specs"]):
+        shown = _lines(specs, *command)
+        assert len(shown) == 1 and at in shown[0], (command, shown)
+
+
+def test_a_server_tells_the_caller_and_its_log_where_in_the_spec_the_database_refuses(
+    tmp_path, monkeypatch, caplog, postgres_url, postgres_cities
+):
+    """A server lets go of the specs' YAML positions once compiled: the spec file is read again for the place,
+    and an edit since then (the SQL no longer the one that ran) gives no place rather than a wrong one."""
+    from mcpgen.serve.project import open_project
+
+    _, sql, mark = SERVER_SHAPES["on a later line"]
+    specs = _project(tmp_path, f"connection: db\n{sql.format(t=postgres_cities)}", f"  db:\n    url: {postgres_url}\n")
+    monkeypatch.chdir(tmp_path)
+    line, col = _spot((specs / "broken.yaml").read_text(), mark)
+    caplog.set_level("INFO", logger="mcpgen.calls.faults")
+    project = open_project(Path("specs"), positions=False)
+    try:
+        [said] = project.registry.call_sync("broken").content
+        assert said.text.startswith(f"specs/broken.yaml:{line}:{col}: the query failed: syntax error"), said.text
+        assert f"tool broken: specs/broken.yaml:{line}:{col}: the query failed: syntax error" in caplog.text
+        (specs / "broken.yaml").write_text((specs / "broken.yaml").read_text().replace("SELECT", "SELECT  "))
+        [said] = project.registry.call_sync("broken").content
+        assert said.text.startswith("The query failed: syntax error"), said.text
+    finally:
+        project.close()
