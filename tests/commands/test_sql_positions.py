@@ -244,3 +244,12 @@ def test_a_server_tells_the_caller_and_its_log_where_in_the_spec_the_database_re
         assert said.text.startswith("The query failed: syntax error"), said.text
     finally:
         project.close()
+
+
+def test_a_cast_postgresql_refuses_is_placed_at_its_value(tmp_path, monkeypatch, postgres_url, postgres_cities):
+    sql = f"sql: |\n  SELECT name AS city,\n         CAST('many' AS integer) AS n\n  FROM {postgres_cities}\n"
+    specs = _project(tmp_path, f"connection: db\ndialect: postgres\n{sql}", f"  db:\n    url: {postgres_url}\n")
+    monkeypatch.chdir(tmp_path)
+    line, col = _spot((specs / "broken.yaml").read_text(), "'many'")
+    [shown] = _lines(specs, "call", "broken", "--specs", "specs")
+    assert f'specs/broken.yaml:{line}:{col}: the query failed: invalid input syntax for type integer: "many"' in shown
