@@ -234,7 +234,7 @@ class SpecTool:
         }
         force = self.force.render(context) if self.force is not None else ""
         if force.strip():  # a force that renders to nothing (`{% if truncated %}...`) is no force
-            payload["force"] = within(force, self.max_bytes // 2)
+            payload["force"] = within(force, self.max_bytes // 2)[0]
         if page is not None:
             note = _page_note(page, len(rows))
         else:
@@ -250,8 +250,9 @@ class SpecTool:
         if links:  # they take room in the answer too
             cursor += Downloads.size(links)
         cited = json_bytes(payload)  # the sources, and force
-        prose = within(prose, self.max_bytes - NOTE_ROOM - cited - json_bytes(note) - cursor)
-        kept, formats = self._fit(json_bytes(prose + note) + cited + cursor, payload, columns, rows)
+        noted = json_bytes(note) - 2 if note else 0  # its characters inside the prose's quotes
+        prose, size = within(prose, self.max_bytes - NOTE_ROOM - cited - noted - 2 - cursor)
+        kept, formats = self._fit(size + noted + cited + cursor, payload, columns, rows)
         if kept < len(rows):
             prose += (
                 f"\n\n(The table holds the first {kept:,} of {len(rows):,} rows: all of them would pass the "
@@ -329,16 +330,24 @@ def json_bytes(value: Any) -> int:
 _JSON = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
-def within(text: str, limit: int) -> str:
-    """`text`, cut where a reader would cut it (`cut_text`) if it takes more than `limit` bytes as JSON."""
-    if json_bytes(text) <= limit:
-        return text
+def within(text: str, limit: int) -> tuple[str, int]:
+    """`text`, cut where a reader would cut it (`cut_text`) if it takes more than `limit` bytes as JSON, and
+    the bytes it takes as JSON. JSON escapes each character alone, so the text's size with another after
+    it is the sum of the two less the quotes.
+
+    >>> within("caf\u00e9", 100), within("a" * 400, 200)[1] <= 200
+    (('café', 7), True)
+    """
+    size = json_bytes(text)
+    if size <= limit:
+        return text, size
     room = max(0, limit - 100)  # for the sentence that says so
     low, high = 0, len(text)  # the most characters whose JSON fits in `room`
     while low < high:
         middle = (low + high + 1) // 2
         low, high = (middle, high) if json_bytes(text[:middle]) <= room else (low, middle - 1)
-    return cut_text(text, low, f"this answer's {limit:,} bytes")
+    text = cut_text(text, low, f"this answer's {limit:,} bytes")
+    return text, json_bytes(text)
 
 
 def _page_note(page: Page, count: int) -> str:

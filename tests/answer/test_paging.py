@@ -18,6 +18,7 @@ import services
 from mcp import Client, StdioServerParameters
 from walks import follow, ok
 
+from mcpgen.answer.compile import NOTE_ROOM
 from mcpgen.answer.cursors import NEXT_CURSOR_META, Cursors, Position
 from mcpgen.answer.numbers import FORMATS_META, column_formats
 from mcpgen.answer.results import to_cell
@@ -506,3 +507,46 @@ def test_a_cursor_stays_small_whatever_the_sort_key_holds(make, sql):
     assert len(cursors) == 6 and max(map(len, cursors)) <= 1024, [len(c) for c in cursors]
     numbers = [row[0] for row in table[1:]]
     assert sorted(numbers) == list(range(1000)) and numbers == (sorted(numbers, reverse="DESC" in sql))
+
+
+# --- the prose's share of max_bytes, to the byte ------------------------------------------------------
+
+
+@pytest.mark.parametrize("over", [0, 1], ids=["exactly at the limit", "one byte over"])
+@pytest.mark.parametrize("page", [False, True], ids=["truncated", "paged"])
+def test_prose_exactly_at_its_share_of_max_bytes_is_kept_and_one_byte_more_is_cut(make, over, page):
+    """The prose gets what max_bytes leaves after the sources, the note (truncated, or the page's) and the
+    cursor, counted as UTF-8 JSON: wide characters, a quote, a backslash and a control character (escaped)
+    in the prose, the note's escaped line breaks. A prose that takes exactly its share is sent whole; one
+    byte more, and it is cut, saying so."""
+    share = 5000 - NOTE_ROOM - len(json.dumps({"sources": ["https://example.org/"]}))
+    probe = ok(make(_prose_spec("x", page), name="prose").call_sync("prose", {}))
+    note = probe.content[0].text.removeprefix("x")  # what the answer adds after the prose
+    assert note.startswith("\n\n(")
+    cursor = len(json.dumps(probe.meta[NEXT_CURSOR_META])) if page else 0
+    share -= len(json.dumps(note, ensure_ascii=False).encode()) + cursor
+    head = f'caf\N{LATIN SMALL LETTER E WITH ACUTE} "{WIDE}" \\ \x01 '
+    fill = share - len(json.dumps(head, ensure_ascii=False).encode()) + over
+    prose = head + "y" * fill
+    assert len(json.dumps(prose, ensure_ascii=False).encode()) == share + over
+    text = ok(make(_prose_spec(prose, page), name="prose").call_sync("prose", {})).content[0].text
+    if over:
+        assert text.startswith(head) and "The text stops here" in text and "bytes" in text
+    else:  # whole, then the note (a page's cursor differs from the probe's, not its length)
+        assert text.startswith(prose + "\n\n(") and len(text) == len(prose + note)
+
+
+def _prose_spec(prose: str, page: bool) -> str:
+    """A tool of `prose` whose query matches more rows than it shows: a page of them, or the first max_rows."""
+    literal = json.dumps(prose, ensure_ascii=False)  # YAML reads JSON's string escapes
+    return (
+        textwrap.dedent("""\
+        description: Prose of a set size.
+        sql: SELECT n FROM nums ORDER BY n
+        sources: [https://example.org/]
+        table: false
+        max_bytes: 5000
+        """)
+        + f"content: {literal}\n"
+        + ("page_size: 5\n" if page else "max_rows: 5\n")
+    )
