@@ -6,7 +6,7 @@ copies the context into the thread); the engine `attach`es what cancels its quer
 its progress for as long as the query runs. A call nobody controls (the CLI, `mcpgen test`) has no
 `CallControl`, and `attached` does nothing.
 
->>> control = CallControl()
+>>> control = CallControl(watched=True)
 >>> token = CURRENT.set(control)
 >>> with attached(lambda: print("interrupted"), lambda: 42.0):
 ...     control.progress()
@@ -30,9 +30,11 @@ CURRENT: ContextVar[CallControl | None] = ContextVar("mcpgen_call_control", defa
 
 
 class CallControl:
-    """Cancel a call's query from another thread, and read its progress (0 to 100) while it runs."""
+    """Cancel a call's query from another thread, and read its progress (0 to 100) while it runs.
+    `watched`: someone reads that progress (an engine may track it only then: DuckDB's costs every query)."""
 
-    def __init__(self) -> None:
+    def __init__(self, watched: bool = False) -> None:
+        self.watched = watched
         self._lock = threading.Lock()
         self._cancel: Callable[[], object] | None = None
         self._progress: Callable[[], float | None] | None = None
@@ -75,6 +77,12 @@ class CallControl:
             except Exception:
                 return None
         return float(value) if value is not None and 0 <= value <= 100 else None
+
+
+def watched() -> bool:
+    """Whether the running call's progress is read (by a caller who asked for it, or a task's status)."""
+    control = CURRENT.get()
+    return control is not None and control.watched
 
 
 class attached:

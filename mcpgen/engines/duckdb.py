@@ -29,7 +29,7 @@ from ..checks import Catalogue, catalogue_of, function_problems, init_problem
 from ..errors import QueryCancelled, QueryError, QueryTimeout, SettingError, UnsafeSQL
 from ..text import first_line, line_col
 from . import snapshots
-from .control import attached
+from .control import attached, watched
 from .deadlines import DEADLINES
 from .file_reach import FileReachError, Readable, readable_set
 from .protocol import Prepared, QueryResult
@@ -172,8 +172,10 @@ class DuckDBEngine:
             _limit(self._con, reach)
         _run_init(self._con, name, init, root)
         # Calls run on cursors made here, before the lock: a cursor's progress settings are its own, and
-        # only an unlocked one can turn them on (query_progress() then says how far a query is).
-        self._cursors = [self._progress_cursor() for _ in range(self.max_concurrent)]
+        # only an unlocked one can turn them on (query_progress() then says how far a query is). Tracking
+        # progress costs every query, so a call whose progress nobody reads runs on a cursor without it.
+        self._cursors = [self._con.cursor() for _ in range(self.max_concurrent)]
+        self._watched = [self._progress_cursor() for _ in range(self.max_concurrent)]
         self._con.execute("SET lock_configuration = true")
 
     def _progress_cursor(self) -> duckdb.DuckDBPyConnection:
@@ -223,11 +225,12 @@ class DuckDBEngine:
     def _run(self, query: Prepared, params: dict[str, Any], max_rows: int, timeout: float) -> QueryResult:
         # A cursor of the pool, one per slot: the SQL is one read-only query and settings are locked,
         # so nothing a call does stays on the cursor for the next one.
-        cursor = self._cursors.pop()
+        pool = self._watched if watched() else self._cursors
+        cursor = pool.pop()
         running = _Running(cursor)
         alarm = DEADLINES.watch(timeout, running.interrupt)
         try:
-            with attached(running.interrupt, cursor.query_progress) as control:
+            with attached(running.interrupt, cursor.query_progress if pool is self._watched else None) as control:
                 try:
                     values = {k: params[k] for k in query.names}
                     cursor.execute(_text_for(query, values), values)
@@ -242,7 +245,7 @@ class DuckDBEngine:
         finally:
             DEADLINES.cancel(alarm)
             running.end()
-            self._cursors.append(cursor)
+            pool.append(cursor)
         return QueryResult(columns, rows[:max_rows], len(rows) > max_rows)
 
     def describe(

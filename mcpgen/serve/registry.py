@@ -276,7 +276,7 @@ async def _in_thread(handler: Callable[[dict[str, Any]], Any], arguments: dict[s
     """`handler(arguments)` in a worker thread, under a CallControl of its own: cancelling the calling
     task cancels the engine's query (and waits, bounded, for the thread to stop); with `progress`, the
     query's progress is read every PROGRESS_EVERY seconds and reported whenever it has grown."""
-    control = CallControl()
+    control = CallControl(watched=progress is not None)
     token = CURRENT.set(control)  # the worker thread runs in a copy of this context
 
     def work():

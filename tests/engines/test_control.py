@@ -24,9 +24,9 @@ def engine(tmp_path_factory):
     engine.close()
 
 
-def in_thread(fn):
+def in_thread(fn, watched: bool = False):
     """Run `fn` under a fresh CallControl in a thread, as the server does; (control, thread, outcome)."""
-    control, outcome = CallControl(), {}
+    control, outcome = CallControl(watched), {}
 
     def work():
         CURRENT.set(control)
@@ -93,18 +93,24 @@ def test_a_timeout_is_still_a_timeout_under_a_control(engine):
     assert isinstance(outcome["error"], QueryTimeout) and not control.cancelled
 
 
-def test_duckdb_reports_the_progress_of_a_running_scan(engine):
+@pytest.mark.parametrize("watched", [True, False], ids=["watched", "unwatched"])
+def test_duckdb_reports_the_progress_of_a_running_scan_only_when_it_is_read(engine, watched):
+    """A call whose progress someone reads gets it; any other runs on a cursor that does not track it
+    (DuckDB's tracking costs every query), with the same answer. Watched and unwatched calls in turn
+    share the engine's one slot."""
     query = engine.prepare(SCAN + " AND x < (SELECT max(x) FROM big b WHERE b.x % 3 = 0)")
-    control, thread, outcome = in_thread(lambda: engine.run(query, {"n": 3}, 10, 60))
-    seen = []
-    while thread.is_alive():
-        value = control.progress()
-        if value is not None:
-            seen.append(value)
-        time.sleep(0.01)
-    assert "result" in outcome, outcome
-    assert seen and all(0 <= v <= 100 for v in seen), seen
-    assert control.progress() is None  # the query is over: nothing to report, the cursor is back in the pool
+    for _ in range(2):
+        control, thread, outcome = in_thread(lambda: engine.run(query, {"n": 3}, 10, 60), watched)
+        seen = []
+        while thread.is_alive():
+            value = control.progress()
+            if value is not None:
+                seen.append(value)
+            time.sleep(0.01)
+        assert "result" in outcome and len(outcome["result"].rows) == 1, outcome
+        assert all(0 <= v <= 100 for v in seen) and bool(seen) == watched, seen
+        assert control.progress() is None  # the query is over: nothing to report, the cursor is back in the pool
+        watched = not watched
 
 
 def test_a_late_interrupt_does_not_reach_the_next_call_on_the_same_cursor(engine):
