@@ -9,8 +9,8 @@ A text line reads `mcpgen: call tool=top_cities ms=3.1 rows=3 truncated=false er
 a JSON line `{"ts": ..., "level": "info", "event": "call", "tool": "top_cities",
 "duration_ms": 3.1, "query_ms": 2.2, "rows": 3, "truncated": false, "error": null, "cache": null}`
 (`query_ms`: the time in the engine, for query tools; `cache`: "hit" or "miss" for a tool
-whose spec sets `cache:`). Lines are queued and written by a thread, off the request path
-(`flush_calls()` waits for them).
+whose spec sets `cache:`). Lines are queued and written by a thread, off the request path, stderr
+getting each batch in one write (`flush_calls()` waits for them).
 
 No line is longer than MAX_LOG_LINE bytes (`json_line`, `CappedFormatter`): a huge argument, tool name
 or message is cut, keeping its start and its end.
@@ -104,10 +104,11 @@ def log_call(tool: str, stats: CallStats) -> None:
 
 
 def flush_calls() -> None:
-    """Write every queued call line now (at exit, and in tests)."""
+    """Write every queued call line now (at exit, and in tests): a stream gets them in one write."""
     with _drain_lock:
-        while _lines:
-            _write(_lines.popleft())
+        records = [_record(_lines.popleft()) for _ in range(len(_lines))]
+        if records and not CALLS.disabled:
+            _emit([r for r in records if CALLS.filter(r)])
 
 
 WRITE_EVERY = 0.05  # seconds the writer gathers lines after the first of a batch
@@ -136,7 +137,32 @@ _CALL_RECORD = vars(
 )
 
 
-def _write(item: tuple) -> None:
+def _emit(records: list[logging.LogRecord]) -> None:
+    """What `CALLS.handle` does for each record, but a plain stream handler (stderr's) writes and flushes the
+    batch once; any other handler (a file's, a test's) takes the records one at a time."""
+    logger: logging.Logger | None = CALLS
+    while logger is not None:
+        for handler in logger.handlers:
+            kept = [r for r in records if r.levelno >= handler.level]
+            if type(handler) is not logging.StreamHandler:
+                for record in kept:
+                    handler.handle(record)
+                continue
+            try:
+                text = "".join(handler.format(r) + handler.terminator for r in kept if handler.filter(r))
+                handler.acquire()
+                try:
+                    handler.stream.write(text)
+                    handler.flush()
+                finally:
+                    handler.release()
+            except Exception:  # a log line must never stop the writer
+                pass
+        logger = logger.parent if logger.propagate else None
+
+
+def _record(item: tuple) -> logging.LogRecord:
+    """The call line's record, without LogRecord()'s per-record look-ups."""
     created, tool, ms, query_ms, rows, truncated, error, cache = item
     fields = {
         "event": "call",
@@ -159,10 +185,7 @@ def _write(item: tuple) -> None:
     record = logging.LogRecord.__new__(logging.LogRecord)
     record.__dict__.update(_CALL_RECORD, args=args, fields=fields, created=created, msecs=(created % 1) * 1000)
     record.relativeCreated = _CALL_RECORD["relativeCreated"] + (created - _CALL_RECORD["created"]) * 1000
-    try:
-        CALLS.handle(record)
-    except Exception:  # a log line must never stop the writer
-        pass
+    return record
 
 
 class RedactingFilter(logging.Filter):

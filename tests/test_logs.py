@@ -3,6 +3,7 @@
 import json
 import logging
 import sys
+import threading
 import time
 
 import pytest
@@ -158,3 +159,45 @@ def test_no_log_line_is_longer_than_its_cap(call_lines, value):
     text = logs.CappedFormatter("mcpgen: %(message)s").format(failed)
     assert text.startswith("mcpgen: tool t raised\nTraceback")
     assert text.endswith(value[-10:].encode("utf-8", "backslashreplace").decode())
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_queued_call_lines_reach_stderr_in_one_write_in_order_and_whole(fmt, monkeypatch, call_lines):
+    """stderr's handler gets the writer's batch in one write and one flush (not one system call per call),
+    each line as the formatter makes it; a handler of another kind still gets each record."""
+    writes: list[str] = []
+
+    class Counted:
+        def write(self, text):
+            writes.append(text)
+
+        def flush(self):
+            writes.append("<flush>")
+
+    stream = logging.StreamHandler(Counted())
+    stream.addFilter(logs.RedactingFilter())
+    stream.setFormatter(logs.JSONFormatter() if fmt == "json" else logs.CappedFormatter("mcpgen: %(message)s"))
+    monkeypatch.setattr(logging.getLogger(), "handlers", [stream])
+    # The writer thread stays out of it: no wake-up (the event reads as set already), none started, and a
+    # pass begun by an earlier test's line is over.
+    ready = threading.Event()
+    ready.set()
+    monkeypatch.setattr(logs, "_pending", ready)
+    monkeypatch.setattr(logs, "_writer", logs._writer or [None])
+    time.sleep(3 * logs.WRITE_EVERY)
+    for n in range(3):
+        with logs.call_stats() as stats:
+            stats.rows = n
+        logs.log_call(f"tool_{n}", stats)
+    logs.flush_calls()
+    assert len(call_lines) == 3  # the test's own handler, one record at a time
+    assert len(writes) == 2 and writes[1] == "<flush>", writes
+    lines = writes[0].splitlines()
+    assert len(lines) == 3 and writes[0].endswith("\n")
+    if fmt == "json":
+        assert [(json.loads(line)["tool"], json.loads(line)["rows"]) for line in lines] == [
+            (f"tool_{n}", n) for n in range(3)
+        ]
+    else:
+        assert [line.split()[2] for line in lines] == ["tool=tool_0", "tool=tool_1", "tool=tool_2"]
+        assert all(line.startswith("mcpgen: call tool=") and f"rows={n} " in line for n, line in enumerate(lines))
