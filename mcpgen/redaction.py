@@ -28,9 +28,12 @@ _SECRET_VALUES = [
     re.compile(rf"(?i)(?P<key>\b{_KEY}\s*=\s*)(?:{_VALUE})"),
     # "password": "s3cret", 'passwd': 's3cret'  (JSON, Python's reprs of driver options)
     re.compile(rf"(?i)(?P<key>([\"']){_KEY}\2\s*:\s*)(?:{_QUOTED}|[^\s,}}\]]+)"),
-    # a YAML line whose value is one word or quoted: `  password: s3cret  # note`; not prose that goes on
+    # `key: value` whose value is one word or quoted and ends the line or its clause, wherever the key stands
+    # (a YAML line, `file:3:5:   password: s3cret`, `failed: password: s3cret, retry`); not prose that goes on
     # after a colon ("using password: YES)", "connections.db.password: Input should be a valid string")
-    re.compile(rf"(?im)(?P<key>^[ \t]*(?:-[ \t]+)?{_KEY}[ \t]*:[ \t]+)(?:{_QUOTED}|[^\s#'\"]\S*)(?=[ \t]*(?:#.*)?$)"),
+    re.compile(
+        rf"(?im)(?P<key>(?<![A-Za-z0-9_]){_KEY}[ \t]*:[ \t]+)(?:{_QUOTED}|[^\s#'\",;)\]}}]+)(?=[ \t]*(?:#.*)?$|[ \t]*[,;])"
+    ),
     # SQL that a driver's message quotes: PASSWORD 'pw', SECRET 'key', IDENTIFIED BY 'pw'
     re.compile(rf"(?i)(?P<key>\b(?:{_KEY}|identified\s+by)\s+)'(?:[^'\\\n]|\\.|'')*'"),
 ]

@@ -89,6 +89,10 @@ def test_a_key_files_path_is_no_secret_and_stays_in_the_sentence_that_names_it()
         ("  password: hunter2", "  password: ***"),
         ('password: "two words"  # the reader', "password: ***  # the reader"),
         ("  - api_key: k-123", "  - api_key: ***"),
+        # the same one-word value after text: a quoted YAML line, a sentence that ends with it or its clause
+        ("mcpgen.yaml:5:5:   password: hunter2", "mcpgen.yaml:5:5:   password: ***"),
+        ("connect failed: password: hunter2", "connect failed: password: ***"),
+        ("login refused (password: hunter2, user: bob)", "login refused (password: ***, user: bob)"),
         # SQL a driver's message quotes
         (
             "LINE 1: CREATE SECRET (TYPE s3, KEY_ID 'AKIA', SECRET 'wJal''r')",
