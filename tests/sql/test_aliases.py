@@ -229,17 +229,12 @@ def test_serve_translates_with_the_catalogue_where_validate_warns(tables, tmp_pa
 
 
 def test_where_serve_cannot_read_the_columns_the_warnings_translation_stands(tmp_path):
+    from spec_projects import postgres_project
+
     from mcpgen.errors import MCPGenError
-    from mcpgen.load.project import load_project
     from mcpgen.load.spec_checks import learn_column_types
 
-    (tmp_path / "mcpgen.yaml").write_text("connections:\n  default:\n    url: postgresql://127.0.0.1:5432/test\n")
-    (tmp_path / "specs").mkdir()
-    (tmp_path / "specs" / "latest.yaml").write_text(
-        "description: d\nsources: [https://example.org/]\ncontent: '{{ row_count }}'\n"
-        f"sql: {UNSHADOWED['qualify']}\n"
-    )
-    loaded = load_project(tmp_path / "specs")
+    loaded = postgres_project(tmp_path, UNSHADOWED["qualify"])
     (spec,) = loaded.specs
     guessed = spec.sql
 
@@ -422,17 +417,13 @@ def test_qualify_beside_select_star_is_refused(target, sales):
 
 def test_each_alias_read_without_the_tables_columns_is_warned_about_and_checked_again(tmp_path):
     """Every guess gets its warning at its place; with the catalogue's columns they all go."""
-    from mcpgen.load.project import load_project
+    from spec_projects import postgres_project
+
     from mcpgen.load.spec_checks import learn_column_types
 
-    (tmp_path / "mcpgen.yaml").write_text("connections:\n  default:\n    url: postgresql://127.0.0.1:5432/test\n")
-    (tmp_path / "specs").mkdir()
-    (tmp_path / "specs" / "reused.yaml").write_text(
-        "description: d\nsources: [https://example.org/]\ncontent: '{{ row_count }}'\nsql: |\n"
-        "  SELECT customer, amount + 1 AS plus, amount * 3 AS tripled\n"
-        "  FROM t ORDER BY plus * 1, tripled * 1\n"
+    loaded = postgres_project(
+        tmp_path, "SELECT customer, amount + 1 AS plus, amount * 3 AS tripled\nFROM t ORDER BY plus * 1, tripled * 1"
     )
-    loaded = load_project(tmp_path / "specs")
     guesses = [p for p in loaded.problems if "is translated for PostgreSQL as a result column's alias" in p.message]
     assert [(p.message.split("`")[1], p.message.split(" is ")[0].split(" in ", 1)[1]) for p in guesses] == [
         ("plus", "ORDER BY"),

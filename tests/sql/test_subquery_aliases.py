@@ -243,16 +243,12 @@ def test_without_the_tables_columns_two_tables_naming_the_expression_wait_for_th
 
 
 def test_validate_refuses_at_the_specs_line_and_column(tmp_path):
-    from mcpgen.load.project import load_project
+    from spec_projects import postgres_project
 
-    (tmp_path / "mcpgen.yaml").write_text("connections:\n  default:\n    url: postgresql://127.0.0.1:5432/test\n")
-    (tmp_path / "specs").mkdir()
-    (tmp_path / "specs" / "rising.yaml").write_text(
-        "description: d\nsources: [https://example.org/]\ncontent: '{{ row_count }}'\nsql: |\n"
-        "  SELECT year, amount * 1.1 AS target FROM sales\n"
-        "  WHERE EXISTS (SELECT 1 FROM sales WHERE sales.amount > target)\n"
+    loaded = postgres_project(
+        tmp_path,
+        "SELECT year, amount * 1.1 AS target FROM sales\nWHERE EXISTS (SELECT 1 FROM sales WHERE sales.amount > target)",
     )
-    loaded = load_project(tmp_path / "specs")
     (problem,) = loaded.errors
     assert (problem.line, problem.col) == (6, 58)  # `target`
     assert problem.message.startswith(
@@ -294,16 +290,11 @@ def test_without_the_catalogue_a_refusal_that_waits_for_it_is_a_warning_at_the_n
 
 
 def test_serve_checks_the_warning_again_with_the_catalogue(tmp_path):
-    from mcpgen.load.project import load_project
+    from spec_projects import postgres_project
+
     from mcpgen.load.spec_checks import learn_column_types
 
-    (tmp_path / "mcpgen.yaml").write_text("connections:\n  default:\n    url: postgresql://127.0.0.1:5432/test\n")
-    (tmp_path / "specs").mkdir()
-    (tmp_path / "specs" / "late.yaml").write_text(
-        "description: d\nsources: [https://example.org/]\ncontent: '{{ row_count }}'\nsql: |\n"
-        "  SELECT a * 2 AS d FROM t\n  JOIN u ON u.v = d\n"
-    )
-    loaded = load_project(tmp_path / "specs")
+    loaded = postgres_project(tmp_path, "SELECT a * 2 AS d FROM t\nJOIN u ON u.v = d")
     assert loaded.errors == []
     (warning,) = [p for p in loaded.problems if "`d` in JOIN ... ON" in p.message]
     assert (warning.line, warning.col) == (6, 19)

@@ -1218,6 +1218,21 @@ def test_mariadb_not_null_order_drops_the_case_key(mariadb_url, mariadb_cities):
 # -- cancellation (a client's notifications/cancelled, through mcpgen.engines.control) ----------
 
 
+@contextlib.contextmanager
+def _through_a_proxy(url, name: str):
+    """(proxy, engine): an engine of one connection, no overflow, reaching `url` through a Proxy that can hold
+    the database's replies; both closed after."""
+    proxy = Proxy(url.host or "127.0.0.1", url.port or (5432 if url.get_backend_name() == "postgresql" else 3306))
+    proxy.start()
+    through = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+    engine = SQLAlchemyEngine(name, URLConnection(url=through, pool_size=1, max_overflow=0))
+    try:
+        yield proxy, engine
+    finally:
+        engine.close()
+        proxy.close()
+
+
 def _cancel_after(seconds: float, fn):
     """Run `fn` under a CallControl in a thread and cancel it after `seconds`; (error, seconds taken)."""
     from mcpgen.engines.control import CURRENT, CallControl
@@ -1270,12 +1285,8 @@ def test_postgres_cancel_while_the_transaction_opens_reads_as_a_cancel(postgres_
     from mcpgen.errors import QueryCancelled
 
     url = make_url(postgres_url).set(drivername=f"postgresql+{driver}").update_query_dict({"connect_timeout": "2"})
-    proxy = Proxy(url.host or "127.0.0.1", url.port or 5432)
-    proxy.start()
     monkeypatch.setattr(engine_module, "ANSWER_GRACE", 0.5)
-    through = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
-    engine = SQLAlchemyEngine("pg", URLConnection(url=through, pool_size=1, max_overflow=0))
-    try:
+    with _through_a_proxy(url, "pg") as (proxy, engine):
         assert run(engine, "SELECT 1").rows == [(1,)]
         proxy.hold(b"BEGIN")
         described = lambda: engine.describe(engine.prepare("SELECT 2 AS two"), timeout=1)  # noqa: E731
@@ -1289,9 +1300,6 @@ def test_postgres_cancel_while_the_transaction_opens_reads_as_a_cancel(postgres_
         assert isinstance(error, QueryCancelled) and took < 5, error
         proxy.hold(None)
         assert run(engine, "SELECT 3").rows == [(3,)]
-    finally:
-        engine.close()
-        proxy.close()
 
 
 # The stages of a call's opening that wait for the database: its reply held from (the proxy's marker).
@@ -1307,15 +1315,11 @@ def test_postgres_cancel_while_the_database_is_silent_cuts_the_opening_short(pos
     from mcpgen.errors import QueryCancelled
 
     url = make_url(postgres_url).set(drivername=f"postgresql+{driver}")
-    proxy = Proxy(url.host or "127.0.0.1", url.port or 5432)
-    proxy.start()
-    through = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
-    engine = SQLAlchemyEngine("pg", URLConnection(url=through, pool_size=1, max_overflow=0))
-    calls = {
-        "described": lambda: engine.describe(engine.prepare("SELECT 2 AS two"), timeout=10),
-        "run": lambda: run(engine, "SELECT 2", timeout=10),
-    }
-    try:
+    with _through_a_proxy(url, "pg") as (proxy, engine):
+        calls = {
+            "described": lambda: engine.describe(engine.prepare("SELECT 2 AS two"), timeout=10),
+            "run": lambda: run(engine, "SELECT 2", timeout=10),
+        }
         for name, call in calls.items():
             if stage == "opening its transaction":
                 assert run(engine, "SELECT 1").rows == [(1,)]
@@ -1328,30 +1332,19 @@ def test_postgres_cancel_while_the_database_is_silent_cuts_the_opening_short(pos
             assert engine._engine.pool.checkedout() == len(engine._hold._idle) == 1
             engine.close()  # the next call starts from no connection, and asks the role's rights again
             engine._role_known = False
-    finally:
-        engine.close()
-        proxy.close()
 
 
 def test_mariadb_cancel_while_a_connection_waits_for_its_greeting_ends_the_call(mariadb_url):
     """MariaDB's connect timeout (10 s) is not waited out either; the next call connects anew."""
     from mcpgen.errors import QueryCancelled
 
-    url = make_url(mariadb_url)
-    proxy = Proxy(url.host or "127.0.0.1", url.port or 3306)
-    proxy.start()
-    through = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
-    engine = SQLAlchemyEngine("maria", URLConnection(url=through, pool_size=1, max_overflow=0))
-    try:
+    with _through_a_proxy(make_url(mariadb_url), "maria") as (proxy, engine):
         proxy.hold(b"")
         error, took = _cancel_after(0.3, lambda: run(engine, "SELECT 2", timeout=10))
         assert isinstance(error, QueryCancelled) and took < 2.5, (error, took)
         proxy.hold(None)
         assert run(engine, "SELECT 3").rows == [(3,)]
         assert engine._engine.pool.checkedout() == 0
-    finally:
-        engine.close()
-        proxy.close()
 
 
 def test_sqlite_cancel_interrupts_the_query(tmp_path):
